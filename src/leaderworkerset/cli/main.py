@@ -1,0 +1,46 @@
+"""The ``lws`` command (also installed as ``kubectl-lws``).
+
+Each sub-command group lives in its own module and registers itself on the
+root Typer app here; this module only wires them together.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from leaderworkerset import __version__
+
+app = typer.Typer(
+    name="lws",
+    help="LeaderWorkerSet for Kubernetes: local demo cluster, controller manager, CRDs and group views.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"lws {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """LeaderWorkerSet for Kubernetes."""
+
+
+def _register() -> None:
+    # Sub-command modules are imported lazily here so that a broken optional
+    # module names itself instead of breaking `lws --help`.
+    from leaderworkerset.cli import cluster
+
+    app.add_typer(cluster.app, name="cluster")
+
+
+def main() -> None:
+    _register()
+    app()
