@@ -1,0 +1,90 @@
+"""Pod admission (spec §4.3): the mutating handler that labels LWS pods and injects their env, and
+the validating handler, which admits everything (upstream registers it but checks nothing).
+
+Only pods carrying the LWS `name` label are touched; the webhook configuration's objectSelector
+already filters on it, the check here keeps the handler safe when called directly.
+"""
+
+import copy
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core import podmutation as pm
+from leaderworkerset.core import tpu
+from leaderworkerset.core.keys import GoParseError
+
+Obj = dict[str, Any]
+# Adds scheduler-provider metadata (Volcano group name, Workload scheduling group) to a pod in place.
+PodGroupInjector = Callable[[Obj], None]
+# Source of the random token behind a Hash group key; injectable so tests are deterministic.
+TokenSource = Callable[[], str]
+
+_TOKEN_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_TOKEN_LENGTH = 16
+
+
+def random_token() -> str:
+    """16 random characters from apimachinery's rand.String alphabet (no vowels, no look-alikes)."""
+    return "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(_TOKEN_LENGTH))
+
+
+def volcano_pod_group_injector(pod: Obj) -> None:
+    """Volcano: name the group's PodGroup `<lws>-<groupIndex>-<revisionKey>` on the pod."""
+    pod_labels = pm.labels(pod)
+    name = "-".join(
+        (
+            pod_labels.get(c.LABEL_SET_NAME, ""),
+            pod_labels.get(c.LABEL_GROUP_INDEX, ""),
+            pod_labels.get(c.LABEL_TEMPLATE_REVISION_HASH, ""),
+        )
+    )
+    meta = pm.metadata(pod)
+    meta["annotations"] = {**(meta.get("annotations") or {}), c.ANNOTATION_SCHEDULING_GROUP_NAME: name}
+
+
+def is_lws_pod(pod: Obj) -> bool:
+    return c.LABEL_SET_NAME in ((pod.get("metadata") or {}).get("labels") or {})
+
+
+def default_pod(
+    pod: Obj,
+    *,
+    pod_group_injector: PodGroupInjector | None = None,
+    token_source: TokenSource = random_token,
+) -> Obj:
+    """Return the mutated copy of `pod`; raises PodMutationError with the denial message."""
+    if not is_lws_pod(pod):
+        return pod
+    mutated = copy.deepcopy(pod)
+    size = pm.group_size(mutated)
+    if pm.is_leader(mutated):
+        _label_leader(mutated, token_source)
+    else:
+        pm.label_worker(mutated, size)
+    if pod_group_injector is not None:
+        pod_group_injector(mutated)
+    if tpu.pod_requests_tpus(pm.spec(mutated)):
+        try:
+            tpu.add_tpu_variables(mutated, size)
+        except (tpu.TPUEnvError, GoParseError) as err:
+            raise pm.PodMutationError(str(err)) from err
+    pm.add_lws_env(mutated, pm.leader_address(mutated))
+    return mutated
+
+
+def _label_leader(pod: Obj, token_source: TokenSource) -> None:
+    if pm.is_hash_identity(pod):
+        key = pm.label_hash_leader(pod, token_source())
+    else:
+        key = pm.label_ordinal_leader(pod)
+    pm.apply_unique_subdomain(pod)
+    pm.apply_group_exclusive_placement(pod, key)
+    pm.label_leader_subgroup(pod, key)
+
+
+def validate_pod(pod: Obj, old_pod: Obj | None = None) -> list[str]:
+    """The validating pod webhook admits every pod; it returns no warnings."""
+    del pod, old_pod
+    return []
