@@ -1,0 +1,3 @@
+from leaderworkerset.cli.main import main
+
+main()

@@ -1,0 +1,87 @@
+"""``lws cluster ...``: a real local control plane for development and tests."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from leaderworkerset.devcluster import build, named
+from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
+
+app = typer.Typer(
+    help="Build, start and stop a local Kubernetes control plane (no Docker needed).", no_args_is_help=True
+)
+
+NameOpt = Annotated[str, typer.Option("--name", help="Cluster name (several can run side by side).")]
+
+
+@app.command("up")
+def up(
+    name: NameOpt = named.DEFAULT_NAME,
+    shape: Annotated[
+        str,
+        typer.Option(
+            help="apiserver (etcd + kube-apiserver) or full (+ controller-manager, "
+            "scheduler, kwok fake nodes)."
+        ),
+    ] = "full",
+    nodes: Annotated[int, typer.Option(help="Fake nodes (full shape).")] = 4,
+    pod_ready_delay_ms: Annotated[int, typer.Option(help="Delay before a scheduled pod turns Ready.")] = 0,
+    kubeconfig_out: Annotated[str | None, typer.Option(help="Also copy the kubeconfig here.")] = None,
+) -> None:
+    """Start a local cluster and print the path of its kubeconfig."""
+    if shape not in ("apiserver", "full"):
+        raise typer.BadParameter("must be 'apiserver' or 'full'", param_hint="--shape")
+    try:
+        cluster = named.up(
+            name,
+            ClusterOptions(
+                shape="full" if shape == "full" else "apiserver",
+                nodes=nodes,
+                pod_ready_delay_ms=pod_ready_delay_ms,
+            ),
+        )
+    except (ClusterError, build.BuildError, RuntimeError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err
+    if kubeconfig_out:
+        from pathlib import Path
+
+        Path(kubeconfig_out).write_bytes(cluster.kubeconfig.read_bytes())
+    typer.echo(str(cluster.kubeconfig))
+    typer.echo(
+        f'# cluster {name!r} ({shape}) is up; try:\n#   kubectl --kubeconfig "$(lws cluster kubeconfig'
+        f'{"" if name == named.DEFAULT_NAME else " --name " + name})" get nodes\n'
+        f"# stop it with: lws cluster down{'' if name == named.DEFAULT_NAME else ' --name ' + name}",
+        err=True,
+    )
+
+
+@app.command("down")
+def down(name: NameOpt = named.DEFAULT_NAME) -> None:
+    """Stop the cluster's processes and delete its work dir."""
+    if named.down(name):
+        typer.echo(f"cluster {name!r} stopped and removed", err=True)
+    else:
+        typer.echo(f"no cluster named {name!r}", err=True)
+
+
+@app.command("kubeconfig")
+def kubeconfig(name: NameOpt = named.DEFAULT_NAME) -> None:
+    """Print the path of the cluster's kubeconfig."""
+    try:
+        typer.echo(str(named.kubeconfig(name)))
+    except FileNotFoundError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err
+
+
+@app.command("bin-dir")
+def bin_dir() -> None:
+    """Print the directory of the built binaries, building them first if needed."""
+    try:
+        typer.echo(str(build.ensure_binaries()))
+    except build.BuildError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err

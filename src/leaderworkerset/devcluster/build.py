@@ -1,0 +1,208 @@
+"""Build the local control plane from Go modules into a versioned cache.
+
+kube-apiserver, kube-controller-manager, kube-scheduler and kubectl come from
+the ``k8s.io/kubernetes`` module; etcd from ``go.etcd.io/etcd/server/v3``;
+kwok from ``sigs.k8s.io/kwok``. Each is built through a small wrapper module
+shipped in ``gomod/`` whose go.mod/go.sum pin every dependency: Kubernetes'
+own go.mod resolves its staging modules with local ``replace`` lines that a
+dependent module cannot see, so the wrapper replaces each one with its
+published v0.X.Y tag. Nothing but the Go module proxy is contacted.
+
+The result directory is keyed by every version (see ``versions.build_key``),
+written under a temporary name and renamed when complete, and guarded by a
+file lock so that parallel test workers build once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+from filelock import FileLock
+
+from leaderworkerset.devcluster import versions
+from leaderworkerset.devcluster.progress import StepError, run_step
+
+COMPLETE_MARKER = ".complete"
+
+
+class BuildError(RuntimeError):
+    """The toolchain is missing or a build step failed."""
+
+
+def go_version() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise BuildError(
+            "the Go toolchain (`go`) is not on PATH; it is needed once to build the local control plane "
+            "(kube-apiserver, etcd, kwok) from Go modules"
+        )
+    out = subprocess.run([go, "env", "GOVERSION"], check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def bin_dir_for(go: str | None = None) -> Path:
+    return versions.cache_root() / "bin" / versions.build_key(go or go_version())
+
+
+def is_complete(path: Path) -> bool:
+    return (path / COMPLETE_MARKER).is_file() and all((path / b).is_file() for b in versions.ALL_BINARIES)
+
+
+def ensure_binaries() -> Path:
+    """Return the directory holding every binary, building what is missing."""
+    out = bin_dir_for()
+    if is_complete(out):
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(versions.cache_root() / "build.lock")):
+        if is_complete(out):  # another process finished while we waited
+            return out
+        _build_into(out)
+    return out
+
+
+def _go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["CGO_ENABLED"] = "0"
+    # The committed go.sum files pin everything; never let a build rewrite them.
+    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=readonly -buildvcs=false").strip()
+    return env
+
+
+def _kube_ldflags() -> str:
+    # Stamp the version like Kubernetes' own release build does; otherwise the
+    # binaries report v0.0.0-master and version-sniffing clients misbehave.
+    minor = versions.KUBERNETES_VERSION.split(".")[1]
+    flags = ["-s", "-w"]
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {pkg}.gitVersion={versions.KUBERNETES_VERSION}",
+            f"-X {pkg}.gitMajor=1",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitCommit=0000000000000000000000000000000000000000",
+            f"-X {pkg}.gitTreeState=clean",
+            f"-X {pkg}.buildDate=1970-01-01T00:00:00Z",
+        ]
+    return " ".join(flags)
+
+
+def _copy_wrappers(work: Path) -> Path:
+    """Copy the wrapper modules out of the (possibly read-only) installed package."""
+    src = resources.files("leaderworkerset.devcluster") / "gomod"
+    dest = work / "gomod"
+    with resources.as_file(src) as path:
+        shutil.copytree(path, dest)
+    return dest
+
+
+def _build_into(out: Path) -> None:
+    started = time.monotonic()
+    env = _go_env()
+    tmp_out = Path(tempfile.mkdtemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent))
+    log = out.parent / (out.name + ".build.log")
+    log.write_text("")
+    try:
+        with tempfile.TemporaryDirectory(prefix="lws-gobuild-") as work_str:
+            mods = _copy_wrappers(Path(work_str))
+            kube_pkgs = [f"k8s.io/kubernetes/cmd/{b}" for b in versions.KUBE_BINARIES]
+            run_step(
+                f"Building Kubernetes {versions.KUBERNETES_VERSION} ({', '.join(versions.KUBE_BINARIES)})",
+                [
+                    "go",
+                    "build",
+                    "-trimpath",
+                    "-tags=notest,grpcnotrace",
+                    f"-ldflags={_kube_ldflags()}",
+                    "-o",
+                    str(tmp_out) + "/",
+                    *kube_pkgs,
+                ],
+                cwd=mods / "k8s",
+                env=env,
+                log=log,
+                started=started,
+            )
+            run_step(
+                f"Building etcd {versions.ETCD_VERSION}",
+                [
+                    "go",
+                    "build",
+                    "-trimpath",
+                    "-ldflags=-s -w",
+                    "-o",
+                    str(tmp_out / "etcd"),
+                    "go.etcd.io/etcd/server/v3",
+                ],
+                cwd=mods / "etcd",
+                env=env,
+                log=log,
+                started=started,
+            )
+            run_step(
+                f"Building kwok {versions.KWOK_VERSION}",
+                [
+                    "go",
+                    "build",
+                    "-trimpath",
+                    "-ldflags=-s -w",
+                    "-o",
+                    str(tmp_out / "kwok"),
+                    "sigs.k8s.io/kwok/cmd/kwok",
+                ],
+                cwd=mods / "kwok",
+                env=env,
+                log=log,
+                started=started,
+            )
+            _copy_kwok_stages(mods / "kwok", tmp_out, env)
+        _self_check(tmp_out)
+        (tmp_out / COMPLETE_MARKER).write_text(versions.build_key(go_version()) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp_out.rename(out)
+    except StepError as err:
+        raise BuildError(str(err)) from err
+    finally:
+        if tmp_out.exists():
+            shutil.rmtree(tmp_out, ignore_errors=True)
+
+
+def _copy_kwok_stages(kwok_mod: Path, dest: Path, env: dict[str, str]) -> None:
+    """kwok's stage definitions ship inside its module zip; keep them next to the binary."""
+    info = subprocess.run(
+        ["go", "list", "-m", "-json", "sigs.k8s.io/kwok"],
+        cwd=kwok_mod,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    module_dir = Path(json.loads(info.stdout)["Dir"])
+    shutil.copytree(module_dir / "kustomize" / "stage", dest / "stages")
+    for path in (dest / "stages").rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def _self_check(bindir: Path) -> None:
+    expectations = {
+        "kube-apiserver": f"Kubernetes {versions.KUBERNETES_VERSION}",
+        "kube-controller-manager": f"Kubernetes {versions.KUBERNETES_VERSION}",
+        "kube-scheduler": f"Kubernetes {versions.KUBERNETES_VERSION}",
+        "etcd": f"etcd Version: {versions.ETCD_VERSION.removeprefix('v')}",
+    }
+    for binary, expected in expectations.items():
+        out = subprocess.run([str(bindir / binary), "--version"], capture_output=True, text=True, check=False)
+        if expected not in out.stdout + out.stderr:
+            raise BuildError(f"{binary} --version printed {out.stdout.strip()!r}; expected {expected!r}")
+    kubectl = subprocess.run(
+        [str(bindir / "kubectl"), "version", "--client"], capture_output=True, text=True, check=False
+    )
+    if versions.KUBERNETES_VERSION not in kubectl.stdout:
+        raise BuildError(f"kubectl version --client printed {kubectl.stdout.strip()!r}")

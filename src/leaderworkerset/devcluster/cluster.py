@@ -1,0 +1,435 @@
+"""A local Kubernetes control plane made of real components, without Docker.
+
+Two shapes:
+
+* ``apiserver``: etcd + kube-apiserver, like controller-runtime's envtest. The
+  test plays the StatefulSet controller and the kubelet.
+* ``full``: adds kube-controller-manager (StatefulSet, Deployment, ReplicaSet,
+  garbage-collector, EndpointSlice, namespace, service-account controllers...),
+  kube-scheduler and kwok, which turns Node objects into fake kubelets: pods
+  scheduled onto them become Running/Ready after a configurable delay.
+
+Every cluster has its own work dir (PKI, etcd data, logs, kubeconfig, a
+``state.json`` with pids and ports) and its own free ports, so several can run
+side by side (one per pytest-xdist worker).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import shutil
+import socket
+import ssl
+import subprocess
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from leaderworkerset.devcluster import kube
+from leaderworkerset.devcluster import pki as pki_mod
+from leaderworkerset.devcluster.nodes import NodeSpec, default_nodes
+from leaderworkerset.devcluster.processes import is_ours, spawn, terminate, wait_for
+
+Shape = Literal["apiserver", "full"]
+SERVICE_CIDR = "10.0.0.0/16"
+POD_CIDR = "10.64.0.0/10"
+STATE_FILE = "state.json"
+
+# Start order; teardown runs in reverse.
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+
+
+class ClusterError(RuntimeError):
+    """A component failed to start or become ready; carries the log tails."""
+
+
+@dataclass
+class ClusterOptions:
+    shape: Shape = "full"
+    nodes: int = 4
+    node_specs: list[NodeSpec] | None = None
+    pod_ready_delay_ms: int = 0
+    die_with_parent: bool = False
+    feature_gates: str = ""
+    runtime_config: str = ""
+    start_timeout: float = 120.0
+
+
+@dataclass
+class ClusterState:
+    name: str
+    shape: Shape
+    workdir: str
+    bindir: str
+    ports: dict[str, int] = field(default_factory=dict)
+    pids: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def kubeconfig(self) -> Path:
+        return Path(self.workdir) / "kubeconfig"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports['kube-apiserver']}"
+
+    def save(self) -> None:
+        (Path(self.workdir) / STATE_FILE).write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, workdir: Path) -> ClusterState:
+        return cls(**json.loads((workdir / STATE_FILE).read_text()))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LocalCluster:
+    """Start and stop one local control plane. Use ``start()``/``stop()`` or as a context manager."""
+
+    def __init__(self, name: str, workdir: Path, bindir: Path, options: ClusterOptions | None = None) -> None:
+        self.options = options or ClusterOptions()
+        self.state = ClusterState(
+            name=name, shape=self.options.shape, workdir=str(workdir), bindir=str(bindir)
+        )
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+
+    # -- paths -----------------------------------------------------------------------------------
+    @property
+    def workdir(self) -> Path:
+        return Path(self.state.workdir)
+
+    @property
+    def bindir(self) -> Path:
+        return Path(self.state.bindir)
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state.kubeconfig
+
+    @property
+    def logdir(self) -> Path:
+        return self.workdir / "logs"
+
+    @property
+    def kubectl(self) -> Path:
+        return self.bindir / "kubectl"
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.logdir.mkdir(exist_ok=True)
+        self.pki = pki_mod.generate(self.workdir / "pki")
+        for component in COMPONENTS:
+            self.state.ports[component] = free_port()
+        self.state.ports["etcd-peer"] = free_port()
+        self._write_kubeconfig()
+        try:
+            self._start_etcd()
+            self._start_apiserver()
+            if self.options.shape == "full":
+                self._start_controller_manager()
+                self._start_scheduler()
+                self._start_kwok()
+                self._wait_full_ready()
+        except (TimeoutError, OSError, subprocess.SubprocessError) as err:
+            report = self.log_report()
+            self.stop()
+            raise ClusterError(f"local cluster {self.state.name!r} did not start: {err}\n{report}") from err
+
+    def stop(self) -> None:
+        stop_state(self.state)
+        self._procs.clear()
+
+    # -- components ------------------------------------------------------------------------------
+    def _spawn(self, component: str, argv: list[str]) -> None:
+        proc = spawn(
+            argv,
+            log=self.logdir / f"{component}.log",
+            cwd=self.workdir,
+            die_with_parent=self.options.die_with_parent,
+        )
+        self._procs[component] = proc
+        self.state.pids[component] = proc.pid
+        self.state.save()
+
+    def _dead_component(self) -> str | None:
+        for name, proc in self._procs.items():
+            if proc.poll() is not None:
+                return f"{name} (exit code {proc.returncode})"
+        return None
+
+    def _start_etcd(self) -> None:
+        port, peer = self.state.ports["etcd"], self.state.ports["etcd-peer"]
+        self._spawn(
+            "etcd",
+            [
+                str(self.bindir / "etcd"),
+                "--name=lws-local",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls=http://127.0.0.1:{port}",
+                f"--advertise-client-urls=http://127.0.0.1:{port}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-cluster=lws-local=http://127.0.0.1:{peer}",
+                # Test data: durability is not worth an fsync per write.
+                "--unsafe-no-fsync=true",
+                "--auto-compaction-retention=1",
+                "--log-level=warn",
+            ],
+        )
+        wait_for(
+            "etcd health",
+            lambda: (
+                b'"health":"true"'
+                in urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).read()
+            ),
+            timeout=self.options.start_timeout,
+            alive=self._dead_component,
+        )
+
+    def _start_apiserver(self) -> None:
+        p = self.pki
+        args = [
+            str(self.bindir / "kube-apiserver"),
+            f"--etcd-servers=http://127.0.0.1:{self.state.ports['etcd']}",
+            "--bind-address=127.0.0.1",
+            # No default route in a sandbox: name the advertise address explicitly.
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={self.state.ports['kube-apiserver']}",
+            f"--tls-cert-file={p.server_cert}",
+            f"--tls-private-key-file={p.server_key}",
+            f"--client-ca-file={p.ca_cert}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={p.sa_pub}",
+            f"--service-account-signing-key-file={p.sa_key}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--authorization-mode=Node,RBAC",
+            "--allow-privileged=true",
+            "--default-not-ready-toleration-seconds=15",
+            "--default-unreachable-toleration-seconds=15",
+            "--profiling=false",
+            "--v=1",
+        ]
+        if self.options.shape == "apiserver":
+            # Without a controller-manager nobody creates the `default` ServiceAccount,
+            # so its admission plugin would reject every pod (envtest does the same).
+            args.append("--disable-admission-plugins=ServiceAccount")
+        if self.options.feature_gates:
+            args.append(f"--feature-gates={self.options.feature_gates}")
+        if self.options.runtime_config:
+            args.append(f"--runtime-config={self.options.runtime_config}")
+        self._spawn("kube-apiserver", args)
+        wait_for(
+            "kube-apiserver /readyz",
+            self._apiserver_ready,
+            timeout=self.options.start_timeout,
+            alive=self._dead_component,
+        )
+
+    def _start_controller_manager(self) -> None:
+        p = self.pki
+        kc = str(self.kubeconfig)
+        args = [
+            str(self.bindir / "kube-controller-manager"),
+            f"--kubeconfig={kc}",
+            f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.state.ports['kube-controller-manager']}",
+            "--leader-elect=false",
+            f"--service-account-private-key-file={p.sa_key}",
+            f"--root-ca-file={p.ca_cert}",
+            f"--cluster-signing-cert-file={p.ca_cert}",
+            f"--cluster-signing-key-file={p.ca_key}",
+            "--controllers=*",
+            "--node-monitor-period=5s",
+            "--node-monitor-grace-period=40s",
+            # Defaults (20 qps) make a few hundred pods crawl; tests create thousands.
+            "--kube-api-qps=300",
+            "--kube-api-burst=600",
+            "--concurrent-statefulset-syncs=10",
+            "--concurrent-deployment-syncs=10",
+            "--concurrent-replicaset-syncs=10",
+            "--concurrent-gc-syncs=30",
+            "--v=1",
+        ]
+        if self.options.feature_gates:
+            args.append(f"--feature-gates={self.options.feature_gates}")
+        self._spawn("kube-controller-manager", args)
+
+    def _start_scheduler(self) -> None:
+        config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(self.kubeconfig), "qps": 300, "burst": 600},
+            "leaderElection": {"leaderElect": False},
+        }
+        path = self.workdir / "scheduler-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        kc = str(self.kubeconfig)
+        args = [
+            str(self.bindir / "kube-scheduler"),
+            f"--config={path}",
+            f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={self.state.ports['kube-scheduler']}",
+            "--v=1",
+        ]
+        if self.options.feature_gates:
+            args.append(f"--feature-gates={self.options.feature_gates}")
+        self._spawn("kube-scheduler", args)
+
+    def _start_kwok(self) -> None:
+        stages = self.workdir / "kwok-stages.yaml"
+        stages.write_text(kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms))
+        self._spawn(
+            "kwok",
+            [
+                str(self.bindir / "kwok"),
+                f"--kubeconfig={self.kubeconfig}",
+                f"--config={stages}",
+                "--manage-all-nodes=true",
+                f"--cidr={POD_CIDR}",
+                "--node-lease-duration-seconds=40",
+            ],
+        )
+
+    def _wait_full_ready(self) -> None:
+        timeout = self.options.start_timeout
+        for component in ("kube-controller-manager", "kube-scheduler"):
+            port = self.state.ports[component]
+            wait_for(
+                f"{component} /healthz",
+                functools.partial(_healthz_insecure, port),
+                timeout=timeout,
+                alive=self._dead_component,
+            )
+        client = kube.RestClient.from_kubeconfig(self.kubeconfig)
+        # The service-account controller creating `default` proves the controller-manager works.
+        wait_for(
+            "ServiceAccount default/default",
+            lambda: client.get("/api/v1/namespaces/default/serviceaccounts/default") is not None,
+            timeout=timeout,
+            alive=self._dead_component,
+        )
+        specs = self.options.node_specs or default_nodes(self.options.nodes)
+        for spec in specs:
+            client.create("/api/v1/nodes", spec.manifest())
+        wait_for(
+            f"{len(specs)} Ready nodes",
+            lambda: kube.ready_node_count(client) >= len(specs),
+            timeout=timeout,
+            alive=self._dead_component,
+        )
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _apiserver_ready(self) -> bool:
+        return kube.RestClient.from_kubeconfig(self.kubeconfig).get_raw("/readyz") == b"ok"
+
+    def _write_kubeconfig(self) -> None:
+        p = self.pki
+
+        def b64(path: Path) -> str:
+            return base64.b64encode(path.read_bytes()).decode()
+
+        config: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": self.state.name,
+                    "cluster": {"server": self.state.server, "certificate-authority-data": b64(p.ca_cert)},
+                }
+            ],
+            "users": [
+                {
+                    "name": "admin",
+                    "user": {
+                        "client-certificate-data": b64(p.admin_cert),
+                        "client-key-data": b64(p.admin_key),
+                    },
+                }
+            ],
+            "contexts": [{"name": self.state.name, "context": {"cluster": self.state.name, "user": "admin"}}],
+            "current-context": self.state.name,
+        }
+        self.kubeconfig.write_text(yaml.safe_dump(config))
+        self.kubeconfig.chmod(0o600)
+
+    def log_tail(self, component: str, lines: int = 30) -> str:
+        path = self.logdir / f"{component}.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+    def log_report(self, lines: int = 30) -> str:
+        parts = []
+        for component in COMPONENTS:
+            tail = self.log_tail(component, lines)
+            if tail:
+                parts.append(
+                    f"--- {component} (last {lines} lines of {self.logdir / component}.log) ---\n{tail}"
+                )
+        return "\n".join(parts)
+
+
+def stop_state(state: ClusterState) -> None:
+    """Stop every recorded component of a cluster, newest first, leaving no process behind."""
+    for component in reversed(COMPONENTS):
+        pid = state.pids.get(component)
+        if pid and is_ours(pid, state.workdir):
+            terminate(pid)
+    state.pids.clear()
+    if (Path(state.workdir) / STATE_FILE).exists():
+        state.save()
+
+
+def remove_workdir(state: ClusterState) -> None:
+    shutil.rmtree(state.workdir, ignore_errors=True)
+
+
+def _healthz_insecure(port: int) -> bool:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=2) as resp:
+        return bool(resp.read() == b"ok")
+
+
+def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int) -> str:
+    """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay.
+
+    kwok drops all default stages as soon as one is configured, so the full
+    default set is listed here.
+    """
+    files = [
+        "node/fast/node-initialize.yaml",
+        "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+        "pod/fast/pod-ready.yaml",
+        "pod/fast/pod-complete.yaml",
+        "pod/fast/pod-delete.yaml",
+    ]
+    docs = []
+    for rel in files:
+        stage = yaml.safe_load((stage_dir / rel).read_text())
+        if stage["metadata"]["name"] == "pod-ready" and pod_ready_delay_ms > 0:
+            stage["spec"]["delay"] = {"durationMilliseconds": pod_ready_delay_ms}
+        docs.append(stage)
+    return yaml.safe_dump_all(docs, sort_keys=False)
