@@ -34,7 +34,7 @@ def decode(obj: dict[str, Any], typ: type[T]) -> T:
     JSON type (a string where a number belongs, ...) is an error.
     """
     try:
-        return msgspec.convert(obj, typ, strict=False)
+        return msgspec.convert(obj, typ)
     except msgspec.ValidationError as err:
         raise DecodeError(str(err)) from err
 
