@@ -1,0 +1,245 @@
+"""Observed state of LeaderWorkerSet groups, read from objects as the API server returns them.
+
+A *group* is one leader pod plus (when size > 1) the worker StatefulSet named after it. The LWS
+controller, the pod controller and the status code all ask the same questions of those objects —
+is the leader running and ready, is the worker StatefulSet rolled out, which revision does each
+carry — so the answers live here, once.
+
+Every function takes plain JSON dicts (the shape of `kubectl get -o json`); missing fields read as
+Go's zero values, because that is what upstream's typed structs see.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core.keys import GoParseError, go_atoi
+
+Obj = Mapping[str, Any]
+
+_POD_RUNNING = "Running"
+_POD_PENDING = "Pending"
+_POD_READY = "Ready"
+_CONTAINERS_READY = "ContainersReady"
+
+
+@dataclass(frozen=True)
+class ControllerEvent:
+    """An event the controller shell should record on the LeaderWorkerSet.
+
+    `related` names the secondary object upstream attaches (a ControllerRevision, a leader pod) as
+    (kind, name); the shell resolves it when it records the event.
+    """
+
+    type: str
+    reason: str
+    action: str
+    message: str
+    related: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GroupState:
+    """Whether a group (leader + its worker StatefulSet) is ready and carries the current revision."""
+
+    ready: bool
+    updated: bool
+
+    @property
+    def ready_and_updated(self) -> bool:
+        return self.ready and self.updated
+
+
+MISSING_GROUP = GroupState(ready=False, updated=False)
+
+
+# --- metadata accessors --------------------------------------------------------------------------
+
+
+def metadata(obj: Obj) -> Obj:
+    meta: Obj = obj.get("metadata") or {}
+    return meta
+
+
+def name_of(obj: Obj) -> str:
+    return str(metadata(obj).get("name") or "")
+
+
+def namespace_of(obj: Obj) -> str:
+    return str(metadata(obj).get("namespace") or "")
+
+
+def uid_of(obj: Obj) -> str:
+    return str(metadata(obj).get("uid") or "")
+
+
+def labels_of(obj: Obj) -> dict[str, str]:
+    return dict(metadata(obj).get("labels") or {})
+
+
+def annotations_of(obj: Obj) -> dict[str, str]:
+    return dict(metadata(obj).get("annotations") or {})
+
+
+def revision_key_of(obj: Obj) -> str:
+    """The `template-revision-hash` label ("" when absent), on any of our objects."""
+    return labels_of(obj).get(c.LABEL_TEMPLATE_REVISION_HASH, "")
+
+
+def is_deleting(obj: Obj) -> bool:
+    return metadata(obj).get("deletionTimestamp") is not None
+
+
+def controller_owner(obj: Obj) -> Obj | None:
+    """The ownerReference marked controller=true, as metav1.GetControllerOf finds it."""
+    for ref in metadata(obj).get("ownerReferences") or []:
+        if ref.get("controller") is True:
+            owner: Obj = ref
+            return owner
+    return None
+
+
+def parse_group_index(obj: Obj) -> int:
+    """The `group-index` label as an integer; raises GoParseError worded like strconv.Atoi."""
+    return go_atoi(labels_of(obj).get(c.LABEL_GROUP_INDEX, ""))
+
+
+# --- pods ----------------------------------------------------------------------------------------
+
+
+def is_leader_pod(pod: Obj) -> bool:
+    return labels_of(pod).get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX
+
+
+def pod_phase(pod: Obj) -> str:
+    return str((pod.get("status") or {}).get("phase") or "")
+
+
+def _pod_condition_true(pod: Obj, condition_type: str) -> bool:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == condition_type:
+            return bool(condition.get("status") == c.CONDITION_TRUE)
+    return False
+
+
+def pod_ready(pod: Obj) -> bool:
+    """PodReady condition is True (phase not checked; LeaderReady startup uses exactly this)."""
+    return _pod_condition_true(pod, _POD_READY)
+
+
+def containers_ready(pod: Obj) -> bool:
+    return _pod_condition_true(pod, _CONTAINERS_READY)
+
+
+def pod_running_and_ready(pod: Obj) -> bool:
+    return pod_phase(pod) == _POD_RUNNING and pod_ready(pod)
+
+
+def pod_pending(pod: Obj) -> bool:
+    return pod_phase(pod) == _POD_PENDING
+
+
+def container_restarted(pod: Obj) -> bool:
+    """Any (init) container restarted while the pod is Running or Pending.
+
+    restartCount never goes back to zero, so this stays true for the rest of the pod's life: the
+    pod controller treats it as a sticky trigger, evaluated again on every later event of the pod.
+    """
+    if pod_phase(pod) not in (_POD_RUNNING, _POD_PENDING):
+        return False
+    status = pod.get("status") or {}
+    statuses = [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+    return any(int(s.get("restartCount") or 0) > 0 for s in statuses)
+
+
+# --- statefulsets --------------------------------------------------------------------------------
+
+
+def statefulset_replicas(sts: Obj) -> int:
+    """spec.replicas; the API server always defaults it, absent only in hand-written objects (→ 1)."""
+    value = (sts.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def statefulset_partition(sts: Obj) -> int:
+    rolling = ((sts.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+    return int(rolling.get("partition") or 0)
+
+
+def statefulset_ready(sts: Obj) -> bool:
+    """Every replica available and the StatefulSet controller finished rolling its own template."""
+    status = sts.get("status") or {}
+    return statefulset_replicas(sts) == int(status.get("availableReplicas") or 0) and (
+        status.get("currentRevision") or ""
+    ) == (status.get("updateRevision") or "")
+
+
+# --- per-group state for the rolling update ------------------------------------------------------
+
+
+def slot_by_group_index(items: Iterable[Obj], length: int) -> list[Obj | None]:
+    """Place objects at their `group-index`; unparsable or out-of-range indexes are dropped.
+
+    Later objects win a slot, like upstream's SortByIndex. The leader StatefulSet has no group
+    index, so listing every StatefulSet labelled with the LWS name is safe.
+    """
+    slots: list[Obj | None] = [None] * max(length, 0)
+    for item in items:
+        try:
+            index = parse_group_index(item)
+        except GoParseError:
+            continue
+        # Upstream would panic on a negative index; ignoring it is the only sane reading.
+        if 0 <= index < length:
+            slots[index] = item
+    return slots
+
+
+def group_states(
+    *,
+    lws_name: str,
+    sts_replicas: int,
+    size: int,
+    revision_key: str,
+    leader_pods: Iterable[Obj],
+    statefulsets: Iterable[Obj],
+) -> list[GroupState]:
+    """State of each leader-StatefulSet ordinal in [0, sts_replicas) for the partition math.
+
+    A slot whose leader pod (or, for size > 1, worker StatefulSet) is not the one named
+    `<lws>-<idx>` counts as missing: it is being created or rebuilt, so neither ready nor updated.
+    `size` is the live spec size: during a 1→N resize old groups without workers count as missing.
+    """
+    pods = slot_by_group_index(leader_pods, sts_replicas)
+    stss = slot_by_group_index(statefulsets, sts_replicas)
+    no_workers = size == 1
+    states: list[GroupState] = []
+    for idx in range(max(sts_replicas, 0)):
+        expected = f"{lws_name}-{idx}"
+        pod, sts = pods[idx], stss[idx]
+        if pod is None or name_of(pod) != expected:
+            states.append(MISSING_GROUP)
+            continue
+        if no_workers:
+            states.append(GroupState(pod_running_and_ready(pod), revision_key_of(pod) == revision_key))
+            continue
+        if sts is None or name_of(sts) != expected:
+            states.append(MISSING_GROUP)
+            continue
+        states.append(group_state(pod, sts, revision_key))
+    return states
+
+
+def group_state(leader: Obj, worker_sts: Obj | None, revision_key: str) -> GroupState:
+    """Ready/updated of one group; `worker_sts` None means the group has no workers (size 1)."""
+    ready = pod_running_and_ready(leader)
+    updated = revision_key_of(leader) == revision_key
+    if worker_sts is not None:
+        ready = ready and statefulset_ready(worker_sts)
+        updated = updated and revision_key_of(worker_sts) == revision_key
+    return GroupState(ready=ready, updated=updated)
+
+
+def states_ready_updated(states: Sequence[GroupState]) -> int:
+    return sum(1 for s in states if s.ready_and_updated)

@@ -1,0 +1,327 @@
+"""Rolling-update arithmetic of the leader StatefulSet, Ordinal identity (spec §3.A A8-A10, A18).
+
+The LWS controller never replaces groups itself: it moves the leader StatefulSet's `partition`
+down and temporarily raises its `replicas` (surge), and the StatefulSet controller recreates the
+leader pods above the partition; each new leader then gets a fresh worker StatefulSet. Everything
+here decides those two numbers from what is observed, exactly as upstream does, because an
+off-by-one either stalls a rollout or violates maxUnavailable.
+
+Vocabulary: R = spec.replicas, S = the leader StatefulSet's current spec.replicas, surge = maxSurge
+scaled on R rounding up (capped at R), unavailable = maxUnavailable scaled on R rounding down,
+burst = R + surge.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core.groups import (
+    ControllerEvent,
+    GroupState,
+    annotations_of,
+    group_states,
+    statefulset_partition,
+    statefulset_replicas,
+)
+from leaderworkerset.core.keys import GoParseError, go_atoi
+
+Obj = Mapping[str, Any]
+IntOrString = int | str
+
+# Webhook defaults (spec §1.1); used when an object skipped admission (e.g. in unit tests).
+DEFAULT_MAX_UNAVAILABLE: IntOrString = 1
+DEFAULT_MAX_SURGE: IntOrString = 0
+
+
+class IntOrPercentError(ValueError):
+    """An IntOrString that is neither an int nor `<int>%`, worded like apimachinery's error."""
+
+
+def scaled_value(value: IntOrString, total: int, *, round_up: bool) -> int:
+    """apimachinery's GetScaledValueFromIntOrPercent: ints as-is, `N%` of `total` rounded."""
+    if isinstance(value, bool):
+        raise IntOrPercentError("invalid value for IntOrString: invalid type: neither int nor percentage")
+    if isinstance(value, int):
+        return value
+    if not value.endswith("%"):
+        raise IntOrPercentError("invalid value for IntOrString: invalid type: string is not a percentage")
+    try:
+        percent = go_atoi(value[:-1])
+    except GoParseError as err:
+        raise IntOrPercentError(f'invalid value for IntOrString: invalid value "{value}": {err}') from err
+    # Integer ceil/floor of percent*total/100: equal to Go's float64 math for all int32 inputs.
+    scaled = percent * total
+    return -(-scaled // 100) if round_up else scaled // 100
+
+
+@dataclass(frozen=True)
+class RolloutBudget:
+    """The rolling-update knobs of one LWS, scaled against spec.replicas."""
+
+    replicas: int
+    surge: int
+    unavailable: int
+    user_partition: int
+
+    @property
+    def burst(self) -> int:
+        return self.replicas + self.surge
+
+    @property
+    def statefulset_max_unavailable(self) -> int:
+        """The leader StatefulSet's own maxUnavailable: the StatefulSet must be allowed to take
+        down surge groups as well as unavailable ones at once; never below 1 (also covers R=0)."""
+        return max(1, self.unavailable + self.surge)
+
+
+def rolling_update_configuration(lws: Obj) -> Obj:
+    config: Obj = ((lws.get("spec") or {}).get("rolloutStrategy") or {}).get(
+        "rollingUpdateConfiguration"
+    ) or {}
+    return config
+
+
+def lws_replicas(lws: Obj) -> int:
+    value = (lws.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def lws_size(lws: Obj) -> int:
+    value = ((lws.get("spec") or {}).get("leaderWorkerTemplate") or {}).get("size")
+    return 1 if value is None else int(value)
+
+
+def rollout_budget(lws: Obj) -> RolloutBudget:
+    """Scale maxSurge (round up, capped at R) and maxUnavailable (round down) against R."""
+    config = rolling_update_configuration(lws)
+    replicas = lws_replicas(lws)
+    max_surge = config.get("maxSurge")
+    max_unavailable = config.get("maxUnavailable")
+    surge = scaled_value(DEFAULT_MAX_SURGE if max_surge is None else max_surge, replicas, round_up=True)
+    unavailable = scaled_value(
+        DEFAULT_MAX_UNAVAILABLE if max_unavailable is None else max_unavailable, replicas, round_up=False
+    )
+    return RolloutBudget(
+        replicas=replicas,
+        # Surging past R would double the set; upstream caps it.
+        surge=min(surge, replicas),
+        unavailable=unavailable,
+        user_partition=int(config.get("partition") or 0),
+    )
+
+
+# --- the pure arithmetic -------------------------------------------------------------------------
+
+
+def want_replicas(budget: RolloutBudget, unready: int) -> int:
+    """Leader StatefulSet replicas while rolling: keep surge groups only while they are needed.
+
+    While more groups are unready than there are surge slots, the whole burst stays. Once the
+    unready groups fit in the surge, keep just enough surge to cover the unready groups that
+    exceed maxUnavailable, so surge groups are released one by one as updated groups get ready.
+    """
+    if unready <= budget.surge:
+        return budget.replicas + max(0, unready - budget.unavailable)
+    return budget.burst
+
+
+def unready_count(states: Sequence[GroupState], replicas: int) -> int:
+    """Non-surge ordinals [0, R) that are not both ready and updated (missing ones included)."""
+    return sum(1 for idx in range(replicas) if idx >= len(states) or not states[idx].ready_and_updated)
+
+
+def ready_updated_tail(states: Sequence[GroupState]) -> int:
+    """How many groups, counting down from the highest ordinal, are ready and updated in a row."""
+    count = 0
+    for state in reversed(states):
+        if not state.ready_and_updated:
+            break
+        count += 1
+    return count
+
+
+def rolling_update_partition(
+    states: Sequence[GroupState], sts_replicas: int, rolling_step: int, current_partition: int
+) -> int:
+    """The next partition: release up to `rolling_step` more groups for update, never moving up.
+
+    Groups below the step's base that are not ready already consume the unavailability budget, so
+    the partition is pushed up by that many. Then it is lowered over groups that are unready or
+    already updated (updating them costs no availability), which keeps a rollout moving even when
+    maxUnavailable is already violated, e.g. when every group was unready at the start.
+    """
+    base = max(0, sts_replicas - ready_updated_tail(states) - rolling_step)
+    partition = base + sum(1 for idx in range(base) if not states[idx].ready)
+    idx = min(partition, sts_replicas - 1)
+    while idx >= base:
+        state = states[idx]
+        if state.ready and not state.updated:
+            break
+        partition = idx
+        idx -= 1
+    return min(partition, current_partition)
+
+
+# --- the decision --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaderStatefulSetView:
+    """What the rollout reads from the existing leader StatefulSet."""
+
+    replicas: int
+    partition: int
+    # The `replicas` annotation: spec.replicas of the LWS when the StatefulSet was last applied.
+    replicas_annotation: str | None
+
+    @classmethod
+    def of(cls, sts: Obj) -> "LeaderStatefulSetView":
+        return cls(
+            replicas=statefulset_replicas(sts),
+            partition=statefulset_partition(sts),
+            replicas_annotation=annotations_of(sts).get(c.ANNOTATION_REPLICAS),
+        )
+
+
+@dataclass(frozen=True)
+class RolloutDecision:
+    """Partition and replicas to apply on the leader StatefulSet, plus events to record."""
+
+    partition: int
+    replicas: int
+    events: tuple[ControllerEvent, ...] = ()
+
+
+def surge_reclaim_events(lws_name: str, current_replicas: int, wanted: int) -> tuple[ControllerEvent, ...]:
+    """GroupsProgressing events announcing that surge ordinals [wanted, current) go away."""
+    if wanted >= current_replicas:
+        return ()
+    if wanted == current_replicas - 1:
+        message = c.MSG_DELETING_SURGE_REPLICA % (lws_name, wanted)
+    else:
+        message = c.MSG_DELETING_SURGE_REPLICAS % (lws_name, wanted, lws_name, current_replicas - 1)
+    return (ControllerEvent(c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_PROGRESSING, c.EVENT_ACTION_DELETE, message),)
+
+
+def _with_floor(decision: RolloutDecision, budget: RolloutBudget) -> RolloutDecision:
+    # The user's partition is a floor under whatever the arithmetic says.
+    return RolloutDecision(max(decision.partition, budget.user_partition), decision.replicas, decision.events)
+
+
+def plan_rollout(
+    *,
+    lws_name: str,
+    budget: RolloutBudget,
+    size: int,
+    sts: LeaderStatefulSetView | None,
+    revision_key: str,
+    revision_created: bool,
+    leader_pods: Iterable[Obj] = (),
+    statefulsets: Iterable[Obj] = (),
+) -> RolloutDecision:
+    """`(partition, replicas)` for the leader StatefulSet (A8), the user partition applied last.
+
+    `leader_pods` are the pods labelled `{name, worker-index=0}`; `statefulsets` every StatefulSet
+    labelled `{name}` (the leader StatefulSet drops out: it has no group index). They are only
+    read mid-rollout. Raises GoParseError when the `replicas` annotation is missing or not an
+    integer on the path that reads it — upstream fails the reconcile the same way.
+    """
+    return _with_floor(
+        _plan(lws_name, budget, size, sts, revision_key, revision_created, leader_pods, statefulsets), budget
+    )
+
+
+def _plan(
+    lws_name: str,
+    budget: RolloutBudget,
+    size: int,
+    sts: LeaderStatefulSetView | None,
+    revision_key: str,
+    revision_created: bool,
+    leader_pods: Iterable[Obj],
+    statefulsets: Iterable[Obj],
+) -> RolloutDecision:
+    replicas = budget.replicas
+    if sts is None:
+        # Fresh StatefulSet: every pod is created at once from the current template.
+        return RolloutDecision(0, replicas)
+
+    def decide(partition: int, unready: int) -> RolloutDecision:
+        wanted = want_replicas(budget, unready)
+        return RolloutDecision(partition, wanted, surge_reclaim_events(lws_name, sts.replicas, wanted))
+
+    if revision_created:
+        # A new template: freeze every existing ordinal; a simultaneous scale-up is applied first
+        # (the new ordinals start on the new template), a scale-down starts together with the update.
+        partition = min(replicas, sts.replicas)
+        if sts.replicas < replicas:
+            return RolloutDecision(partition, replicas)
+        return decide(partition, replicas)
+    if sts.partition == 0 and sts.replicas == replicas:
+        return RolloutDecision(0, replicas)
+    if sts.replicas < replicas:
+        # Scale-up still being applied: let it finish before moving the partition.
+        return RolloutDecision(sts.partition, replicas)
+
+    states = group_states(
+        lws_name=lws_name,
+        sts_replicas=sts.replicas,
+        size=size,
+        revision_key=revision_key,
+        leader_pods=leader_pods,
+        statefulsets=statefulsets,
+    )
+    unready = unready_count(states, replicas)
+    previous_replicas = go_atoi(sts.replicas_annotation if sts.replicas_annotation is not None else "")
+    if previous_replicas != replicas:
+        # spec.replicas changed mid-rollout: hold the partition (clamped to the new burst).
+        return decide(min(sts.partition, budget.burst), unready)
+
+    # Surge groups that were already reclaimed no longer cover for unavailable ones.
+    rolling_step = budget.unavailable + budget.surge - (budget.burst - sts.replicas)
+    return decide(rolling_update_partition(states, sts.replicas, rolling_step, sts.partition), unready)
+
+
+def plan_rollout_for(
+    lws: Obj,
+    leader_sts: Obj | None,
+    *,
+    revision_key: str,
+    revision_created: bool,
+    leader_pods: Iterable[Obj] = (),
+    statefulsets: Iterable[Obj] = (),
+) -> RolloutDecision:
+    """`plan_rollout` reading its inputs from the LWS and leader StatefulSet dicts."""
+    return plan_rollout(
+        lws_name=str((lws.get("metadata") or {}).get("name") or ""),
+        budget=rollout_budget(lws),
+        size=lws_size(lws),
+        sts=None if leader_sts is None else LeaderStatefulSetView.of(leader_sts),
+        revision_key=revision_key,
+        revision_created=revision_created,
+        leader_pods=leader_pods,
+        statefulsets=statefulsets,
+    )
+
+
+def after_apply_events(
+    *, lws_name: str, previous: LeaderStatefulSetView | None, partition: int, revision_created: bool
+) -> tuple[ControllerEvent, ...]:
+    """Events to record once the leader StatefulSet was applied successfully.
+
+    Creation is announced as progress; a partition move (outside the reconcile that created a
+    revision) names the ordinals released for update, inclusive.
+    """
+    if previous is None:
+        message = c.MSG_CREATED_LEADER_STS % lws_name
+        return (
+            ControllerEvent(c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_PROGRESSING, c.EVENT_ACTION_CREATE, message),
+        )
+    if revision_created or partition == previous.partition:
+        return ()
+    if previous.partition - 1 == partition:
+        message = c.MSG_UPDATING_REPLICA % partition
+    else:
+        message = c.MSG_UPDATING_REPLICAS % (partition, previous.partition - 1)
+    return (ControllerEvent(c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_UPDATING, c.EVENT_ACTION_UPDATE, message),)

@@ -1,0 +1,262 @@
+"""LeaderWorkerSet status, Ordinal identity (spec §3.A A14, §2.6 conditions, §2.5 condition event).
+
+Counts come from the leader pods and their worker StatefulSets. Conditions follow upstream's
+peculiar but observable rules, kept on purpose because users and tests watch them:
+
+* the controller only ever sets conditions True; a stored condition turns False only when a
+  mutually exclusive one (Available vs Progressing, Available vs UpdateInProgress) is set True;
+* a stored condition is replaced wholesale when its status or observedGeneration differs;
+* the desired list is applied with a short-circuit: after the first change, the rest waits for
+  the next reconcile;
+* afterwards every stored condition's observedGeneration is bumped to metadata.generation.
+"""
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core.groups import (
+    ControllerEvent,
+    group_state,
+    name_of,
+    parse_group_index,
+)
+from leaderworkerset.core.rollout import lws_replicas, lws_size, rolling_update_configuration
+
+Obj = Mapping[str, Any]
+Condition = dict[str, Any]
+
+_CONDITION_TEXT: dict[str, tuple[str, str]] = {
+    c.CONDITION_AVAILABLE: (c.REASON_ALL_GROUPS_READY, c.MESSAGE_ALL_GROUPS_READY),
+    c.CONDITION_UPDATE_IN_PROGRESS: (c.REASON_GROUPS_UPDATING, c.MESSAGE_GROUPS_UPDATING),
+    c.CONDITION_PROGRESSING: (c.REASON_GROUPS_PROGRESSING, c.MESSAGE_GROUPS_PROGRESSING),
+}
+
+_EXCLUSIVE_PAIRS = frozenset(
+    {
+        frozenset({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING}),
+        frozenset({c.CONDITION_AVAILABLE, c.CONDITION_UPDATE_IN_PROGRESS}),
+    }
+)
+
+
+def format_time(now: datetime) -> str:
+    """metav1.Time's wire form: RFC 3339 in UTC with whole seconds."""
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def hpa_pod_selector(lws_name: str) -> str:
+    """Label-selector string of the leader pods (keys sorted, as Go renders selectors)."""
+    pairs = {c.LABEL_SET_NAME: lws_name, c.LABEL_WORKER_INDEX: c.LEADER_WORKER_INDEX}
+    return ",".join(f"{key}={pairs[key]}" for key in sorted(pairs))
+
+
+# --- conditions ----------------------------------------------------------------------------------
+
+
+def make_condition(condition_type: str, generation: int, now: datetime) -> Condition:
+    """A True condition of one of the three LWS progress types, with upstream's reason and message."""
+    reason, message = _CONDITION_TEXT.get(condition_type, _CONDITION_TEXT[c.CONDITION_PROGRESSING])
+    return {
+        "type": condition_type,
+        "status": c.CONDITION_TRUE,
+        "observedGeneration": generation,
+        "lastTransitionTime": format_time(now),
+        "reason": reason,
+        "message": message,
+    }
+
+
+def exclusive_condition_types(first: str, second: str) -> bool:
+    return frozenset({first, second}) in _EXCLUSIVE_PAIRS
+
+
+def set_condition(conditions: list[Condition], new: Condition, now: datetime) -> bool:
+    """Merge one condition into `conditions` in place; True when anything changed."""
+    new = {**new, "lastTransitionTime": format_time(now)}
+    found = False
+    changed = False
+    for i, current in enumerate(conditions):
+        if current.get("type") == new["type"]:
+            found = True
+            if current.get("status") != new["status"] or current.get("observedGeneration", 0) != new.get(
+                "observedGeneration", 0
+            ):
+                conditions[i] = dict(new)
+                changed = True
+        elif (
+            exclusive_condition_types(str(current.get("type")), str(new["type"]))
+            and new["status"] == c.CONDITION_TRUE
+            and current.get("status") == c.CONDITION_TRUE
+        ):
+            # Only the status flips: reason and message of the losing condition are kept.
+            conditions[i] = {
+                **current,
+                "status": c.CONDITION_FALSE,
+                "lastTransitionTime": format_time(now),
+                "observedGeneration": new.get("observedGeneration", 0),
+            }
+            changed = True
+    if new["status"] == c.CONDITION_TRUE and not found:
+        conditions.append(dict(new))
+        changed = True
+    return changed
+
+
+def apply_conditions(
+    stored: Sequence[Mapping[str, Any]], desired: Sequence[Condition], generation: int, now: datetime
+) -> tuple[list[Condition], bool]:
+    """Upstream's setConditions on a copy: short-circuit on first change, then bump generations."""
+    conditions = [dict(cond) for cond in stored]
+    changed = False
+    for condition in desired:
+        # Deliberately short-circuiting, like Go's `changed = changed || setCondition(...)`.
+        changed = changed or set_condition(conditions, condition, now)
+    for condition in conditions:
+        if condition.get("observedGeneration", 0) != generation:
+            condition["observedGeneration"] = generation
+            changed = True
+    return conditions, changed
+
+
+# --- group counts --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupCounts:
+    """Tallies over the leader pods whose group exists (leader, plus worker STS when size > 1).
+
+    "Window" means non-surge indexes at or above the user partition: [partition, replicas).
+    """
+
+    ready: int = 0
+    updated: int = 0
+    ready_non_surge: int = 0
+    window: int = 0
+    window_updated: int = 0
+    window_ready_updated: int = 0
+
+
+def count_groups(
+    *,
+    replicas: int,
+    size: int,
+    user_partition: int,
+    revision_key: str,
+    leader_pods: Iterable[Obj],
+    worker_statefulsets: Mapping[str, Obj],
+) -> GroupCounts:
+    """Tally groups for status; raises GoParseError on a leader with a non-integer group index.
+
+    `worker_statefulsets` maps StatefulSet name → object; with size > 1 a leader without a worker
+    StatefulSet of its own name is not counted at all (it is still being created).
+    """
+    ready = updated = ready_non_surge = window = window_updated = window_ready_updated = 0
+    for pod in leader_pods:
+        index = parse_group_index(pod)
+        worker_sts = None
+        if size != 1:
+            worker_sts = worker_statefulsets.get(name_of(pod))
+            if worker_sts is None:
+                continue
+        state = group_state(pod, worker_sts, revision_key)
+        in_window = user_partition <= index < replicas
+        ready += state.ready
+        updated += state.updated
+        window += in_window
+        window_updated += in_window and state.updated
+        ready_non_surge += index < replicas and state.ready
+        window_ready_updated += in_window and state.ready_and_updated
+    return GroupCounts(ready, updated, ready_non_surge, window, window_updated, window_ready_updated)
+
+
+def desired_condition_types(counts: GroupCounts, replicas: int) -> list[str]:
+    """Which conditions to set True, in order (order matters: see the short-circuit)."""
+    if counts.window_updated < counts.window:
+        return [c.CONDITION_UPDATE_IN_PROGRESS, c.CONDITION_PROGRESSING]
+    if counts.ready_non_surge == replicas and counts.window_ready_updated == counts.window:
+        return [c.CONDITION_AVAILABLE]
+    return [c.CONDITION_PROGRESSING]
+
+
+def condition_event(condition: Condition, ready: int, replicas: int) -> ControllerEvent:
+    """The event recorded whenever conditions change: first desired condition + group counts."""
+    suffix = c.MESSAGE_CONDITION_EVENT_SUFFIX_FMT.format(ready=ready, total=replicas)
+    return ControllerEvent(
+        c.EVENT_TYPE_NORMAL,
+        str(condition["reason"]),
+        c.EVENT_ACTION_UPDATE,
+        str(condition["message"]) + suffix,
+    )
+
+
+# --- the whole status ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusPlan:
+    """The status to write (when `changed`), whether the rollout is done, and the event to record."""
+
+    status: dict[str, Any]
+    changed: bool
+    update_done: bool
+    event: ControllerEvent | None
+
+
+def plan_status(
+    lws: Obj,
+    leader_sts: Obj,
+    *,
+    revision_key: str,
+    leader_pods: Iterable[Obj],
+    worker_statefulsets: Mapping[str, Obj],
+    now: datetime,
+) -> StatusPlan:
+    """Compute the Ordinal LWS status from the leader StatefulSet, leader pods and worker STSs.
+
+    `update_done` (no user partition and every non-surge group ready on the current revision) is
+    the signal to delete old ControllerRevisions.
+    """
+    meta = lws.get("metadata") or {}
+    generation = int(meta.get("generation") or 0)
+    replicas = lws_replicas(lws)
+    old: Mapping[str, Any] = lws.get("status") or {}
+    status: dict[str, Any] = copy.deepcopy(dict(old))
+
+    status["replicas"] = int((leader_sts.get("status") or {}).get("replicas") or 0)
+    status["observedGeneration"] = generation
+    if not status.get("hpaPodSelector"):
+        status["hpaPodSelector"] = hpa_pod_selector(str(meta.get("name") or ""))
+
+    user_partition = int(rolling_update_configuration(lws).get("partition") or 0)
+    counts = count_groups(
+        replicas=replicas,
+        size=lws_size(lws),
+        user_partition=user_partition,
+        revision_key=revision_key,
+        leader_pods=leader_pods,
+        worker_statefulsets=worker_statefulsets,
+    )
+    status["readyReplicas"] = counts.ready
+    status["updatedReplicas"] = counts.updated
+
+    desired = [make_condition(t, generation, now) for t in desired_condition_types(counts, replicas)]
+    conditions, conditions_changed = apply_conditions(old.get("conditions") or [], desired, generation, now)
+    if conditions:
+        status["conditions"] = conditions
+
+    event = condition_event(desired[0], counts.ready, replicas) if conditions_changed else None
+    update_done = user_partition == 0 and counts.window_ready_updated == replicas
+    return StatusPlan(status, conditions_changed or _fields_changed(old, status), update_done, event)
+
+
+_COUNTED_FIELDS = ("replicas", "observedGeneration", "hpaPodSelector", "readyReplicas", "updatedReplicas")
+
+
+def _fields_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    # Absent fields read as Go zero values, so writing 0 over an absent field is not a change.
+    zero: dict[str, Any] = {"hpaPodSelector": ""}
+    return any(old.get(f, zero.get(f, 0)) != new.get(f, zero.get(f, 0)) for f in _COUNTED_FIELDS)
