@@ -1,0 +1,173 @@
+"""AdmissionReview (admission.k8s.io/v1) in, AdmissionReview out, for every webhook path we serve.
+
+Responses follow controller-runtime's shapes, which is what the API server turns into the text
+users see: a denial is HTTP 403 `Forbidden` with the aggregated field errors as the message
+(`admission webhook "<name>" denied the request: <message>`); a body that cannot be read is a 400;
+a mutation is a base64 JSON Patch computed as the diff of the original and the mutated object.
+"""
+
+import base64
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core import validation as v
+from leaderworkerset.core.podmutation import PodMutationError
+from leaderworkerset.webhooks import disaggregatedset, leaderworkerset, pod
+from leaderworkerset.webhooks.scheduling import SchedulingAdmission
+
+Obj = dict[str, Any]
+ADMISSION_API_VERSION = "admission.k8s.io/v1"
+ADMISSION_KIND = "AdmissionReview"
+OPERATION_CREATE = "CREATE"
+OPERATION_UPDATE = "UPDATE"
+
+
+@dataclass(frozen=True)
+class WebhookOptions:
+    """Manager-level facts the handlers need; the defaults suit tests and the local dev cluster."""
+
+    scheduling: SchedulingAdmission = field(default_factory=SchedulingAdmission)
+    pod_group_injector: pod.PodGroupInjector | None = None
+    token_source: pod.TokenSource = pod.random_token
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a handler decided, before it is wrapped into an AdmissionResponse."""
+
+    allowed: bool = True
+    code: int = 200
+    reason: str = ""
+    message: str = ""
+    mutated: Obj | None = None
+    warnings: tuple[str, ...] = ()
+    errors: tuple[v.FieldError, ...] = ()
+
+
+class RequestError(ValueError):
+    """The review cannot be decoded; answered with HTTP 400 as controller-runtime does."""
+
+
+Handler = Callable[[Obj, WebhookOptions], Outcome]
+
+
+def denied(message: str, errors: tuple[v.FieldError, ...] = (), warnings: tuple[str, ...] = ()) -> Outcome:
+    return Outcome(False, 403, "Forbidden", message, None, warnings, errors)
+
+
+def _from_errors(errors: list[v.FieldError], warnings: list[str] | None = None) -> Outcome:
+    if errors:
+        return denied(v.aggregate_message(errors), tuple(errors), tuple(warnings or ()))
+    return Outcome(warnings=tuple(warnings or ()))
+
+
+def _object(request: Obj, key: str = "object") -> Obj:
+    obj = request.get(key)
+    if not isinstance(obj, dict):
+        raise RequestError("there is no content to decode")
+    return obj
+
+
+def _old_object(request: Obj) -> Obj | None:
+    return _object(request, "oldObject") if request.get("operation") == OPERATION_UPDATE else None
+
+
+def mutate_lws(request: Obj, options: WebhookOptions) -> Outcome:
+    del options
+    return Outcome(mutated=leaderworkerset.default_lws(_object(request)))
+
+
+def validate_lws(request: Obj, options: WebhookOptions) -> Outcome:
+    new, old = _object(request), _old_object(request)
+    if old is None:
+        return _from_errors(leaderworkerset.validate_create(new, options.scheduling))
+    return _from_errors(leaderworkerset.validate_update(old, new, options.scheduling))
+
+
+def mutate_pod(request: Obj, options: WebhookOptions) -> Outcome:
+    try:
+        mutated = pod.default_pod(
+            _object(request),
+            pod_group_injector=options.pod_group_injector,
+            token_source=options.token_source,
+        )
+    except PodMutationError as err:
+        return denied(str(err))
+    return Outcome(mutated=mutated)
+
+
+def validate_pod(request: Obj, options: WebhookOptions) -> Outcome:
+    del options
+    return Outcome(warnings=tuple(pod.validate_pod(_object(request), _old_object(request))))
+
+
+def validate_ds(request: Obj, options: WebhookOptions) -> Outcome:
+    del options
+    warnings, errors = disaggregatedset.validate(_object(request))
+    return _from_errors(errors, warnings)
+
+
+HANDLERS: dict[str, Handler] = {
+    c.WEBHOOK_PATH_MUTATE_LWS: mutate_lws,
+    c.WEBHOOK_PATH_VALIDATE_LWS: validate_lws,
+    c.WEBHOOK_PATH_MUTATE_POD: mutate_pod,
+    c.WEBHOOK_PATH_VALIDATE_POD: validate_pod,
+    c.WEBHOOK_PATH_VALIDATE_DS: validate_ds,
+}
+
+
+def json_patch(original: Obj, mutated: Obj) -> list[Obj]:
+    """RFC 6902 operations turning `original` into `mutated`."""
+    operations: list[Obj] = jsonpatch.make_patch(original, mutated).patch
+    return operations
+
+
+def _response(uid: str, outcome: Outcome, original: Obj | None) -> Obj:
+    response: Obj = {"uid": uid, "allowed": outcome.allowed}
+    status: Obj = {"metadata": {}, "code": outcome.code}
+    if outcome.reason:
+        status["reason"] = outcome.reason
+    if outcome.message:
+        status["message"] = outcome.message
+    response["status"] = status
+    if outcome.allowed and outcome.mutated is not None and original is not None:
+        operations = json_patch(original, outcome.mutated)
+        if operations:
+            response["patchType"] = "JSONPatch"
+            response["patch"] = base64.b64encode(json.dumps(operations).encode()).decode()
+    if outcome.warnings:
+        response["warnings"] = list(outcome.warnings)
+    return response
+
+
+def review(path: str, body: object, options: WebhookOptions | None = None) -> Obj:
+    """Answer an AdmissionReview sent to `path`; never raises on malformed input."""
+    options = options or WebhookOptions()
+    request = body.get("request") if isinstance(body, dict) else None
+    if not isinstance(request, dict):
+        outcome = Outcome(False, 400, message="admission review has no request")
+        return _envelope(body, _response("", outcome, None))
+    uid = str(request.get("uid") or "")
+    handler = HANDLERS.get(path)
+    if handler is None:
+        return _envelope(body, _response(uid, Outcome(False, 404, message=f"no webhook at {path}"), None))
+    try:
+        outcome = handler(request, options)
+    except RequestError as err:
+        outcome = Outcome(False, 400, message=str(err))
+    original = request.get("object") if isinstance(request.get("object"), dict) else None
+    return _envelope(body, _response(uid, outcome, original))
+
+
+def _envelope(body: object, response: Obj) -> Obj:
+    api_version = body.get("apiVersion") if isinstance(body, dict) else None
+    return {
+        "apiVersion": api_version if isinstance(api_version, str) and api_version else ADMISSION_API_VERSION,
+        "kind": ADMISSION_KIND,
+        "response": response,
+    }

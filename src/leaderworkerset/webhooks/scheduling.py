@@ -1,0 +1,347 @@
+"""Admission rules for `spec.scheduling`, workload-aware gang scheduling (spec §1.1.1, §4.1 item 7).
+
+Phase 1 materialises exactly one level of the LeaderWorkerSet hierarchy as PodGroups: the whole
+set (`lws`), each replica (`replica`, the default), or the leader and workers of each replica
+(`role`). The level-selection logic is shared with the controllers through `scheduling_mode`.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core import validation as v
+from leaderworkerset.webhooks import fields as f
+
+Obj = dict[str, Any]
+FieldError = v.FieldError
+PATH = "spec.scheduling"
+_LEVEL_FIELDS = ("schedulingPolicy", "schedulingConstraints", "disruptionMode")
+_DELEGATION_ANNOTATIONS = (
+    c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME,
+    c.ANNOTATION_SCHEDULING_PARENT_COMPOSITE_POD_GROUP,
+)
+
+
+@dataclass(frozen=True)
+class SchedulingAdmission:
+    """What the manager knows when admitting a newly opted-in object."""
+
+    feature_gate_enabled: bool = False
+    provider: str | None = None
+    workload_api_available: bool = True
+
+
+class SchedulingModeError(ValueError):
+    pass
+
+
+def _level_active(level: Obj) -> bool:
+    return any(f.present(level, name) for name in _LEVEL_FIELDS) or bool(f.items(level, "resourceClaims"))
+
+
+def scheduling_mode(scheduling: Obj, scheduling_set: bool = True) -> str:
+    """The single active level; replica when nothing is set (so `scheduling: {}` means per replica)."""
+    if not scheduling_set:
+        raise SchedulingModeError("spec.scheduling is not configured")
+    replica_set = f.present(scheduling, "replica")
+    replica = f.child(scheduling, "replica")
+    role_active = f.present(replica, "leader") or f.present(replica, "worker")
+    active = []
+    if _level_active(scheduling):
+        active.append(c.SCHEDULING_MODE_LWS)
+    if _level_active(replica) or (replica_set and not role_active):
+        active.append(c.SCHEDULING_MODE_REPLICA)
+    if role_active:
+        active.append(c.SCHEDULING_MODE_ROLE)
+    if not active:
+        return c.SCHEDULING_MODE_REPLICA
+    if len(active) != 1:
+        raise SchedulingModeError(
+            f"phase 1 requires exactly one active scheduling level, got [{' '.join(active)}]"
+        )
+    return active[0]
+
+
+def validate_scheduling(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:
+    new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
+    new_on = f.present(new_spec, "scheduling")
+    old_on = old is not None and f.present(old_spec, "scheduling")
+    if old is not None and old_on != new_on:
+        verb = "add" if new_on else "remove"
+        return [v.forbidden(PATH, f"cannot {verb} spec.scheduling after creation", f"scheduling-{verb}")]
+    if not new_on:
+        return []
+    errors = [] if old_on else _opt_in(admission)
+    if errors:
+        return errors
+    return _phase_one(old if old_on else None, new, admission)
+
+
+def _opt_in(admission: SchedulingAdmission) -> list[FieldError]:
+    """Prerequisites for newly opting in; existing configurations stay updatable without them."""
+    if not admission.feature_gate_enabled:
+        detail = f"requires the {c.FEATURE_WORKLOAD_AWARE_SCHEDULING} feature gate"
+        return [v.forbidden(PATH, detail, "scheduling-feature-gate")]
+    if not admission.provider:
+        return [v.forbidden(PATH, "requires a configured scheduler provider", "scheduling-provider")]
+    if admission.provider not in c.SCHEDULER_PROVIDERS:
+        supported = sorted(c.SCHEDULER_PROVIDERS)
+        return [
+            v.not_supported(PATH, v.go_quote(admission.provider), supported, "scheduling-provider-supported")
+        ]
+    if admission.provider == c.SCHEDULER_PROVIDER_KUBERNETES and not admission.workload_api_available:
+        detail = "scheduling.k8s.io/v1beta1 Workload API is not available"
+        return [v.forbidden(PATH, detail, "scheduling-workload-api")]
+    return []
+
+
+def _phase_one(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:
+    spec = f.child(new, "spec")
+    scheduling = f.child(spec, "scheduling")
+    try:
+        mode = scheduling_mode(scheduling)
+    except SchedulingModeError as err:
+        return [v.invalid(PATH, "&v1.LeaderWorkerSetScheduling{...}", str(err), "scheduling-one-level")]
+    errors: list[FieldError] = []
+    if old is not None:
+        errors += _update_rules(f.child(old, "spec"), spec, mode)
+    errors += _semantics(new, mode)
+    if admission.provider == c.SCHEDULER_PROVIDER_VOLCANO:
+        errors += _volcano(scheduling, mode)
+    errors += _delegation(old, new, mode)
+    return errors
+
+
+def _templates(spec: Obj) -> tuple[Obj, Obj]:
+    """(leader template, worker template); the worker template stands in for a missing leader one."""
+    template = f.child(spec, "leaderWorkerTemplate")
+    worker = f.child(template, "workerTemplate")
+    leader = f.child(template, "leaderTemplate") if f.present(template, "leaderTemplate") else worker
+    return leader, worker
+
+
+def _priority(spec: Obj) -> tuple[str, bool]:
+    leader, worker = _templates(spec)
+    leader_priority = f.string(f.child(leader, "spec"), "priorityClassName")
+    worker_priority = f.string(f.child(worker, "spec"), "priorityClassName")
+    return leader_priority, leader_priority == worker_priority
+
+
+def _selected_level(scheduling: Obj, mode: str) -> list[tuple[str, Obj]]:
+    if mode == c.SCHEDULING_MODE_LWS:
+        return [(PATH, scheduling)]
+    replica = f.child(scheduling, "replica")
+    if mode == c.SCHEDULING_MODE_REPLICA:
+        return [(f"{PATH}.replica", replica)]
+    return [(f"{PATH}.replica.{role}", f.child(replica, role)) for role in ("leader", "worker")]
+
+
+def _update_rules(old_spec: Obj, new_spec: Obj, mode: str) -> list[FieldError]:
+    old_scheduling = f.child(old_spec, "scheduling")
+    try:
+        old_mode = scheduling_mode(old_scheduling)
+    except SchedulingModeError:
+        return []
+    if old_mode != mode:
+        detail = "cannot switch the active scheduling level after creation"
+        return [v.forbidden(PATH, detail, "scheduling-level-immutable")]
+    errors: list[FieldError] = []
+    old_priority, old_consistent = _priority(old_spec)
+    new_priority, new_consistent = _priority(new_spec)
+    if old_consistent and new_consistent and old_priority != new_priority:
+        detail = "cannot change priorityClassName while workload-aware scheduling is configured"
+        errors.append(v.forbidden("spec.leaderWorkerTemplate", detail, "scheduling-priority-immutable"))
+    old_levels = dict(_selected_level(old_scheduling, mode))
+    for path, level in _selected_level(f.child(new_spec, "scheduling"), mode):
+        for name in (*_LEVEL_FIELDS, "resourceClaims"):
+            if level.get(name) != old_levels.get(path, {}).get(name):
+                errors.append(
+                    v.invalid(f"{path}.{name}", "{...}", "field is immutable", "scheduling-immutable")
+                )
+    return errors
+
+
+def _is_composite_gang(policy: object, default_gang: bool) -> bool:
+    if not isinstance(policy, dict) or (not f.present(policy, "basic") and not f.present(policy, "gang")):
+        return default_gang
+    return not f.present(policy, "basic") and f.present(policy, "gang")
+
+
+def _is_leaf_gang(level: Obj) -> bool:
+    policy = f.child(level, "schedulingPolicy")
+    return not f.present(policy, "basic") and f.present(policy, "gang")
+
+
+def _gang_contains_both_roles(scheduling: Obj, mode: str) -> bool:
+    if mode == c.SCHEDULING_MODE_LWS:
+        return _is_composite_gang(scheduling.get("schedulingPolicy"), False)
+    if mode == c.SCHEDULING_MODE_REPLICA:
+        return _is_composite_gang(f.child(scheduling, "replica").get("schedulingPolicy"), True)
+    return False
+
+
+def _gang_at_level(scheduling: Obj, mode: str) -> bool:
+    if mode != c.SCHEDULING_MODE_ROLE:
+        return _gang_contains_both_roles(scheduling, mode)
+    replica = f.child(scheduling, "replica")
+    return _is_leaf_gang(f.child(replica, "leader")) or _is_leaf_gang(f.child(replica, "worker"))
+
+
+def _topology_at_level(scheduling: Obj, mode: str) -> bool:
+    return any(
+        f.items(f.child(level, "schedulingConstraints"), "topology")
+        for _, level in _selected_level(scheduling, mode)
+    )
+
+
+def _semantics(lws: Obj, mode: str) -> list[FieldError]:
+    spec = f.child(lws, "spec")
+    scheduling = f.child(spec, "scheduling")
+    size = f.opt_int(f.child(spec, "leaderWorkerTemplate"), "size")
+    size = 1 if size is None else size
+    errors = _min_counts(scheduling, mode, size)
+    if (
+        _gang_contains_both_roles(scheduling, mode)
+        and f.string(spec, "startupPolicy") == c.STARTUP_POLICY_LEADER_READY
+    ):
+        detail = "a gang containing the leader and workers is incompatible with startupPolicy LeaderReady"
+        errors.append(v.forbidden(PATH, detail, "scheduling-gang-leader-ready"))
+    annotations = f.string_map(f.child(lws, "metadata"), "annotations")
+    if annotations.get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY) and (
+        _gang_at_level(scheduling, mode) or _topology_at_level(scheduling, mode)
+    ):
+        detail = (
+            "gang scheduling or workload topology constraints "
+            "cannot be combined with exclusive topology in alpha"
+        )
+        errors.append(v.forbidden(PATH, detail, "scheduling-exclusive-topology"))
+    errors += _template_rules(spec)
+    errors += _claims(spec, scheduling, mode)
+    return errors
+
+
+def _min_counts(scheduling: Obj, mode: str, size: int) -> list[FieldError]:
+    errors: list[FieldError] = []
+    detail = "minGroupCount requires CompositePodGroup support and is not available in phase 1"
+    if mode in (c.SCHEDULING_MODE_LWS, c.SCHEDULING_MODE_REPLICA):
+        path, level = _selected_level(scheduling, mode)[0]
+        if f.present(f.child(level, "schedulingPolicy", "gang"), "minGroupCount"):
+            errors.append(
+                v.forbidden(
+                    f"{path}.schedulingPolicy.gang.minGroupCount", detail, "scheduling-min-group-count"
+                )
+            )
+        return errors
+    if size < 2:
+        detail = "leader/worker scheduling requires size >= 2"
+        errors.append(
+            v.invalid("spec.leaderWorkerTemplate.size", v.go_int(size), detail, "scheduling-role-size")
+        )
+    for (path, level), expected in zip(_selected_level(scheduling, mode), (1, size - 1), strict=True):
+        min_count = f.opt_int(f.child(level, "schedulingPolicy", "gang"), "minCount")
+        if min_count is not None and min_count != expected:
+            detail = f"must equal complete leaf membership {expected}"
+            errors.append(
+                v.invalid(
+                    f"{path}.schedulingPolicy.gang.minCount",
+                    v.go_int(min_count),
+                    detail,
+                    "scheduling-leaf-min-count",
+                )
+            )
+    return errors
+
+
+def _template_rules(spec: Obj) -> list[FieldError]:
+    errors: list[FieldError] = []
+    _, consistent = _priority(spec)
+    if not consistent:
+        detail = "all managed pod templates must use the same priorityClassName"
+        errors.append(v.invalid(PATH, v.GO_NULL, detail, "scheduling-same-priority"))
+    leader, worker = _templates(spec)
+    if f.present(f.child(leader, "spec"), "schedulingGroup") or f.present(
+        f.child(worker, "spec"), "schedulingGroup"
+    ):
+        detail = "managed pod templates must not set spec.schedulingGroup"
+        errors.append(v.forbidden(PATH, detail, "scheduling-no-scheduling-group"))
+    return errors
+
+
+def _claims(spec: Obj, scheduling: Obj, mode: str) -> list[FieldError]:
+    leader, worker = _templates(spec)
+    members = {"leader": [leader], "worker": [worker]}
+    errors: list[FieldError] = []
+    for path, level in _selected_level(scheduling, mode):
+        templates = members.get(path.rsplit(".", 1)[-1], [leader, worker])
+        for i, claim in enumerate(f.items(level, "resourceClaims")):
+            for template in templates:
+                if not _claim_referenced(claim, template):
+                    detail = "must have a matching reference in every member pod template"
+                    name = v.go_quote(f.string(claim, "name"))
+                    errors.append(
+                        v.invalid(f"{path}.resourceClaims[{i}]", name, detail, "scheduling-claim-referenced")
+                    )
+    return errors
+
+
+def _claim_referenced(claim: Obj, template: Obj) -> bool:
+    for pod_claim in f.items(f.child(template, "spec"), "resourceClaims"):
+        if all(
+            pod_claim.get(k) == claim.get(k)
+            for k in ("name", "resourceClaimName", "resourceClaimTemplateName")
+        ):
+            return True
+    return False
+
+
+def _volcano(scheduling: Obj, mode: str) -> list[FieldError]:
+    prefix = "the Volcano provider"
+    if mode != c.SCHEDULING_MODE_REPLICA:
+        return [
+            v.forbidden(
+                PATH, f"{prefix} supports the typed API only at replica level", "volcano-replica-only"
+            )
+        ]
+    replica = f.child(scheduling, "replica")
+    path = f"{PATH}.replica"
+    errors: list[FieldError] = []
+    if f.present(f.child(replica, "schedulingPolicy"), "basic"):
+        errors.append(
+            v.forbidden(
+                f"{path}.schedulingPolicy", f"{prefix} does not support Basic policy", "volcano-no-basic"
+            )
+        )
+    checks = (
+        ("schedulingConstraints", "typed scheduling constraints", "volcano-no-constraints"),
+        ("disruptionMode", "typed disruption mode", "volcano-no-disruption-mode"),
+    )
+    for name, what, rule in checks:
+        if f.present(replica, name):
+            errors.append(v.forbidden(f"{path}.{name}", f"{prefix} does not support {what}", rule))
+    if f.items(replica, "resourceClaims"):
+        errors.append(
+            v.forbidden(
+                f"{path}.resourceClaims",
+                f"{prefix} does not support shared resource claims",
+                "volcano-no-claims",
+            )
+        )
+    return errors
+
+
+def _delegation(old: Obj | None, new: Obj, mode: str) -> list[FieldError]:
+    annotations = f.string_map(f.child(new, "metadata"), "annotations")
+    errors: list[FieldError] = []
+    if c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME in annotations and mode == c.SCHEDULING_MODE_ROLE:
+        detail = "delegated scheduling supports only whole-LWS or replica mode"
+        errors.append(v.forbidden(PATH, detail, "scheduling-delegation-mode"))
+    if old is None:
+        return errors
+    old_annotations = f.string_map(f.child(old, "metadata"), "annotations")
+    for key in _DELEGATION_ANNOTATIONS:
+        if old_annotations.get(key) != annotations.get(key):
+            detail = "immutable once spec.scheduling is set"
+            errors.append(
+                v.forbidden(f"metadata.annotations[{key}]", detail, "scheduling-delegation-immutable")
+            )
+    return errors
