@@ -67,6 +67,26 @@ FIELD_DEFAULTS: Final[Mapping[tuple[str, str], Any]] = {
     ("io.k8s.api.core.v1.EndpointPort", "protocol"): "TCP",
 }
 
+_CONDITION: Final = "io.k8s.apimachinery.pkg.apis.meta.v1.Condition"
+
+# Validation that metav1.Condition declares with kubebuilder markers (so controller-gen emits it) but
+# that the published OpenAPI does not carry.
+FIELD_VALIDATIONS: Final[Mapping[tuple[str, str], Mapping[str, Any]]] = {
+    (_CONDITION, "type"): {
+        "maxLength": 316,
+        "pattern": r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+        r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+    },
+    (_CONDITION, "status"): {"enum": ["True", "False", "Unknown"]},
+    (_CONDITION, "observedGeneration"): {"minimum": 0},
+    (_CONDITION, "reason"): {
+        "maxLength": 1024,
+        "minLength": 1,
+        "pattern": r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+    },
+    (_CONDITION, "message"): {"maxLength": 32768},
+}
+
 # LocalObjectReference.name carries `+default=""`; OpenAPI flattens the embedded struct into every
 # selector/reference type, so the default appears on each of them.
 _LOCAL_OBJECT_REFERENCE_NAME: Final = "io.k8s.api.core.v1.LocalObjectReference"
@@ -177,7 +197,7 @@ class EmbeddedSchemas:
         if special is not None:
             schema = special
         else:
-            schema = self._convert(self._definitions[name], name, stack + (name,))
+            schema = self._convert(self._definitions[name], name, (*stack, name))
             if name in _ATOMIC_BY_EMBEDDING:
                 schema["x-kubernetes-map-type"] = "atomic"
         if description:
@@ -219,6 +239,7 @@ class EmbeddedSchemas:
         has_default, value = _field_default(owner, prop)
         if has_default:
             schema["default"] = value
+        schema.update(copy.deepcopy(dict(FIELD_VALIDATIONS.get((owner, prop), {}))))
         return schema
 
 

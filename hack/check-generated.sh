@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fails when the committed generated manifests differ from what the generator produces now.
+# Regenerates into a temporary directory (the tree is never modified) and diffs both copies:
+# the packaged one (src/leaderworkerset/crd/manifests) and the deploy one (deploy/crds).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+cd "$repo"
+uv run --quiet python -m leaderworkerset.crd.generate --out "$tmp/crds" >/dev/null
+
+status=0
+for committed in src/leaderworkerset/crd/manifests deploy/crds; do
+  if ! diff -r -u "$committed" "$tmp/crds" >"$tmp/diff.txt"; then
+    echo "generated CRDs in $committed are stale; run: uv run python -m leaderworkerset.crd.generate" >&2
+    head -n 60 "$tmp/diff.txt" >&2
+    status=1
+  fi
+done
+exit "$status"

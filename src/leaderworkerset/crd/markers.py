@@ -1,0 +1,58 @@
+"""The short override table: CRD facts the msgspec models do not carry.
+
+The models (``leaderworkerset.api``) declare types, enums, defaults, bounds and list-map markers.
+What is left is listed here, keyed by ``(StructName, json field)`` — or ``(StructName, "")`` for the
+object itself:
+
+* required fields: Go fields without ``omitempty`` (controller-gen makes them required), and the
+  keys of list-maps (the API server insists that map keys are required or defaulted);
+* CEL rules (``x-kubernetes-validations``);
+* embedded ObjectMeta that must be reduced to template metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.crd.builder import EMBEDDED_META_MARKER, REQUIRED_MARKER
+
+# Among roles not scaled externally, replicas are either all unset/zero or all positive: a DS that
+# mixes them could never become Available (spec §1.2, upstream's CEL rule on DisaggregatedSetSpec).
+_NON_EXTERNAL_ROLES: Final = (
+    f"self.roles.filter(r, !has(r.scaling) || r.scaling.mode != '{c.ROLE_SCALING_EXTERNAL}')"
+)
+DS_REPLICAS_RULE: Final = (
+    f"{_NON_EXTERNAL_ROLES}.all(r, !has(r.spec.replicas) || r.spec.replicas == 0) || "
+    f"{_NON_EXTERNAL_ROLES}.all(r, has(r.spec.replicas) && r.spec.replicas > 0)"
+)
+DS_REPLICAS_MESSAGE: Final = (
+    "replicas must be zero for all non-External roles or non-zero for all non-External roles"
+)
+
+_REQUIRED: Final = {REQUIRED_MARKER: True}
+
+MARKERS: Final[Mapping[tuple[str, str], Mapping[str, Any]]] = {
+    # LeaderWorkerSet
+    ("LeaderWorkerSetSpec", "leaderWorkerTemplate"): _REQUIRED,
+    ("LeaderWorkerTemplate", "workerTemplate"): _REQUIRED,
+    ("RolloutStrategy", "type"): _REQUIRED,
+    ("NetworkConfig", "subdomainPolicy"): _REQUIRED,
+    ("LeaderWorkerSetTemplateSpec", "metadata"): {EMBEDDED_META_MARKER: True},
+    # spec.scheduling: list-map keys and the required key of a topology constraint, as in the
+    # scheduling.k8s.io/v1alpha3 building blocks these types mirror
+    ("ResourceClaim", "name"): _REQUIRED,
+    ("TopologyConstraint", "key"): _REQUIRED,
+    # DisaggregatedSet
+    ("DisaggregatedSet", "spec"): _REQUIRED,
+    ("DisaggregatedSetSpec", ""): {
+        "x-kubernetes-validations": [{"message": DS_REPLICAS_MESSAGE, "rule": DS_REPLICAS_RULE}]
+    },
+    ("DisaggregatedSetSpec", "roles"): _REQUIRED,
+    ("DisaggregatedRoleSpec", "name"): _REQUIRED,
+    ("DisaggregatedRoleSpec", "metadata"): {EMBEDDED_META_MARKER: True},
+    ("RoleStatus", "name"): _REQUIRED,
+    # DisaggregatedSetRoleScaler
+    ("DisaggregatedSetRoleScalerSpec", "replicas"): _REQUIRED,
+}
