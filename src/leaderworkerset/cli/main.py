@@ -36,9 +36,10 @@ def _root(
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
-    from leaderworkerset.cli import cluster
+    from leaderworkerset.cli import cluster, up
 
     app.add_typer(cluster.app, name="cluster")
+    app.command("up")(up.up)
 
 
 def main() -> None:
