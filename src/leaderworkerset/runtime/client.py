@@ -1,0 +1,232 @@
+"""The API client: lightkube for typed calls, plus dict-level helpers the reconcilers use for writes.
+
+`KubeClient` wraps one lightkube `AsyncClient` (kubeconfig, in-cluster or exec auth; TLS) and shares
+its HTTP connection pool with the reflectors. Every request, including watches, first takes a token
+from a client-side QPS/burst bucket, as client-go's rest client does (defaults 500/500 from the
+Configuration's clientConnection).
+
+Writes use field manager `lws`. Server-side apply is always forced: the controller owns the fields it
+declares, like upstream's `client.Apply` with `ForceOwnership`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import msgspec
+from lightkube import AsyncClient
+from lightkube.config.kubeconfig import KubeConfig
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.clock import Clock, RealClock
+from leaderworkerset.runtime.errors import ApiStatusError, status_from_response
+from leaderworkerset.runtime.ratelimit import TokenBucket
+from leaderworkerset.runtime.resources import ResourceRef
+
+Obj = dict[str, Any]
+
+APPLY_PATCH = "application/apply-patch+yaml"
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+
+PROPAGATION_BACKGROUND = "Background"
+PROPAGATION_FOREGROUND = "Foreground"
+PROPAGATION_ORPHAN = "Orphan"
+
+DEFAULT_QPS = 500.0
+DEFAULT_BURST = 500
+
+
+@dataclass(frozen=True)
+class ClientOptions:
+    kubeconfig: str | None = None  # None: in-cluster, then $KUBECONFIG, then ~/.kube/config
+    context: str | None = None
+    qps: float = DEFAULT_QPS
+    burst: int = DEFAULT_BURST
+    field_manager: str = c.FIELD_MANAGER
+    timeout: float = 30.0
+
+
+def _encode(body: Any) -> bytes:
+    return msgspec.json.encode(body)
+
+
+_OBJ_DECODER = msgspec.json.Decoder(dict[str, Any])
+
+
+class KubeClient:
+    def __init__(self, lightkube: AsyncClient, options: ClientOptions, clock: Clock | None = None) -> None:
+        self.lightkube = lightkube
+        self.options = options
+        self.field_manager = options.field_manager
+        # lightkube keeps its httpx2 client private; we reuse it so watches share auth, TLS and the pool.
+        self.http: httpx2.AsyncClient = lightkube._client._client
+        self._bucket = TokenBucket(options.qps, options.burst, clock or RealClock())
+        self.http.event_hooks["request"].append(self._throttle)
+
+    async def _throttle(self, _request: httpx2.Request) -> None:
+        await self._bucket.wait()
+
+    @property
+    def default_namespace(self) -> str:
+        return str(self.lightkube.namespace)
+
+    async def close(self) -> None:
+        await self.lightkube.close()
+
+    # ----- raw requests -------------------------------------------------------------------------
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        content_type: str = "application/json",
+        params: Mapping[str, str] | None = None,
+    ) -> Obj:
+        headers = {"Content-Type": content_type} if body is not None else None
+        content = _encode(body) if body is not None else None
+        response = await self.http.request(
+            method, path, content=content, headers=headers, params=dict(params or {})
+        )
+        if response.status_code >= 300:
+            raise ApiStatusError(status_from_response(response.status_code, response.content))
+        if not response.content:
+            return {}
+        return _OBJ_DECODER.decode(response.content)
+
+    # ----- reads (for the rare non-cached read, e.g. a live re-read after a conflict) -------------
+    async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj:
+        return await self.request("GET", ref.object_path(namespace, name))
+
+    async def list(
+        self, ref: ResourceRef, namespace: str | None = None, label_selector: str | None = None
+    ) -> list[Obj]:
+        params = {"labelSelector": label_selector} if label_selector else {}
+        items: list[Obj] = (await self.request("GET", ref.collection_path(namespace), params=params)).get(
+            "items"
+        ) or []
+        return items
+
+    # ----- writes -------------------------------------------------------------------------------
+    def _write_params(self, dry_run: bool = False, **extra: str) -> dict[str, str]:
+        params = {"fieldManager": self.field_manager, **extra}
+        if dry_run:
+            params["dryRun"] = "All"
+        return params
+
+    async def create(self, ref: ResourceRef, obj: Any, namespace: str | None = None) -> Obj:
+        ns = namespace if namespace is not None else _namespace_of(obj)
+        return await self.request("POST", ref.collection_path(ns), body=obj, params=self._write_params())
+
+    async def update(self, ref: ResourceRef, obj: Any, subresource: str | None = None) -> Obj:
+        """PUT (optimistic concurrency through metadata.resourceVersion in `obj`)."""
+        path = ref.object_path(_namespace_of(obj), _name_of(obj), subresource)
+        return await self.request("PUT", path, body=obj, params=self._write_params())
+
+    async def apply(
+        self,
+        ref: ResourceRef,
+        obj: Any,
+        *,
+        subresource: str | None = None,
+        force: bool = True,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Server-side apply `obj` (must carry apiVersion, kind, metadata.name/namespace)."""
+        path = ref.object_path(_namespace_of(obj), _name_of(obj), subresource)
+        params = self._write_params(dry_run, force="true") if force else self._write_params(dry_run)
+        return await self.request("PATCH", path, body=obj, content_type=APPLY_PATCH, params=params)
+
+    async def apply_status(self, ref: ResourceRef, obj: Any, *, force: bool = True) -> Obj:
+        return await self.apply(ref, obj, subresource="status", force=force)
+
+    async def patch(
+        self,
+        ref: ResourceRef,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = MERGE_PATCH,
+        subresource: str | None = None,
+    ) -> Obj:
+        path = ref.object_path(namespace, name, subresource)
+        return await self.request(
+            "PATCH", path, body=patch, content_type=patch_type, params=self._write_params()
+        )
+
+    async def merge_patch(
+        self, ref: ResourceRef, namespace: str | None, name: str, patch: Mapping[str, Any], **kw: Any
+    ) -> Obj:
+        return await self.patch(ref, namespace, name, patch, patch_type=MERGE_PATCH, **kw)
+
+    async def json_patch(
+        self, ref: ResourceRef, namespace: str | None, name: str, ops: Sequence[Mapping[str, Any]], **kw: Any
+    ) -> Obj:
+        return await self.patch(ref, namespace, name, list(ops), patch_type=JSON_PATCH, **kw)
+
+    async def patch_status(
+        self, ref: ResourceRef, namespace: str | None, name: str, patch: Mapping[str, Any]
+    ) -> Obj:
+        return await self.merge_patch(ref, namespace, name, patch, subresource="status")
+
+    async def delete(
+        self,
+        ref: ResourceRef,
+        namespace: str | None,
+        name: str,
+        *,
+        propagation: str | None = PROPAGATION_BACKGROUND,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> Obj:
+        """Delete with DeleteOptions; `uid`/`resource_version` become preconditions (409 if stale)."""
+        options: Obj = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation:
+            options["propagationPolicy"] = propagation
+        preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}
+        if preconditions:
+            options["preconditions"] = preconditions
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        return await self.request("DELETE", ref.object_path(namespace, name), body=options)
+
+
+def _metadata(obj: Any) -> Any:
+    return obj.get("metadata") or {} if isinstance(obj, Mapping) else obj.metadata
+
+
+def _namespace_of(obj: Any) -> str | None:
+    meta = _metadata(obj)
+    ns = meta.get("namespace") if isinstance(meta, Mapping) else meta.namespace
+    return str(ns) if ns else None
+
+
+def _name_of(obj: Any) -> str:
+    meta = _metadata(obj)
+    name = meta.get("name") if isinstance(meta, Mapping) else meta.name
+    if not name:
+        raise ValueError("object has no metadata.name")
+    return str(name)
+
+
+def load_config(kubeconfig: str | None = None, context: str | None = None) -> KubeConfig:
+    """kubeconfig file if given, else in-cluster service account, else $KUBECONFIG / ~/.kube/config."""
+    if kubeconfig:
+        return KubeConfig.from_file(kubeconfig)
+    return KubeConfig.from_env()
+
+
+def new_client(options: ClientOptions | None = None, clock: Clock | None = None) -> KubeClient:
+    opts = options or ClientOptions()
+    config = load_config(opts.kubeconfig).get(context_name=opts.context)
+    lightkube = AsyncClient(
+        config=config, field_manager=opts.field_manager, timeout=httpx2.Timeout(opts.timeout)
+    )
+    return KubeClient(lightkube, opts, clock)

@@ -1,0 +1,94 @@
+"""Injectable clocks: the real one follows the event loop, the fake one moves only when a test says so.
+
+Everything in the runtime that waits (work queue delays, rate limiters, leader election, resync) asks a
+`Clock`, so unit tests are deterministic and never sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable
+from typing import Protocol
+
+
+class TimerHandle(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """Monotonic time in seconds plus the two ways the runtime waits for it."""
+
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle: ...
+
+
+class RealClock:
+    """The running event loop's monotonic clock."""
+
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(seconds, 0.0))
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        return asyncio.get_running_loop().call_later(max(delay, 0.0), callback)
+
+
+class _FakeTimer:
+    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+        self.when = when
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeClock:
+    """A clock for tests: time only moves through `advance()`, which fires due timers in order."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self._now = start
+        self._timers: list[tuple[float, int, _FakeTimer]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        return self._now
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = _FakeTimer(self._now + max(delay, 0.0), callback)
+        heapq.heappush(self._timers, (timer.when, next(self._seq), timer))
+        return timer
+
+    async def sleep(self, seconds: float) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def wake() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        handle = self.call_later(seconds, wake)
+        try:
+            await done
+        finally:
+            handle.cancel()
+
+    def pending_timers(self) -> int:
+        return sum(1 for _, _, t in self._timers if not t.cancelled)
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward, firing every timer that becomes due (sleepers resume on the next loop turn)."""
+        target = self._now + seconds
+        while self._timers and self._timers[0][0] <= target:
+            when, _, timer = heapq.heappop(self._timers)
+            if timer.cancelled:
+                continue
+            self._now = max(self._now, when)
+            timer.callback()
+        self._now = target

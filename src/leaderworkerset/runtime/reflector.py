@@ -1,0 +1,243 @@
+"""List+watch one kind into a `Store` and tell event handlers what changed (client-go's informer).
+
+Loop: list (paginated) → replace the store, diffing against what it held → watch from the list's
+resourceVersion with bookmarks → on a normal stream end, watch again from the last seen version; on
+410 Gone, list again; on any other failure, back off exponentially and retry. The cache is synced
+after the first complete list.
+
+Handlers are synchronous and must be cheap (they enqueue keys); an exception in one is logged and
+does not stop the others or the reflector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+import msgspec
+import structlog
+
+from leaderworkerset.runtime.clock import Clock, RealClock
+from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError
+from leaderworkerset.runtime.listwatch import ListerWatcher, WatchEvent
+from leaderworkerset.runtime.objects import ObjectKey, key_of
+from leaderworkerset.runtime.store import Store
+
+T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
+
+log = structlog.get_logger(__name__)
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+BOOKMARK = "BOOKMARK"
+ERROR = "ERROR"
+
+
+class EventHandler(Protocol[T_contra]):
+    def on_add(self, obj: T_contra) -> None: ...
+
+    def on_update(self, old: T_contra, new: T_contra) -> None: ...
+
+    def on_delete(self, obj: T_contra) -> None: ...
+
+
+@dataclass
+class FuncHandler(Generic[T]):
+    """An EventHandler from plain callables; missing ones do nothing."""
+
+    add: Callable[[T], None] | None = None
+    update: Callable[[T, T], None] | None = None
+    delete: Callable[[T], None] | None = None
+
+    def on_add(self, obj: T) -> None:
+        if self.add is not None:
+            self.add(obj)
+
+    def on_update(self, old: T, new: T) -> None:
+        if self.update is not None:
+            self.update(old, new)
+
+    def on_delete(self, obj: T) -> None:
+        if self.delete is not None:
+            self.delete(obj)
+
+
+@dataclass(frozen=True)
+class ReflectorOptions:
+    page_size: int = 500
+    # client-go picks a random watch timeout in [5 min, 10 min) so watches do not expire in lockstep.
+    min_watch_timeout: int = 300
+    initial_backoff: float = 0.8
+    max_backoff: float = 30.0
+    backoff_reset_after: float = 60.0
+
+
+class _RVOnly(msgspec.Struct):
+    resourceVersion: str = ""  # noqa: N815
+
+
+class _Bookmark(msgspec.Struct):
+    metadata: _RVOnly
+
+
+_EVENT_DECODER = msgspec.json.Decoder(WatchEvent)
+_BOOKMARK_DECODER = msgspec.json.Decoder(_Bookmark)
+_STATUS_DECODER = msgspec.json.Decoder(ApiStatus)
+
+
+class Informer(Generic[T]):
+    def __init__(
+        self,
+        name: str,
+        lister_watcher: ListerWatcher,
+        store: Store[T],
+        *,
+        clock: Clock | None = None,
+        options: ReflectorOptions | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.name = name
+        self.store = store
+        self._lw = lister_watcher
+        self._clock: Clock = clock or RealClock()
+        self._opts = options or ReflectorOptions()
+        self._rng = rng or random.Random()
+        self._handlers: list[EventHandler[T]] = []
+        self._synced = asyncio.Event()
+        self._backoff = self._opts.initial_backoff
+        self._last_failure = float("-inf")
+        self.lists = 0  # observable counters, useful in tests and logs
+        self.watches = 0
+
+    # ----- public -------------------------------------------------------------------------------
+    def add_handler(self, handler: EventHandler[T]) -> None:
+        """Register a handler; if the cache already holds objects, it receives them as adds."""
+        self._handlers.append(handler)
+        for obj in list(self.store):
+            self._call(handler.on_add, obj)
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    async def wait_for_sync(self) -> None:
+        await self._synced.wait()
+
+    async def run(self) -> None:
+        """Run until cancelled."""
+        while True:
+            try:
+                await self._list_and_replace()
+                await self._watch_until_expired()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # any failure is retried after backoff
+                await self._back_off(exc)
+
+    # ----- list -----------------------------------------------------------------------------------
+    async def _list_and_replace(self) -> None:
+        items: list[T] = []
+        continue_token: str | None = None
+        resource_version = ""
+        while True:
+            page = self.store.codec.decode_list(
+                await self._lw.list_page(self._opts.page_size, continue_token)
+            )
+            items.extend(page.items or ())
+            resource_version = page.metadata.resourceVersion or resource_version
+            continue_token = page.metadata.continue_
+            if not continue_token:
+                break
+        self.lists += 1
+        self._replace(items, resource_version)
+        self._synced.set()
+
+    def _replace(self, items: list[T], resource_version: str) -> None:
+        """Make the store equal to a fresh list, reporting the differences as events."""
+        seen: set[ObjectKey] = set()
+        for obj in items:
+            key, old = self.store.upsert(obj)
+            seen.add(key)
+            self._notify(old, obj)
+        for key in set(self.store.keys()) - seen:
+            gone = self.store.delete(key)
+            if gone is not None:
+                self._dispatch_delete(gone)
+        self.store.resource_version = resource_version
+
+    # ----- watch ----------------------------------------------------------------------------------
+    async def _watch_until_expired(self) -> None:
+        """Keep watching from the last version; return only when a re-list is required."""
+        while True:
+            timeout = self._opts.min_watch_timeout + int(self._rng.random() * self._opts.min_watch_timeout)
+            self.watches += 1
+            try:
+                # aclosing: close the stream in this task, also when cancelled mid-event.
+                async with contextlib.aclosing(
+                    self._lw.watch(self.store.resource_version, timeout)
+                ) as stream:
+                    async for line in stream:
+                        self._apply_event(line)
+                        self._healthy()
+            except ApiStatusError as exc:
+                if exc.expired:
+                    log.info("watch expired, relisting", informer=self.name, reason=exc.status.message)
+                    return
+                await self._back_off(exc)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # connection problems: retry from the same version
+                await self._back_off(exc)
+
+    def _apply_event(self, line: bytes) -> None:
+        event = _EVENT_DECODER.decode(line)
+        if event.type == BOOKMARK:
+            self.store.resource_version = _BOOKMARK_DECODER.decode(event.object).metadata.resourceVersion
+            return
+        if event.type == ERROR:
+            raise ApiStatusError(_STATUS_DECODER.decode(event.object))
+        obj = self.store.codec.decode_object(bytes(event.object))
+        meta = self.store.codec.meta(obj)
+        if event.type == DELETED:
+            # Handlers get the final state the server sent, which is newer than the cached one.
+            self.store.delete(key_of(meta))
+            self._dispatch_delete(obj)
+        else:
+            old_obj = self.store.upsert(obj)[1]
+            self._notify(old_obj, obj)
+        self.store.resource_version = meta.resourceVersion or self.store.resource_version
+
+    # ----- handler dispatch -----------------------------------------------------------------------
+    def _notify(self, old: T | None, new: T) -> None:
+        for handler in self._handlers:
+            if old is None:
+                self._call(handler.on_add, new)
+            else:
+                self._call(handler.on_update, old, new)
+
+    def _dispatch_delete(self, obj: T) -> None:
+        for handler in self._handlers:
+            self._call(handler.on_delete, obj)
+
+    def _call(self, fn: Callable[..., None], *args: object) -> None:
+        try:
+            fn(*args)
+        except Exception:  # a broken handler must not stop the cache
+            log.exception("event handler failed", informer=self.name)
+
+    # ----- backoff --------------------------------------------------------------------------------
+    def _healthy(self) -> None:
+        if self._clock.now() - self._last_failure > self._opts.backoff_reset_after:
+            self._backoff = self._opts.initial_backoff
+
+    async def _back_off(self, exc: BaseException) -> None:
+        delay = self._backoff
+        self._backoff = min(self._backoff * 2, self._opts.max_backoff)
+        self._last_failure = self._clock.now()
+        log.warning("list/watch failed, retrying", informer=self.name, error=str(exc), retry_in=delay)
+        await self._clock.sleep(delay)

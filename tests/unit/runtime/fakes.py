@@ -1,0 +1,43 @@
+"""A scripted ListerWatcher for reflector tests: pages to list, and one script per watch call."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncGenerator
+
+
+class FakeListerWatcher:
+    def __init__(self) -> None:
+        self.lists: deque[list[bytes] | Exception] = deque()
+        self.watches: deque[list[bytes | Exception]] = deque()
+        self.list_calls = 0
+        self.watch_rvs: list[str] = []
+        self.blocked = asyncio.Event()
+        self._pages: deque[bytes] = deque()
+
+    async def list_page(self, limit: int, continue_token: str | None) -> bytes:
+        if continue_token is None:
+            self.list_calls += 1
+            script = self.lists.popleft()
+            if isinstance(script, Exception):
+                raise script
+            self._pages = deque(script)
+        return self._pages.popleft()
+
+    async def watch(self, resource_version: str, timeout_seconds: int) -> AsyncGenerator[bytes, None]:
+        self.watch_rvs.append(resource_version)
+        if not self.watches:
+            # Nothing scripted: behave like a quiet, open watch.
+            self.blocked.set()
+            await asyncio.Event().wait()
+        for item in self.watches.popleft():
+            if isinstance(item, Exception):
+                raise item
+            yield item
+
+
+async def settle(rounds: int = 50) -> None:
+    """Let ready tasks run (yields to the loop; never waits on wall-clock time)."""
+    for _ in range(rounds):
+        await asyncio.sleep(0)
