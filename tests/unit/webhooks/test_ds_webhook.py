@@ -39,7 +39,8 @@ CASES = [
             ds("test", rolling(ds_role("prefill"), partition=1, maxUnavailable=1), ds_role("decode")),
             want_rules=("ds-no-partition",),
             want_errors=(
-                "spec.roles[0].spec.rolloutStrategy.rollingUpdateConfiguration.partition: Forbidden: partition is "
+                "spec.roles[0].spec.rolloutStrategy.rollingUpdateConfiguration.partition: "
+                "Forbidden: partition is "
                 "not supported by DisaggregatedSet; rolling updates are managed across roles by the "
                 "DisaggregatedSet controller",
             ),
@@ -253,7 +254,9 @@ def test_ordinal_generated_name_limits(
 def test_generated_name_message() -> None:
     _, errors = validate(ds("a" * 33, ds_role("prefill", 10), ds_role("d", 1)))
     assert errors[0].error() == (
-        'spec.roles[0].name: Invalid value: "prefill": the generated names (65 chars) would exceed the DNS-1035 '
-        "limit of 63 characters (accounting for StatefulSet revision hash labels); reduce the DisaggregatedSet "
+        'spec.roles[0].name: Invalid value: "prefill": the generated names (65 '
+        "chars) would exceed the DNS-1035 "
+        "limit of 63 characters (accounting for StatefulSet revision hash "
+        "labels); reduce the DisaggregatedSet "
         "name and/or role name (combined limit: 38 characters)"
     )

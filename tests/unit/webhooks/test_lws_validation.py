@@ -30,7 +30,8 @@ def run(case: Case) -> tuple[list[str], list[str]]:
     else:
         errors = validate_update(case.old.obj(), case.new.obj(), case.scheduling)
     for err in errors:
-        assert err.field and err.rule
+        assert err.field
+        assert err.rule
     return [err.rule for err in errors], [err.error() for err in errors]
 
 
@@ -41,8 +42,10 @@ CREATE = [
             lws().name("2cube"),
             want_rules=("metadata-name",),
             want_errors=(
-                'metadata.name: Invalid value: "2cube": a DNS-1035 label must consist of lower case alphanumeric '
-                "characters or '-', start with an alphabetic character, and end with an alphanumeric character "
+                'metadata.name: Invalid value: "2cube": a DNS-1035 label must consist '
+                "of lower case alphanumeric "
+                "characters or '-', start with an alphabetic character, and end with "
+                "an alphanumeric character "
                 "(e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
             ),
         ),
@@ -53,7 +56,8 @@ CREATE = [
             lws().replicas(100000).size(1000000),
             want_rules=("replicas-size-product",),
             want_errors=(
-                "spec.replicas: Invalid value: 100000: the product of replicas and worker replicas must not exceed"
+                "spec.replicas: Invalid value: 100000: the product of replicas and "
+                "worker replicas must not exceed"
                 " 2147483647",
             ),
         ),
@@ -111,7 +115,8 @@ CREATE = [
             lws().size(4).subgroup(2, c.SUBGROUP_POLICY_LEADER_EXCLUDED),
             want_rules=("subgroup-leader-excluded-divides",),
             want_errors=(
-                f"{SGS}: Invalid value: 2: size-1 must be divisible by subGroupSize when using LeaderExcluded",
+                f"{SGS}: Invalid value: 2: size-1 must be divisible by subGroupSize "
+                "when using LeaderExcluded",
             ),
         ),
         id="LeaderExcluded needs size-1 divisible",
@@ -145,7 +150,8 @@ CREATE = [
             lws().rolling_update(maxUnavailable="200%"),
             want_rules=("maxUnavailable-percent-max",),
             want_errors=(
-                f'{RUC}.maxUnavailable: Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:"200%"}}: '
+                f"{RUC}.maxUnavailable: Invalid value: intstr.IntOrString{{Type:1, "
+                'IntVal:0, StrVal:"200%"}: '
                 "must not be greater than 100%",
             ),
         ),
@@ -401,7 +407,8 @@ UPDATE = [
             old=lws(),
             want_rules=("subdomain-policy-null",),
             want_errors=(
-                'spec.networkConfig.subdomainPolicy: Invalid value: "Shared": cannot set subdomainPolicy as null',
+                'spec.networkConfig.subdomainPolicy: Invalid value: "Shared": cannot '
+                "set subdomainPolicy as null",
             ),
         ),
         id="subdomainPolicy cannot become null",
