@@ -1,0 +1,129 @@
+"""Object names of an Ordinal LeaderWorkerSet (spec §2.7) and observed-group helpers."""
+
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core.groups import (
+    GroupState,
+    container_restarted,
+    controller_owner,
+    group_states,
+    slot_by_group_index,
+    statefulset_ready,
+)
+from leaderworkerset.core.naming import (
+    MAX_STATEFULSET_NAME,
+    group_index_from_leader_name,
+    leader_name_for_worker,
+    leader_pod_name,
+    leader_statefulset_name,
+    shared_service_name,
+    worker_pod_name,
+    worker_statefulset_name,
+    worker_statefulset_name_fits,
+)
+from tests.unit.core.builders import leader_pod, worker_statefulset
+
+
+def test_ordinal_names() -> None:
+    assert leader_statefulset_name("lws") == "lws"
+    assert shared_service_name("lws") == "lws"
+    assert leader_pod_name("lws", 3) == "lws-3"
+    assert worker_statefulset_name("lws-3") == "lws-3"
+    assert worker_pod_name("lws-3", 1) == "lws-3-1"
+
+
+@pytest.mark.parametrize(
+    ("meta", "want"),
+    [
+        pytest.param(
+            {"name": "lws-0-2", "annotations": {c.ANNOTATION_LEADER_NAME: "lws-0"}}, "lws-0", id="annotation"
+        ),
+        pytest.param({"name": "my-set-12-3"}, "my-set-12", id="pod name minus ordinal"),
+        pytest.param({"name": "lws-0-x"}, None, id="no ordinal"),
+        pytest.param({"name": "lws-0-99999999999"}, None, id="ordinal beyond int32"),
+    ],
+)
+def test_leader_name_for_worker(meta: dict[str, Any], want: str | None) -> None:
+    assert leader_name_for_worker({"metadata": meta}) == want
+
+
+@pytest.mark.parametrize(
+    ("pod_name", "want"),
+    [
+        pytest.param("lws-4", 4, id="leader"),
+        pytest.param("lws-4-1", None, id="worker of another parent"),
+        pytest.param("other-4", None, id="another set"),
+    ],
+)
+def test_group_index_from_leader_name(pod_name: str, want: int | None) -> None:
+    assert group_index_from_leader_name("lws", pod_name) == want
+
+
+def test_worker_statefulset_name_limit() -> None:
+    assert MAX_STATEFULSET_NAME == 52
+    assert worker_statefulset_name_fits("a" * 52)
+    assert not worker_statefulset_name_fits("a" * 53)
+
+
+@pytest.mark.parametrize(
+    ("status", "replicas", "want"),
+    [
+        pytest.param(
+            {"availableReplicas": 2, "currentRevision": "a", "updateRevision": "a"}, 2, True, id="ready"
+        ),
+        pytest.param(
+            {"availableReplicas": 1, "currentRevision": "a", "updateRevision": "a"}, 2, False, id="short"
+        ),
+        pytest.param(
+            {"availableReplicas": 2, "currentRevision": "a", "updateRevision": "b"}, 2, False, id="rolling"
+        ),
+        pytest.param({}, 0, True, id="zero replicas with empty status"),
+    ],
+)
+def test_statefulset_ready(status: dict[str, Any], replicas: int, want: bool) -> None:
+    assert statefulset_ready({"spec": {"replicas": replicas}, "status": status}) is want
+
+
+def test_controller_owner_picks_the_controller() -> None:
+    obj = {"metadata": {"ownerReferences": [{"name": "a"}, {"name": "b", "controller": True}]}}
+    assert controller_owner(obj) == {"name": "b", "controller": True}
+    assert controller_owner({"metadata": {}}) is None
+
+
+def test_container_restarted_needs_running_or_pending() -> None:
+    pod = leader_pod("lws", 0, "r", restart_count=1)
+    assert container_restarted(pod)
+    pod["status"]["phase"] = "Failed"
+    assert not container_restarted(pod)
+
+
+def test_slot_by_group_index_skips_bad_indexes() -> None:
+    pods = [
+        leader_pod("lws", 0, "r"),
+        leader_pod("lws", 1, "r", group_index="x"),
+        leader_pod("lws", 2, "r", group_index="-1"),
+        leader_pod("lws", 9, "r"),
+    ]
+    slots = slot_by_group_index(pods, 3)
+    assert [None if s is None else s["metadata"]["name"] for s in slots] == ["lws-0", None, None]
+
+
+def test_group_states_size_two() -> None:
+    pods = [
+        leader_pod("lws", 0, "new"),
+        leader_pod("lws", 1, "old"),
+        leader_pod("lws", 2, "new", ready=False),
+    ]
+    stss = [worker_statefulset(pods[0]), worker_statefulset(pods[1])]
+    states = group_states(
+        lws_name="lws", sts_replicas=4, size=2, revision_key="new", leader_pods=pods, statefulsets=stss
+    )
+    assert states == [
+        GroupState(True, True),
+        GroupState(True, False),
+        GroupState(False, False),  # no worker statefulset yet: missing
+        GroupState(False, False),  # no leader yet: missing
+    ]
