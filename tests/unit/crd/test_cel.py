@@ -1,0 +1,51 @@
+"""The DisaggregatedSet replicas rule, evaluated with cel-python over the generated CRD's rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import celpy
+import pytest
+
+from leaderworkerset.crd.manifests import crd_documents
+from leaderworkerset.crd.markers import DS_REPLICAS_MESSAGE, DS_REPLICAS_RULE
+
+
+def _role(name: str, replicas: int | None = None, mode: str | None = None) -> dict[str, Any]:
+    role: dict[str, Any] = {"name": name, "spec": {} if replicas is None else {"replicas": replicas}}
+    if mode is not None:
+        role["scaling"] = {"mode": mode}
+    return role
+
+
+def _evaluate(roles: list[dict[str, Any]]) -> bool:
+    env = celpy.Environment()
+    program = env.program(env.compile(DS_REPLICAS_RULE))
+    return bool(program.evaluate({"self": celpy.json_to_cel({"roles": roles})}))
+
+
+@pytest.mark.parametrize(
+    ("roles", "want"),
+    [
+        pytest.param([_role("a", 1), _role("b", 3)], True, id="all positive"),
+        pytest.param([_role("a", 0), _role("b", 0)], True, id="all zero"),
+        pytest.param([_role("a"), _role("b")], True, id="all unset"),
+        pytest.param([_role("a"), _role("b", 0)], True, id="unset and zero"),
+        pytest.param([_role("a", 1), _role("b", 0)], False, id="positive and zero"),
+        pytest.param([_role("a", 2), _role("b")], False, id="positive and unset"),
+        pytest.param([_role("a", 1), _role("b", mode="External")], True, id="external role ignored"),
+        pytest.param([_role("a", 0), _role("b", 5, mode="External")], True, id="external replicas ignored"),
+        pytest.param([_role("a", 1), _role("b", 0, mode="Static")], False, id="explicit Static counts"),
+        pytest.param(
+            [_role("a", mode="External"), _role("b", mode="External")], True, id="only external roles"
+        ),
+    ],
+)
+def test_ds_replicas_rule(roles: list[dict[str, Any]], want: bool) -> None:
+    assert _evaluate(roles) is want
+
+
+def test_the_generated_ds_crd_carries_the_rule_on_spec() -> None:
+    ds = crd_documents()[1]
+    spec = ds["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec["x-kubernetes-validations"] == [{"message": DS_REPLICAS_MESSAGE, "rule": DS_REPLICAS_RULE}]

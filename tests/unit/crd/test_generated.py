@@ -1,0 +1,37 @@
+"""The committed manifests are exactly what the generator produces (and deploy/ holds the same)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from leaderworkerset.crd.generate import DEFAULT_OUTPUTS, render_all
+from leaderworkerset.crd.manifests import CRD_FILES, crd_documents, crd_texts
+
+PACKAGED, DEPLOY = DEFAULT_OUTPUTS
+
+
+@functools.cache
+def _rendered() -> dict[str, str]:
+    return render_all()
+
+
+@pytest.mark.parametrize(
+    "directory", [pytest.param(PACKAGED, id="packaged"), pytest.param(DEPLOY, id="deploy")]
+)
+@pytest.mark.parametrize("name", [pytest.param(n, id=n.removesuffix(".yaml")) for n in CRD_FILES])
+def test_committed_manifest_is_current(directory: Path, name: str) -> None:
+    assert (directory / name).read_text(encoding="utf-8") == _rendered()[name]
+
+
+def test_generator_writes_exactly_the_packaged_files() -> None:
+    assert sorted(_rendered()) == sorted(CRD_FILES)
+    assert sorted(p.name for p in PACKAGED.glob("*.yaml")) == sorted(CRD_FILES)
+
+
+def test_packaged_documents_load_in_install_order() -> None:
+    kinds = [doc["spec"]["names"]["kind"] for doc in crd_documents()]
+    assert kinds == ["LeaderWorkerSet", "DisaggregatedSet", "DisaggregatedSetRoleScaler"]
+    assert all(text.startswith("---\n") for text in crd_texts())
