@@ -7,11 +7,13 @@ spellings follow the Kubernetes 1.37 ``scheduling.k8s.io`` building blocks; the 
 
 Policies and disruption modes are unions: exactly one member is set, and an empty object (``{}``)
 selects a member (``basic: {}``), so members are ``dict | None`` rather than booleans.
+
+Which level is active (``SchedulingModeFor`` upstream) is decided by the webhooks layer, which owns
+scheduling validation; these types only carry the shape.
 """
 
 from typing import Annotated, Any
 
-from leaderworkerset.api import constants as c
 from leaderworkerset.api._base import ApiStruct, Int32, crd, list_map
 
 # An empty object selecting a union member, e.g. ``basic: {}`` or ``single: {}``.
@@ -112,34 +114,3 @@ class LeaderWorkerSetScheduling(ApiStruct):
     disruption_mode: DisruptionMode | None = None
     resource_claims: ResourceClaims | None = None
     replica: ReplicaScheduling | None = None
-
-
-def _lws_level_active(s: LeaderWorkerSetScheduling) -> bool:
-    return any(
-        x is not None
-        for x in (s.scheduling_policy, s.scheduling_constraints, s.disruption_mode, s.resource_claims)
-    )
-
-
-def _replica_level_active(r: ReplicaScheduling | None) -> bool:
-    if r is None:
-        return False
-    own = (r.scheduling_policy, r.scheduling_constraints, r.disruption_mode, r.resource_claims)
-    # ``replica: {}`` (nothing below it) still selects the replica level.
-    return any(x is not None for x in own) or (r.leader is None and r.worker is None)
-
-
-def active_levels(s: LeaderWorkerSetScheduling) -> list[str]:
-    """The scheduling levels the user switched on, in lws, replica, role order.
-
-    Pure API-shape helper (spec §1.1.1 ``SchedulingModeFor``): callers decide what more than one
-    active level means; none active means the replica level.
-    """
-    levels = []
-    if _lws_level_active(s):
-        levels.append(c.SCHEDULING_MODE_LWS)
-    if _replica_level_active(s.replica):
-        levels.append(c.SCHEDULING_MODE_REPLICA)
-    if s.replica is not None and (s.replica.leader is not None or s.replica.worker is not None):
-        levels.append(c.SCHEDULING_MODE_ROLE)
-    return levels
