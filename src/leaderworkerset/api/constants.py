@@ -307,6 +307,7 @@ EVENT_ACTION_CREATE: Final = "Create"
 EVENT_ACTION_UPDATE: Final = "Update"
 EVENT_ACTION_DELETE: Final = "Delete"
 EVENT_ACTION_RECOVER: Final = "Recover"
+EVENT_ACTION_CONFLICT: Final = "Conflict"
 
 # Reporting components (recorder names).
 EVENT_COMPONENT_LWS: Final = "leaderworkerset"
