@@ -286,6 +286,21 @@ def parse_go_duration(text: str) -> float:
 # ---- loading -------------------------------------------------------------------------------------
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """Safe YAML loading that refuses repeated keys (upstream's strict decoder does too)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f'duplicate field "{key}"', key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _read_source(source: str | Path) -> str:
     if isinstance(source, Path):
         return source.read_text()
@@ -317,7 +332,7 @@ def load_configuration_with_warnings(source: str | Path = "") -> tuple[Configura
     ``source`` is a file path or the YAML text itself; empty means "no file": all defaults.
     """
     try:
-        doc = yaml.safe_load(_read_source(source))
+        doc = yaml.load(_read_source(source), Loader=_StrictLoader)
     except yaml.YAMLError as err:
         raise ConfigError(f"configuration is not valid YAML: {err}") from err
     cfg = _decode(doc)

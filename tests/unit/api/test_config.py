@@ -233,6 +233,7 @@ def test_valid_configurations_load(text: str) -> None:
         pytest.param("apiVersion: v1\nkind: ConfigMap\n", '"ConfigMap"', id="not a Configuration"),
         pytest.param("- a\n- b\n", "mapping", id="not a mapping"),
         pytest.param("webhook: [\n", "not valid YAML", id="broken YAML"),
+        pytest.param(V1 + "webhook: {}\nwebhook: {}\n", 'duplicate field "webhook"', id="repeated key"),
     ],
 )
 def test_decode_errors(source: str | Path, want_match: str) -> None:
