@@ -173,12 +173,24 @@ def delete(start: int, end: int) -> Action:
     return lambda w: w.delete(start, end)
 
 
+def user_partition(n: int) -> Action:
+    return lambda w: w.lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"].update(partition=n)
+
+
+def resize(n: int, revision: str) -> Action:
+    def act(w: EnvWorld) -> None:
+        w.lws["spec"]["leaderWorkerTemplate"]["size"] = n
+        w.update_template(revision)
+
+    return act
+
+
 def delete_above_replicas() -> Action:
     return lambda w: w.delete_above_replicas()
 
 
-def available(replicas_: int) -> Step:
-    return Step("set to available", (ready_all(),), (replicas_, 0), (replicas_, replicas_), AVAILABLE)
+def available(replicas_: int, partition: int = 0) -> Step:
+    return Step("set to available", (ready_all(),), (replicas_, partition), (replicas_, replicas_), AVAILABLE)
 
 
 @dataclass(frozen=True)
@@ -480,6 +492,58 @@ REPLAYS = [
             ],
         ),
         id="rolling update with no ready replicas",
+    ),
+    pytest.param(
+        Replay(
+            LWSBuilder().replicas(2),
+            [
+                available(2),
+                Step(
+                    "size changed to 4 and groups replaced",
+                    (resize(4, "rev2"), ready_all()),
+                    (2, 0),
+                    (2, 2),
+                    AVAILABLE,
+                ),
+            ],
+        ),
+        id="resize should update the size of the replicas",
+    ),
+    pytest.param(
+        Replay(
+            LWSBuilder().replicas(6).partition(4),
+            [
+                available(6, partition=4),
+                Step("worker template changed", (template("rev2"),), (6, 5), (6, 0), UPDATING),
+                Step("group 5 updated", (ready(5),), (6, 4), (6, 1), UPDATING),
+                Step("group 4 updated: done down to the partition", (ready(4),), (6, 4), (6, 2), AVAILABLE),
+                Step("user partition lowered to 2", (user_partition(2),), (6, 3), (6, 2), UPDATING),
+                Step("group 3 updated", (ready(3),), (6, 2), (6, 3), UPDATING),
+                Step("group 2 updated", (ready(2),), (6, 2), (6, 4), AVAILABLE),
+            ],
+        ),
+        id="rolling update with the partition setting",
+    ),
+    pytest.param(
+        Replay(
+            LWSBuilder().replicas(3).max_surge(1).partition(2),
+            [
+                available(3, partition=2),
+                Step("worker template changed", (template("rev2"),), (4, 2), (3, 0), UPDATING),
+                # The surge group stays: the outdated groups below the partition exceed maxUnavailable.
+                Step(
+                    "surge and group 2 updated",
+                    (create(3, 4, "rev2"), ready(3, 2)),
+                    (4, 2),
+                    (4, 2),
+                    AVAILABLE,
+                ),
+                Step("user partition reset to 0", (user_partition(0),), (4, 0), (4, 2), UPDATING),
+                Step("groups 1 and 0 updated", (ready(1, 0),), (3, 0), (4, 4), AVAILABLE),
+                Step("surge pod deleted", (delete(3, 4),), (3, 0), (3, 3), AVAILABLE),
+            ],
+        ),
+        id="rolling update with the partition and maxSurge setting",
     ),
 ]
 
