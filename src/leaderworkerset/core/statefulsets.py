@@ -17,6 +17,7 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import labels_of, name_of, namespace_of, revision_key_of, uid_of
 from leaderworkerset.core.rollout import RolloutBudget, lws_replicas, rollout_budget
+from leaderworkerset.core.tpu import pod_requests_tpus
 
 Obj = Mapping[str, Any]
 
@@ -282,7 +283,7 @@ def worker_statefulset(
     leader_pod: Obj,
     revision_spec: Obj,
     *,
-    leader_requests_tpus: bool = False,
+    leader_requests_tpus: bool | None = None,
     node_selector: Mapping[str, str] | None = None,
     extra_template_annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -292,8 +293,11 @@ def worker_statefulset(
     worker template, size, subgroup policy, network config and volume claims). `node_selector`
     carries the exclusive-topology pin `{key: value}` once the leader is scheduled.
     `extra_template_annotations` is where layered features (Hash identity, workload-aware
-    scheduling) add their template annotations.
+    scheduling) add their template annotations. `leader_requests_tpus` defaults to asking the
+    leader pod's spec.
     """
+    if leader_requests_tpus is None:
+        leader_requests_tpus = pod_requests_tpus(dict(leader_pod.get("spec") or {}))
     lws_name, namespace = name_of(lws), namespace_of(leader_pod) or namespace_of(lws)
     meta = lws.get("metadata") or {}
     selector = worker_selector(lws_name, leader_pod)

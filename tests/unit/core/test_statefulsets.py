@@ -545,3 +545,19 @@ def test_require_leader_dns(field: str | None, want_ok: bool) -> None:
         WorkerStatefulSetError, match="leader pod default/test-sample-1 has no hostname or subdomain"
     ):
         require_leader_dns(leader)
+
+
+@pytest.mark.parametrize(
+    ("resources", "want_flag"),
+    [
+        pytest.param({"limits": {"google.com/tpu": "4"}}, True, id="leader with TPU limits"),
+        pytest.param({"requests": {"google.com/tpu": "0"}}, False, id="zero TPUs"),
+        pytest.param({}, False, id="no TPUs"),
+    ],
+)
+def test_worker_statefulset_asks_the_leader_for_tpus(resources: dict[str, Any], want_flag: bool) -> None:
+    lws = LWSBuilder().size(2).obj()
+    leader = leader_for()
+    leader["spec"]["containers"][0]["resources"] = resources
+    annotations = worker_statefulset(lws, leader, lws["spec"])["spec"]["template"]["metadata"]["annotations"]
+    assert (c.ANNOTATION_LEADER_REQUESTS_TPUS in annotations) is want_flag
