@@ -306,17 +306,26 @@ def plan_rollout_for(
 
 
 def after_apply_events(
-    *, lws_name: str, previous: LeaderStatefulSetView | None, partition: int, revision_created: bool
+    *,
+    lws_name: str,
+    previous: LeaderStatefulSetView | None,
+    partition: int,
+    revision_created: bool,
+    revision_name: str | None = None,
 ) -> tuple[ControllerEvent, ...]:
     """Events to record once the leader StatefulSet was applied successfully.
 
     Creation is announced as progress; a partition move (outside the reconcile that created a
-    revision) names the ordinals released for update, inclusive.
+    revision) names the ordinals released for update, inclusive. Upstream relates both events to
+    the current ControllerRevision, named by `revision_name`.
     """
+    related = None if revision_name is None else ("ControllerRevision", revision_name)
     if previous is None:
         message = c.MSG_CREATED_LEADER_STS % lws_name
         return (
-            ControllerEvent(c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_PROGRESSING, c.EVENT_ACTION_CREATE, message),
+            ControllerEvent(
+                c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_PROGRESSING, c.EVENT_ACTION_CREATE, message, related
+            ),
         )
     if revision_created or partition == previous.partition:
         return ()
@@ -324,4 +333,8 @@ def after_apply_events(
         message = c.MSG_UPDATING_REPLICA % partition
     else:
         message = c.MSG_UPDATING_REPLICAS % (partition, previous.partition - 1)
-    return (ControllerEvent(c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_UPDATING, c.EVENT_ACTION_UPDATE, message),)
+    return (
+        ControllerEvent(
+            c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_UPDATING, c.EVENT_ACTION_UPDATE, message, related
+        ),
+    )

@@ -538,3 +538,10 @@ def test_availability_is_never_violated_during_rollout() -> None:
         _reconcile(world, lws)
     assert world.row() == "✅ ✅ ✅ ✅"
     assert (world.partition, world.sts_replicas) == (0, 4)
+
+
+def test_after_apply_events_relate_to_the_revision() -> None:
+    (event,) = after_apply_events(
+        lws_name="lws", previous=None, partition=0, revision_created=True, revision_name="lws-7f8c9-1"
+    )
+    assert event.related == ("ControllerRevision", "lws-7f8c9-1")

@@ -561,3 +561,13 @@ def test_worker_statefulset_asks_the_leader_for_tpus(resources: dict[str, Any], 
     leader["spec"]["containers"][0]["resources"] = resources
     annotations = worker_statefulset(lws, leader, lws["spec"])["spec"]["template"]["metadata"]["annotations"]
     assert (c.ANNOTATION_LEADER_REQUESTS_TPUS in annotations) is want_flag
+
+
+def test_old_size_one_leader_gets_a_zero_replica_worker_statefulset() -> None:
+    """Spec A17: during a 1→N resize, an old-revision leader reconciled by the pod controller (which
+    reads the live size) gets workers built from its own revision: zero replicas."""
+    live = LWSBuilder().size(3).obj()
+    old_revision_spec = LWSBuilder().size(1).obj()["spec"]
+    got = worker_statefulset(live, leader_for(), old_revision_spec)
+    assert got["spec"]["replicas"] == 0
+    assert got["spec"]["template"]["metadata"]["annotations"][c.ANNOTATION_SIZE] == "1"
