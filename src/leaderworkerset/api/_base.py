@@ -26,6 +26,18 @@ def crd(**schema: Any) -> msgspec.Meta:
     return msgspec.Meta(extra_json_schema=schema)
 
 
+def required_object() -> dict[str, Any]:
+    """Default for a required object field. A named factory (not ``dict``) on purpose: msgspec
+    omits a field whose ``dict``/``list`` factory default is empty, and a required field such as
+    ``workerTemplate: {}`` must still be written back, or the API server reports it missing."""
+    return {}
+
+
+def required_list() -> list[Any]:
+    """Default for a required list field; see :func:`required_object`."""
+    return []
+
+
 # Marker for fields whose schema is a Kubernetes built-in type (the CRD generator substitutes the
 # real OpenAPI definition). Stored in ``Meta.extra`` so it never leaks into a JSON schema.
 EMBEDDED_TYPE_KEY: Final = "k8s_type"

@@ -10,7 +10,7 @@ import msgspec
 from lightkube.models.meta_v1 import ObjectMeta
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.api._base import ApiStruct, Int32, Int64, crd, enum_of, list_map
+from leaderworkerset.api._base import ApiStruct, Int32, Int64, crd, enum_of, list_map, required_list
 from leaderworkerset.api.leaderworkerset import Conditions, LeaderWorkerSetSpec, Metadata
 
 DNS_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -41,7 +41,7 @@ Roles = Annotated[list[DisaggregatedRoleSpec], list_map("name"), crd(minItems=2,
 
 
 class DisaggregatedSetSpec(ApiStruct):
-    roles: Roles = msgspec.field(default_factory=list)
+    roles: Roles = msgspec.field(default_factory=required_list)
     slices: Annotated[Int32, crd(minimum=1, maximum=100, default=1)] | None = None
     placement_policy: PlacementPolicy | None = None
 

@@ -37,6 +37,7 @@ from leaderworkerset.api._base import (
     embedded,
     enum_of,
     list_map,
+    required_object,
 )
 from leaderworkerset.api.scheduling import LeaderWorkerSetScheduling
 
@@ -60,7 +61,7 @@ class LeaderWorkerTemplate(ApiStruct):
     """Pod templates and shape of one group."""
 
     leader_template: RawPodTemplate | None = None
-    worker_template: RawPodTemplate = msgspec.field(default_factory=dict)
+    worker_template: RawPodTemplate = msgspec.field(default_factory=required_object)
     size: Annotated[Int32, crd(default=1)] | None = None
     restart_policy: Annotated[
         str, enum_of(c.RESTART_POLICIES, c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)

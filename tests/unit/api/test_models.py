@@ -8,6 +8,8 @@ from typing import Any
 import msgspec
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.codec import (
@@ -259,3 +261,25 @@ def test_json_schema_carries_crd_facts() -> None:
     assert lwt["restartPolicy"]["enum"] == list(c.RESTART_POLICIES)
     ruc = defs["RollingUpdateConfiguration"]["properties"]
     assert ruc["maxSurge"]["anyOf"][0]["x-kubernetes-int-or-string"] is True
+
+
+_JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8)
+_KEYS = st.text(min_size=1, max_size=6)
+_JSON = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    worker=st.dictionaries(_KEYS, _JSON, max_size=4),
+    leader=st.dictionaries(_KEYS, _JSON, max_size=4),
+    claims=st.lists(st.dictionaries(_KEYS, _JSON, max_size=3), max_size=2),
+)
+def test_any_json_inside_templates_survives(
+    worker: dict[str, Any], leader: dict[str, Any], claims: list[dict[str, Any]]
+) -> None:
+    obj = _lws(lwt={"workerTemplate": worker, "leaderTemplate": leader, "volumeClaimTemplates": claims})
+    assert encode(decode_lws(copy.deepcopy(obj))) == obj
