@@ -283,3 +283,32 @@ def test_any_json_inside_templates_survives(
 ) -> None:
     obj = _lws(lwt={"workerTemplate": worker, "leaderTemplate": leader, "volumeClaimTemplates": claims})
     assert encode(decode_lws(copy.deepcopy(obj))) == obj
+
+
+def test_server_side_metadata_round_trips() -> None:
+    obj = _lws()
+    obj["metadata"] = {
+        "name": "lws",
+        "namespace": "default",
+        "uid": "0b7c4f8e",
+        "resourceVersion": "12",
+        "generation": 3,
+        "creationTimestamp": "2026-01-02T03:04:05Z",
+        "labels": {"app": "x"},
+        "annotations": {c.ANNOTATION_EXCLUSIVE_TOPOLOGY: "rack"},
+        "finalizers": ["example.com/hold"],
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "X", "name": "n", "uid": "u", "controller": True},
+        ],
+        "managedFields": [
+            {
+                "manager": "kubectl",
+                "operation": "Update",
+                "apiVersion": c.LWS_API_VERSION,
+                "time": "2026-01-02T03:04:05Z",
+                "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:replicas": {}}},
+            }
+        ],
+    }
+    assert encode(decode_lws(copy.deepcopy(obj))) == obj
