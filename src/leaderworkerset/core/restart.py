@@ -52,7 +52,10 @@ _RECREATING_POLICIES = (
 )
 _STATEFULSET_KIND = "StatefulSet"
 _POD_KIND = "Pod"
+# Deletion propagation for a leader: its dependents (worker StatefulSet, then worker pods) go first.
 FOREGROUND = "Foreground"
+# A leader whose ControllerRevision is not in the cache yet is retried after this long (C7 step 6).
+MISSING_REVISION_REQUEUE_SECONDS = 1.0
 
 
 class GroupRestartError(ValueError):

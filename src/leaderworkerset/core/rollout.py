@@ -33,6 +33,9 @@ IntOrString = int | str
 DEFAULT_MAX_UNAVAILABLE: IntOrString = 1
 DEFAULT_MAX_SURGE: IntOrString = 0
 
+# A leader StatefulSet being deleted is left alone and looked at again after this long (A4).
+TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS = 5.0
+
 
 class IntOrPercentError(ValueError):
     """An IntOrString that is neither an int nor `<int>%`, worded like apimachinery's error."""
