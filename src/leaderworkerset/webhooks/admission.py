@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonpatch
-
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import validation as v
 from leaderworkerset.core.podmutation import PodMutationError
@@ -122,9 +120,34 @@ HANDLERS: dict[str, Handler] = {
 
 
 def json_patch(original: Obj, mutated: Obj) -> list[Obj]:
-    """RFC 6902 operations turning `original` into `mutated`."""
-    operations: list[Obj] = jsonpatch.make_patch(original, mutated).patch
+    """RFC 6902 operations turning `original` into `mutated`.
+
+    Objects are diffed key by key; a list that changed is replaced whole. jsonpatch's list diff
+    is avoided on purpose: with repeated equal elements (duplicate env entries) its move
+    optimisation yields patches that do not reproduce the target.
+    """
+    operations: list[Obj] = []
+    _diff(original, mutated, "", operations)
     return operations
+
+
+def _pointer(path: str, key: str) -> str:
+    return f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
+
+
+def _diff(before: object, after: object, path: str, operations: list[Obj]) -> None:
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in before:
+            if key not in after:
+                operations.append({"op": "remove", "path": _pointer(path, key)})
+        for key, value in after.items():
+            if key not in before:
+                operations.append({"op": "add", "path": _pointer(path, key), "value": value})
+            else:
+                _diff(before[key], value, _pointer(path, key), operations)
+        return
+    if before != after or type(before) is not type(after):
+        operations.append({"op": "replace", "path": path, "value": after})
 
 
 def _response(uid: str, outcome: Outcome, original: Obj | None) -> Obj:
