@@ -442,5 +442,13 @@ DEFAULT_LIVENESS_ENDPOINT: Final = "/healthz"
 DEFAULT_CLIENT_QPS: Final = 500.0
 DEFAULT_CLIENT_BURST: Final = 500
 
+# Installation layout (kustomize base: namespace lws-system, name prefix "lws-").
+CONTROLLER_MANAGER_NAME: Final = "lws-controller-manager"
+MANAGER_CONFIG_MAP_NAME: Final = "lws-manager-config"
+MANAGER_CONFIG_KEY: Final = "controller_manager_config.yaml"
+# cert-manager alternative to the built-in certificate rotation.
+CERT_MANAGER_CERTIFICATE_NAME: Final = "lws-serving-cert"
+ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: Final = "cert-manager.io/inject-ca-from"
+
 # Server-side apply field manager used for every object we apply.
 FIELD_MANAGER: Final = "lws"
