@@ -545,3 +545,32 @@ def test_after_apply_events_relate_to_the_revision() -> None:
         lws_name="lws", previous=None, partition=0, revision_created=True, revision_name="lws-7f8c9-1"
     )
     assert event.related == ("ControllerRevision", "lws-7f8c9-1")
+
+
+@pytest.mark.parametrize(
+    ("new_replicas", "max_unavailable", "max_surge", "want_first", "want_second"),
+    [
+        pytest.param(6, 1, 0, (4, 6), (4, 6), id="added groups cover maxUnavailable: old groups wait"),
+        pytest.param(
+            5, 2, 0, (4, 5), (3, 5), id="added groups below maxUnavailable: partition drops to new minus it"
+        ),
+        pytest.param(6, 1, 1, (4, 6), (4, 7), id="surge only once the scale-up is applied"),
+    ],
+)
+def test_combined_template_update_and_scale_up(
+    new_replicas: int,
+    max_unavailable: int,
+    max_surge: int,
+    want_first: tuple[int, int],
+    want_second: tuple[int, int],
+) -> None:
+    """The v1.0 rollout doc, "Combined update and scale-up in Ordinal mode": the first reconcile
+    holds the partition at the old size and creates the new ordinals on the new revision; maxSurge
+    comes on the next one; old groups roll only within maxUnavailable left by the new ones."""
+    world = _steady_world(1, 4)
+    lws = LWSBuilder().replicas(new_replicas).max_unavailable(max_unavailable).max_surge(max_surge).obj()
+    _start_update(world, lws)
+    assert (world.partition, world.sts_replicas) == want_first
+    assert all(world.groups[o].revision == "B" for o in range(4, new_replicas))
+    _reconcile(world, lws)
+    assert (world.partition, world.sts_replicas) == want_second
