@@ -63,8 +63,9 @@ class GroupRestartError(ValueError):
 
 
 def restart_policy(lws: Obj) -> str:
+    """The policy as stored ("" if absent: the CRD default always fills it on real objects)."""
     lwt = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
-    return str(lwt.get("restartPolicy") or c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
+    return str(lwt.get("restartPolicy") or "")
 
 
 def recreates_groups(lws: Obj) -> bool:

@@ -179,7 +179,9 @@ def leader_statefulset(
     lws_name, namespace = name_of(lws), namespace_of(lws)
     budget = budget or rollout_budget(lws)
     lwt = _template_spec(spec)
-    template = lwt.get("leaderTemplate") or lwt.get("workerTemplate") or {}
+    # A present leaderTemplate wins even when empty, as upstream tests the pointer, not the content.
+    leader_template = lwt.get("leaderTemplate")
+    template = leader_template if leader_template is not None else lwt.get("workerTemplate") or {}
     template_labels = {**leader_selector(lws_name), c.LABEL_TEMPLATE_REVISION_HASH: revision_key}
     template_annotations = {**leader_template_annotations(lws), **(extra_template_annotations or {})}
     strategy_type = (spec.get("rolloutStrategy") or {}).get("type") or c.ROLLOUT_STRATEGY_ROLLING_UPDATE

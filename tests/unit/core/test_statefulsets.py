@@ -571,3 +571,10 @@ def test_old_size_one_leader_gets_a_zero_replica_worker_statefulset() -> None:
     got = worker_statefulset(live, leader_for(), old_revision_spec)
     assert got["spec"]["replicas"] == 0
     assert got["spec"]["template"]["metadata"]["annotations"][c.ANNOTATION_SIZE] == "1"
+
+
+def test_empty_leader_template_still_wins_over_worker_template() -> None:
+    lws = LWSBuilder().obj()
+    lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"] = {}
+    got = leader_statefulset(lws, partition=0, replicas=1, revision_key=REV)
+    assert "spec" not in got["spec"]["template"]
