@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import httpx2
 import typer
 from lightkube import AsyncClient
 from lightkube.config.kubeconfig import KubeConfig
+from lightkube.core.exceptions import ApiError, ConfigError
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.crd.install import DEFAULT_TIMEOUT, install_crds
@@ -51,8 +52,16 @@ def install_command(
     try:
         asyncio.run(_install(kubeconfig, context, timeout))
     except TimeoutError:
-        typer.echo(f"CRDs not Established within {timeout:.0f}s", err=True)
-        raise typer.Exit(1) from None
+        _fail(f"CRDs not Established within {timeout:.0f}s")
+    except ConfigError as err:
+        _fail(f"no usable kubeconfig: {err}")
+    except ApiError as err:
+        _fail(f"the API server refused the CRDs: {err.status.message}")
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"lws install: {message}", err=True)
+    raise typer.Exit(1)
 
 
 def _client(kubeconfig: Path | None, context: str | None) -> AsyncClient:
