@@ -2,7 +2,7 @@
 
 Phase 1 materialises exactly one level of the LeaderWorkerSet hierarchy as PodGroups: the whole
 set (`lws`), each replica (`replica`, the default), or the leader and workers of each replica
-(`role`). The level-selection logic is shared with the controllers through `scheduling_mode`.
+(`role`). Level selection (`scheduling_mode`) lives in core so the controllers share it.
 """
 
 from dataclasses import dataclass
@@ -10,12 +10,13 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import validation as v
+from leaderworkerset.core.validation import SchedulingModeError, scheduling_mode
 from leaderworkerset.webhooks import fields as f
 
 Obj = dict[str, Any]
 FieldError = v.FieldError
 PATH = "spec.scheduling"
-_LEVEL_FIELDS = ("schedulingPolicy", "schedulingConstraints", "disruptionMode")
+_LEVEL_FIELDS = v.SCHEDULING_LEVEL_FIELDS
 _DELEGATION_ANNOTATIONS = (
     c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME,
     c.ANNOTATION_SCHEDULING_PARENT_COMPOSITE_POD_GROUP,
@@ -29,37 +30,6 @@ class SchedulingAdmission:
     feature_gate_enabled: bool = False
     provider: str | None = None
     workload_api_available: bool = True
-
-
-class SchedulingModeError(ValueError):
-    pass
-
-
-def _level_active(level: Obj) -> bool:
-    return any(f.present(level, name) for name in _LEVEL_FIELDS) or bool(f.items(level, "resourceClaims"))
-
-
-def scheduling_mode(scheduling: Obj, scheduling_set: bool = True) -> str:
-    """The single active level; replica when nothing is set (so `scheduling: {}` means per replica)."""
-    if not scheduling_set:
-        raise SchedulingModeError("spec.scheduling is not configured")
-    replica_set = f.present(scheduling, "replica")
-    replica = f.child(scheduling, "replica")
-    role_active = f.present(replica, "leader") or f.present(replica, "worker")
-    active = []
-    if _level_active(scheduling):
-        active.append(c.SCHEDULING_MODE_LWS)
-    if _level_active(replica) or (replica_set and not role_active):
-        active.append(c.SCHEDULING_MODE_REPLICA)
-    if role_active:
-        active.append(c.SCHEDULING_MODE_ROLE)
-    if not active:
-        return c.SCHEDULING_MODE_REPLICA
-    if len(active) != 1:
-        raise SchedulingModeError(
-            f"phase 1 requires exactly one active scheduling level, got [{' '.join(active)}]"
-        )
-    return active[0]
 
 
 def validate_scheduling(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:

@@ -3,7 +3,7 @@
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import keys, subgroup
+from leaderworkerset.core import keys, subgroup, validation
 
 
 @pytest.mark.parametrize(
@@ -120,3 +120,24 @@ def test_go_atoi_rejects_with_go_message(text: str, message: str) -> None:
     with pytest.raises(keys.GoParseError) as raised:
         keys.go_atoi(text)
     assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("scheduling", "want"),
+    [
+        pytest.param({}, c.SCHEDULING_MODE_REPLICA, id="empty means replica"),
+        pytest.param({"replica": {}}, c.SCHEDULING_MODE_REPLICA, id="empty replica node"),
+        pytest.param({"disruptionMode": {"all": {}}}, c.SCHEDULING_MODE_LWS, id="whole set"),
+        pytest.param({"replica": {"worker": {}}}, c.SCHEDULING_MODE_ROLE, id="role leaf"),
+        pytest.param(
+            {"replica": {"schedulingPolicy": {"gang": {}}}}, c.SCHEDULING_MODE_REPLICA, id="replica policy"
+        ),
+    ],
+)
+def test_scheduling_mode(scheduling: dict[str, object], want: str) -> None:
+    assert validation.scheduling_mode(scheduling) == want
+
+
+def test_two_active_scheduling_levels_are_an_error() -> None:
+    with pytest.raises(validation.SchedulingModeError, match=r"got \[lws role\]"):
+        validation.scheduling_mode({"schedulingPolicy": {"basic": {}}, "replica": {"leader": {}}})
