@@ -243,3 +243,71 @@ def group_state(leader: Obj, worker_sts: Obj | None, revision_key: str) -> Group
 
 def states_ready_updated(states: Sequence[GroupState]) -> int:
     return sum(1 for s in states if s.ready_and_updated)
+
+
+# --- human-readable view (the `lws status` group tree) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """One group as an operator sees it: identity, revision, state and why it is not ready."""
+
+    index: int
+    leader: str
+    revision: str
+    ready: bool
+    updated: bool
+    reasons: tuple[str, ...]
+
+
+def not_ready_reasons(leader: Obj | None, worker_sts: Obj | None, *, size: int) -> tuple[str, ...]:
+    """Why a group is not ready, in the order an operator would check (empty when ready)."""
+    if leader is None:
+        return ("leader pod missing",)
+    reasons = []
+    if is_deleting(leader):
+        reasons.append("leader pod terminating")
+    if pod_phase(leader) != _POD_RUNNING:
+        reasons.append(f"leader pod {pod_phase(leader) or 'phase unknown'}")
+    elif not pod_ready(leader):
+        reasons.append("leader pod not ready")
+    if size == 1:
+        return tuple(reasons)
+    if worker_sts is None:
+        return (*reasons, "worker statefulset missing")
+    status = worker_sts.get("status") or {}
+    available, wanted = int(status.get("availableReplicas") or 0), statefulset_replicas(worker_sts)
+    if available != wanted:
+        reasons.append(f"workers available {available}/{wanted}")
+    if (status.get("currentRevision") or "") != (status.get("updateRevision") or ""):
+        reasons.append("worker statefulset rolling its pods")
+    return tuple(reasons)
+
+
+def describe_groups(
+    *,
+    size: int,
+    revision_key: str,
+    leader_pods: Iterable[Obj],
+    worker_statefulsets: Mapping[str, Obj],
+) -> list[GroupView]:
+    """Every group that has a leader pod, by group index (unparsable indexes are skipped)."""
+    views = []
+    for pod in leader_pods:
+        try:
+            index = parse_group_index(pod)
+        except GoParseError:
+            continue
+        worker_sts = None if size == 1 else worker_statefulsets.get(name_of(pod))
+        state = group_state(pod, worker_sts, revision_key) if size == 1 or worker_sts else MISSING_GROUP
+        views.append(
+            GroupView(
+                index=index,
+                leader=name_of(pod),
+                revision=revision_key_of(pod),
+                ready=state.ready,
+                updated=state.updated,
+                reasons=not_ready_reasons(pod, worker_sts, size=size),
+            )
+        )
+    return sorted(views, key=lambda view: (view.index, view.leader))

@@ -9,6 +9,7 @@ from leaderworkerset.core.groups import (
     GroupState,
     container_restarted,
     controller_owner,
+    describe_groups,
     group_states,
     slot_by_group_index,
     statefulset_ready,
@@ -127,3 +128,59 @@ def test_group_states_size_two() -> None:
         GroupState(False, False),  # no worker statefulset yet: missing
         GroupState(False, False),  # no leader yet: missing
     ]
+
+
+def _worker(
+    leader: dict[str, Any], *, available: int, wanted: int = 2, rolling: bool = False
+) -> dict[str, Any]:
+    sts = worker_statefulset(leader, replicas=wanted)
+    sts["status"] = {
+        "availableReplicas": available,
+        "currentRevision": "a",
+        "updateRevision": "b" if rolling else "a",
+    }
+    return sts
+
+
+@pytest.mark.parametrize(
+    ("pod_kwargs", "worker", "want_ready", "want_reasons"),
+    [
+        pytest.param({}, {"available": 2}, True, (), id="ready group"),
+        pytest.param({"ready": False}, {"available": 2}, False, ("leader pod Pending",), id="leader pending"),
+        pytest.param(
+            {"ready": False, "phase": "Running"},
+            {"available": 2},
+            False,
+            ("leader pod not ready",),
+            id="not ready",
+        ),
+        pytest.param({}, None, False, ("worker statefulset missing",), id="no workers yet"),
+        pytest.param({}, {"available": 1}, False, ("workers available 1/2",), id="worker down"),
+        pytest.param(
+            {"deleting": True},
+            {"available": 2, "rolling": True},
+            False,
+            ("leader pod terminating", "worker statefulset rolling its pods"),
+            id="terminating and rolling",
+        ),
+    ],
+)
+def test_describe_groups(
+    pod_kwargs: dict[str, Any], worker: dict[str, Any] | None, want_ready: bool, want_reasons: tuple[str, ...]
+) -> None:
+    pod = leader_pod("lws", 1, "new", **pod_kwargs)
+    stss = {} if worker is None else {"lws-1": _worker(pod, **worker)}
+    (view,) = describe_groups(size=3, revision_key="new", leader_pods=[pod], worker_statefulsets=stss)
+    assert (view.index, view.leader, view.revision) == (1, "lws-1", "new")
+    assert view.ready is want_ready
+    assert view.reasons == want_reasons
+
+
+def test_describe_groups_sorted_and_size_one() -> None:
+    pods = [
+        leader_pod("lws", 2, "old"),
+        leader_pod("lws", 0, "new"),
+        leader_pod("lws", 1, "new", group_index="x"),
+    ]
+    views = describe_groups(size=1, revision_key="new", leader_pods=pods, worker_statefulsets={})
+    assert [(v.index, v.updated, v.reasons) for v in views] == [(0, True, ()), (2, False, ())]
