@@ -80,6 +80,25 @@ def waits_for_group_start(lws: Obj) -> bool:
     )
 
 
+def check_group_pod(pod: Obj) -> None:
+    """The pod controller only handles pods labelled with the set name and a worker index (C2)."""
+    labels = labels_of(pod)
+    for key in (c.LABEL_SET_NAME, c.LABEL_WORKER_INDEX):
+        # The name label must be non-empty; the worker index only has to be present.
+        if key not in labels or (key == c.LABEL_SET_NAME and not labels[key]):
+            raise GroupRestartError(f"{key} label is unexpected missing")
+
+
+def replay_deleted_pod(snapshot: Obj) -> bool:
+    """Whether a pod's deletion snapshot is reconciled (C1, v1.0).
+
+    A worker's snapshot is a failure signal even after the StatefulSet re-created a pod with the
+    same name. A leader's is not replayed: its deletion already ended the group, and acting on it
+    could hit the replacement leader of the same name.
+    """
+    return not is_leader_pod(snapshot)
+
+
 def restart_triggered(lws: Obj, pod: Obj) -> bool:
     """The pod signals a group failure under a recreating policy."""
     return recreates_groups(lws) and (container_restarted(pod) or is_deleting(pod))

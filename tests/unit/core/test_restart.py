@@ -13,10 +13,12 @@ from leaderworkerset.core.restart import (
     RestartLookup,
     TopologyError,
     WorkerGate,
+    check_group_pod,
     decide_restart,
     group_pending,
     misannotated_leader_event,
     placement_gate,
+    replay_deleted_pod,
     restart_lookup,
     restart_triggered,
     startup_gate,
@@ -536,3 +538,42 @@ def test_worker_statefulset_events() -> None:
         c.EVENT_TYPE_WARNING,
         "Failed to create worker statefulset for leader pod lws-0: boom",
     )
+
+
+@pytest.mark.parametrize(
+    ("labels", "want_error"),
+    [
+        pytest.param({c.LABEL_SET_NAME: "lws", c.LABEL_WORKER_INDEX: "0"}, None, id="labelled"),
+        pytest.param(
+            {c.LABEL_SET_NAME: "lws", c.LABEL_WORKER_INDEX: ""}, None, id="empty worker index is present"
+        ),
+        pytest.param(
+            {c.LABEL_WORKER_INDEX: "1"},
+            "leaderworkerset.sigs.k8s.io/name label is unexpected missing",
+            id="no name",
+        ),
+        pytest.param(
+            {c.LABEL_SET_NAME: "", c.LABEL_WORKER_INDEX: "1"},
+            "leaderworkerset.sigs.k8s.io/name label is unexpected missing",
+            id="empty name",
+        ),
+        pytest.param(
+            {c.LABEL_SET_NAME: "lws"},
+            "leaderworkerset.sigs.k8s.io/worker-index label is unexpected missing",
+            id="no worker index",
+        ),
+    ],
+)
+def test_check_group_pod(labels: dict[str, str], want_error: str | None) -> None:
+    pod = {"metadata": {"name": "p", "labels": labels}}
+    if want_error is None:
+        check_group_pod(pod)
+        return
+    with pytest.raises(GroupRestartError) as err:
+        check_group_pod(pod)
+    assert str(err.value) == want_error
+
+
+def test_replay_deleted_pod() -> None:
+    assert replay_deleted_pod(worker(LEADER, deleting=True))
+    assert not replay_deleted_pod(leader(deleting=True))
