@@ -211,6 +211,9 @@ class LocalCluster:
             "--bind-address=127.0.0.1",
             # No default route in a sandbox: name the advertise address explicitly.
             "--advertise-address=127.0.0.1",
+            # A loopback advertise address is not a valid endpoint for the `kubernetes`
+            # Service; nothing in-cluster needs it (our controllers use the kubeconfig).
+            "--endpoint-reconciler-type=none",
             f"--secure-port={self.state.ports['kube-apiserver']}",
             f"--tls-cert-file={p.server_cert}",
             f"--tls-private-key-file={p.server_key}",
