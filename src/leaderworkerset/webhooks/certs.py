@@ -1,0 +1,340 @@
+"""Serving certificates for the webhook server (spec §4.4), the internal cert management.
+
+Like upstream's cert-controller rotator: a self-signed CA (`lws-ca`, organisation `lws`) signs a
+serving certificate for `<service>.<namespace>.svc`; both live in one Secret (`ca.crt`, `ca.key`,
+`tls.crt`, `tls.key`), the serving pair is written to the cert dir, and the CA is injected as
+`caBundle` into our two webhook configurations. Certificates are renewed well before they expire.
+
+Generation and the renew decision are pure (the clock is a parameter); `CertManager` does the I/O.
+"""
+
+import asyncio
+import base64
+import contextlib
+import datetime as dt
+import ipaddress
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.resources import ResourceRef
+from leaderworkerset.webhooks.configurations import inject_ca_bundle
+
+Obj = dict[str, Any]
+_log = structlog.get_logger(__name__)
+
+CA_CERT_KEY = "ca.crt"
+CA_KEY_KEY = "ca.key"
+CA_VALIDITY = dt.timedelta(days=3650)
+SERVING_VALIDITY = dt.timedelta(days=365)
+# Renew when less than this is left, so a restart or a slow rollout never serves an expired cert.
+RENEW_BEFORE = dt.timedelta(days=90)
+_CLOCK_SKEW = dt.timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class CertArtifacts:
+    """PEM bytes of the CA and the serving pair."""
+
+    ca_cert: bytes
+    ca_key: bytes
+    cert: bytes
+    key: bytes
+
+    def to_secret_data(self) -> dict[str, str]:
+        pairs = {
+            CA_CERT_KEY: self.ca_cert,
+            CA_KEY_KEY: self.ca_key,
+            c.TLS_CERT_FILE: self.cert,
+            c.TLS_KEY_FILE: self.key,
+        }
+        return {k: base64.b64encode(v).decode() for k, v in pairs.items()}
+
+    @classmethod
+    def from_secret_data(cls, data: dict[str, str] | None) -> "CertArtifacts | None":
+        data = data or {}
+        try:
+            values = [
+                base64.b64decode(data[k]) for k in (CA_CERT_KEY, CA_KEY_KEY, c.TLS_CERT_FILE, c.TLS_KEY_FILE)
+            ]
+        except (KeyError, ValueError):
+            return None
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class CertConfig:
+    """Where the certificates live and which names they must cover."""
+
+    namespace: str = c.DEFAULT_NAMESPACE
+    service_name: str = c.DEFAULT_WEBHOOK_SERVICE_NAME
+    secret_name: str = c.DEFAULT_WEBHOOK_SECRET_NAME
+    cert_dir: Path = Path(c.DEFAULT_WEBHOOK_CERT_DIR)
+    extra_dns_names: tuple[str, ...] = ()
+    ip_addresses: tuple[str, ...] = ()
+    renew_before: dt.timedelta = RENEW_BEFORE
+    configuration_names: tuple[str, ...] = field(
+        default=(c.MUTATING_WEBHOOK_CONFIGURATION_NAME, c.VALIDATING_WEBHOOK_CONFIGURATION_NAME)
+    )
+
+    @property
+    def dns_name(self) -> str:
+        return f"{self.service_name}.{self.namespace}.svc"
+
+    @property
+    def dns_names(self) -> tuple[str, ...]:
+        return (self.dns_name, *self.extra_dns_names)
+
+
+def _new_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, c.CERT_CA_ORGANIZATION),
+        ]
+    )
+
+
+def generate_ca(now: dt.datetime) -> tuple[bytes, bytes]:
+    """A self-signed CA certificate and key (PEM)."""
+    key = _new_key()
+    name = _name(c.CERT_CA_NAME)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _CLOCK_SKEW)
+        .not_valid_after(now + CA_VALIDITY)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+
+
+def generate_serving(
+    ca_cert_pem: bytes, ca_key_pem: bytes, config: CertConfig, now: dt.datetime
+) -> tuple[bytes, bytes]:
+    """A serving certificate for the config's DNS names and IPs, signed by the CA."""
+    ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
+    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    assert isinstance(ca_key, rsa.RSAPrivateKey)
+    key = _new_key()
+    sans: list[x509.GeneralName] = [x509.DNSName(name) for name in config.dns_names]
+    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in config.ip_addresses]
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(config.dns_name))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - _CLOCK_SKEW)
+        .not_valid_after(now + SERVING_VALIDITY)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+
+
+def generate(config: CertConfig, now: dt.datetime) -> CertArtifacts:
+    ca_cert, ca_key = generate_ca(now)
+    cert, key = generate_serving(ca_cert, ca_key, config, now)
+    return CertArtifacts(ca_cert, ca_key, cert, key)
+
+
+def _expires_soon(cert: x509.Certificate, now: dt.datetime, renew_before: dt.timedelta) -> bool:
+    return cert.not_valid_after_utc - renew_before <= now or cert.not_valid_before_utc > now
+
+
+def needs_renewal(artifacts: CertArtifacts | None, config: CertConfig, now: dt.datetime) -> bool:
+    """True when the stored pair is missing, unparsable, not for our names, not signed by the CA,
+    or close to expiry (CA or serving certificate)."""
+    if artifacts is None:
+        return True
+    try:
+        ca = x509.load_pem_x509_certificate(artifacts.ca_cert)
+        cert = x509.load_pem_x509_certificate(artifacts.cert)
+        serialization.load_pem_private_key(artifacts.key, password=None)
+        cert.verify_directly_issued_by(ca)
+        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (ValueError, TypeError, InvalidSignature, x509.ExtensionNotFound):
+        return True
+    names = set(sans.get_values_for_type(x509.DNSName))
+    ips = {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
+    if not set(config.dns_names) <= names or not set(config.ip_addresses) <= ips:
+        return True
+    return _expires_soon(ca, now, config.renew_before) or _expires_soon(cert, now, config.renew_before)
+
+
+def ensure(
+    artifacts: CertArtifacts | None, config: CertConfig, now: dt.datetime
+) -> tuple[CertArtifacts, bool]:
+    """The artifacts to use and whether they changed; keeps a still-valid CA when only the serving
+    certificate must be renewed, so clients holding the old bundle keep trusting us."""
+    if artifacts is not None and not needs_renewal(artifacts, config, now):
+        return artifacts, False
+    if artifacts is not None and _ca_usable(artifacts, config, now):
+        cert, key = generate_serving(artifacts.ca_cert, artifacts.ca_key, config, now)
+        return CertArtifacts(artifacts.ca_cert, artifacts.ca_key, cert, key), True
+    return generate(config, now), True
+
+
+def _ca_usable(artifacts: CertArtifacts, config: CertConfig, now: dt.datetime) -> bool:
+    try:
+        ca = x509.load_pem_x509_certificate(artifacts.ca_cert)
+        serialization.load_pem_private_key(artifacts.ca_key, password=None)
+    except (ValueError, TypeError):
+        return False
+    return not _expires_soon(ca, now, config.renew_before)
+
+
+def write_cert_dir(cert_dir: Path, artifacts: CertArtifacts) -> bool:
+    """Write tls.crt/tls.key atomically (each via rename); returns whether anything changed."""
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    changed = False
+    for name, content in ((c.TLS_KEY_FILE, artifacts.key), (c.TLS_CERT_FILE, artifacts.cert)):
+        target = cert_dir / name
+        if target.exists() and target.read_bytes() == content:
+            continue
+        fd, tmp = tempfile.mkstemp(dir=cert_dir, prefix=f".{name}.")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, target)
+        changed = True
+    return changed
+
+
+# ---- I/O: the Secret, the cert dir and the caBundle of our webhook configurations ---------------
+
+SECRETS = ResourceRef("", "v1", "Secret", "secrets")
+MUTATING_CONFIGURATIONS = ResourceRef(
+    "admissionregistration.k8s.io",
+    "v1",
+    "MutatingWebhookConfiguration",
+    "mutatingwebhookconfigurations",
+    False,
+)
+VALIDATING_CONFIGURATIONS = ResourceRef(
+    "admissionregistration.k8s.io",
+    "v1",
+    "ValidatingWebhookConfiguration",
+    "validatingwebhookconfigurations",
+    False,
+)
+_WRITE_ATTEMPTS = 5
+Clock = Callable[[], dt.datetime]
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class CertManager:
+    """Keeps the Secret, the cert dir and the caBundles in step; safe to run in several replicas
+    (a lost write race re-reads the Secret and adopts the winner's certificates)."""
+
+    def __init__(self, client: KubeClient, config: CertConfig, clock: Clock = utc_now) -> None:
+        self._client = client
+        self._config = config
+        self._clock = clock
+
+    async def reconcile(self) -> CertArtifacts:
+        artifacts = await self._ensure_secret()
+        write_cert_dir(self._config.cert_dir, artifacts)
+        await self._inject(artifacts.ca_cert)
+        return artifacts
+
+    async def run(
+        self, stop: asyncio.Event, ready: asyncio.Event | None = None, interval: float = 600.0
+    ) -> None:
+        """Reconcile now and then every `interval` seconds until `stop`; `ready` is set after the
+        first success (upstream starts webhooks and controllers only once certs are ready)."""
+        while not stop.is_set():
+            try:
+                await self.reconcile()
+                if ready is not None:
+                    ready.set()
+            except ApiStatusError as err:
+                _log.warning("webhook certificate reconcile failed", error=str(err))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)
+
+    async def _read_secret(self) -> Obj | None:
+        try:
+            return await self._client.get(SECRETS, self._config.namespace, self._config.secret_name)
+        except ApiStatusError as err:
+            if is_not_found(err):
+                return None
+            raise
+
+    async def _ensure_secret(self) -> CertArtifacts:
+        for _ in range(_WRITE_ATTEMPTS):
+            secret = await self._read_secret()
+            current = CertArtifacts.from_secret_data(secret.get("data") if secret else None)
+            artifacts, changed = ensure(current, self._config, self._clock())
+            if not changed:
+                return artifacts
+            try:
+                await self._write_secret(secret, artifacts)
+                return artifacts
+            except ApiStatusError as err:
+                if not (is_conflict(err) or is_already_exists(err)):
+                    raise
+        raise RuntimeError(f"could not store certificates in secret {self._config.secret_name}")
+
+    async def _write_secret(self, secret: Obj | None, artifacts: CertArtifacts) -> None:
+        if secret is None:
+            body: Obj = {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": self._config.secret_name, "namespace": self._config.namespace},
+                "data": artifacts.to_secret_data(),
+            }
+            await self._client.create(SECRETS, body, self._config.namespace)
+            return
+        await self._client.update(SECRETS, {**secret, "data": artifacts.to_secret_data()})
+
+    async def _inject(self, ca_bundle: bytes) -> None:
+        for ref in (MUTATING_CONFIGURATIONS, VALIDATING_CONFIGURATIONS):
+            for name in self._config.configuration_names:
+                try:
+                    current = await self._client.get(ref, None, name)
+                except ApiStatusError as err:
+                    if is_not_found(err):
+                        continue
+                    raise
+                wanted = inject_ca_bundle(current, ca_bundle)
+                if wanted != current:
+                    await self._client.update(ref, wanted)

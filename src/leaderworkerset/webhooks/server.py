@@ -1,0 +1,128 @@
+"""The HTTPS admission server: our handlers on upstream's paths (spec §4), HTTP/1.1 over TLS with
+the serving pair from the cert dir (`tls.crt`, `tls.key`), reloaded when the files change so a
+rotated certificate is served without a restart.
+"""
+
+import asyncio
+import contextlib
+import json
+import ssl
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import structlog
+from aiohttp import web
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.webhooks.admission import HANDLERS, WebhookOptions, review
+
+_log = structlog.get_logger(__name__)
+_MAX_BODY = 16 * 1024 * 1024  # admission reviews carry whole objects; pods with big specs exist
+
+
+class CertReloader:
+    """An SSLContext whose certificate follows the files in the cert dir.
+
+    Re-loading the chain into the same context affects new handshakes only, so connections in
+    flight keep their session while new ones get the rotated certificate.
+    """
+
+    def __init__(self, cert_dir: Path, min_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2) -> None:
+        self.cert_file = cert_dir / c.TLS_CERT_FILE
+        self.key_file = cert_dir / c.TLS_KEY_FILE
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.context.minimum_version = min_version
+        self.context.set_alpn_protocols(["http/1.1"])
+        self._stamp: tuple[int, int, int, int] | None = None
+        self.reload_if_changed()
+
+    def _current_stamp(self) -> tuple[int, int, int, int]:
+        cert, key = self.cert_file.stat(), self.key_file.stat()
+        return cert.st_mtime_ns, cert.st_size, key.st_mtime_ns, key.st_size
+
+    def reload_if_changed(self) -> bool:
+        """Load the pair when the files changed since the last load; a half-written pair is
+        skipped (the next poll retries) rather than taking the server down."""
+        stamp = self._current_stamp()
+        if stamp == self._stamp:
+            return False
+        try:
+            self.context.load_cert_chain(self.cert_file, self.key_file)
+        except ssl.SSLError as err:
+            _log.warning("webhook certificate not loadable yet", error=str(err))
+            return False
+        self._stamp = stamp
+        _log.info("webhook certificate loaded", cert=str(self.cert_file))
+        return True
+
+    async def watch(self, stop: asyncio.Event, interval: float = 1.0) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(FileNotFoundError):
+                self.reload_if_changed()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)
+
+
+def build_app(options: WebhookOptions | None = None) -> web.Application:
+    """An aiohttp application answering AdmissionReviews on every webhook path."""
+    options = options or WebhookOptions()
+    app = web.Application(client_max_size=_MAX_BODY)
+
+    def handler_for(path: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handle(request: web.Request) -> web.Response:
+            try:
+                body = json.loads(await request.read())
+            except ValueError as err:
+                body = {"error": str(err)}
+            return web.json_response(review(path, body, options))
+
+        return handle
+
+    for path in HANDLERS:
+        app.router.add_post(path, handler_for(path))
+    return app
+
+
+class WebhookServer:
+    """Serve the admission app over HTTPS until `stop()`; `port` 0 picks a free port."""
+
+    def __init__(
+        self,
+        cert_dir: Path,
+        *,
+        host: str = "",
+        port: int = c.DEFAULT_WEBHOOK_PORT,
+        options: WebhookOptions | None = None,
+        reload_interval: float = 1.0,
+    ) -> None:
+        self._cert_dir = cert_dir
+        self._host = host or None
+        self._port = port
+        self._options = options
+        self._reload_interval = reload_interval
+        self._runner: web.AppRunner | None = None
+        self._stop = asyncio.Event()
+        self._watch: asyncio.Task[None] | None = None
+        self.reloader: CertReloader | None = None
+        self.port = port
+
+    async def start(self) -> None:
+        self.reloader = CertReloader(self._cert_dir)
+        self._runner = web.AppRunner(build_app(self._options), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self.reloader.context)
+        await site.start()
+        # aiohttp does not expose the bound port; read it back for port 0 (tests, dev cluster).
+        sockets = getattr(site._server, "sockets", None) or []
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        self._stop.clear()
+        self._watch = asyncio.create_task(self.reloader.watch(self._stop, self._reload_interval))
+        _log.info("webhook server listening", port=self.port)
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._watch is not None:
+            await self._watch
+        if self._runner is not None:
+            await self._runner.cleanup()

@@ -1,0 +1,134 @@
+"""Certificates (generation, renewal decisions, cert dir) and the HTTPS server with hot reload."""
+
+import asyncio
+import datetime as dt
+import json
+import ssl
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from cryptography import x509
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks.server import WebhookServer
+from tests.unit.webhooks.builders import lws
+
+NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
+LOCAL = certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",), extra_dns_names=("localhost",))
+
+
+@pytest.fixture(scope="module")
+def artifacts() -> certs.CertArtifacts:
+    return certs.generate(LOCAL, NOW)
+
+
+def test_serving_certificate_names_the_service_and_is_signed_by_the_ca(
+    artifacts: certs.CertArtifacts,
+) -> None:
+    ca = x509.load_pem_x509_certificate(artifacts.ca_cert)
+    cert = x509.load_pem_x509_certificate(artifacts.cert)
+    cert.verify_directly_issued_by(ca)
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.DNSName) == ["lws-webhook-service.lws-system.svc", "localhost"]
+    assert ca.subject.rfc4514_string() == "O=lws,CN=lws-ca"
+
+
+@pytest.mark.parametrize(
+    ("config", "at", "want"),
+    [
+        pytest.param(LOCAL, NOW, False, id="fresh certificates are kept"),
+        pytest.param(LOCAL, NOW + dt.timedelta(days=270), False, id="95 days left is fine"),
+        pytest.param(LOCAL, NOW + dt.timedelta(days=280), True, id="85 days left renews"),
+        pytest.param(certs.CertConfig(namespace="other"), NOW, True, id="another service name renews"),
+        pytest.param(
+            certs.CertConfig(namespace="lws-system", ip_addresses=("10.0.0.1",)),
+            NOW,
+            True,
+            id="missing IP renews",
+        ),
+    ],
+)
+def test_needs_renewal(
+    artifacts: certs.CertArtifacts, config: certs.CertConfig, at: dt.datetime, want: bool
+) -> None:
+    assert certs.needs_renewal(artifacts, config, at) is want
+
+
+def test_missing_or_garbled_artifacts_need_renewal(artifacts: certs.CertArtifacts) -> None:
+    assert certs.needs_renewal(None, LOCAL, NOW)
+    garbled = certs.CertArtifacts(artifacts.ca_cert, artifacts.ca_key, b"junk", artifacts.key)
+    assert certs.needs_renewal(garbled, LOCAL, NOW)
+
+
+def test_renewing_the_serving_certificate_keeps_the_ca(artifacts: certs.CertArtifacts) -> None:
+    later = NOW + dt.timedelta(days=300)
+    renewed, changed = certs.ensure(artifacts, LOCAL, later)
+    assert changed
+    assert renewed.ca_cert == artifacts.ca_cert
+    assert renewed.cert != artifacts.cert
+    assert not certs.needs_renewal(renewed, LOCAL, later)
+
+
+def test_secret_data_round_trips(artifacts: certs.CertArtifacts) -> None:
+    data = artifacts.to_secret_data()
+    assert set(data) == {"ca.crt", "ca.key", "tls.crt", "tls.key"}
+    assert certs.CertArtifacts.from_secret_data(data) == artifacts
+    assert certs.CertArtifacts.from_secret_data({"tls.crt": "x"}) is None
+
+
+def test_cert_dir_writes_only_changes(tmp_path: Path, artifacts: certs.CertArtifacts) -> None:
+    assert certs.write_cert_dir(tmp_path, artifacts)
+    assert (tmp_path / c.TLS_CERT_FILE).read_bytes() == artifacts.cert
+    assert not certs.write_cert_dir(tmp_path, artifacts)
+
+
+def _client_context(ca_pem: bytes) -> ssl.SSLContext:
+    context = ssl.create_default_context(cadata=ca_pem.decode())
+    context.check_hostname = True
+    return context
+
+
+async def _peer_serial(port: int, ca_pem: bytes) -> int:
+    _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=_client_context(ca_pem))
+    der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+    writer.close()
+    await writer.wait_closed()
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_path: Path) -> None:
+    # Real time here: the TLS client checks validity against the wall clock.
+    first = certs.generate(LOCAL, certs.utc_now())
+    certs.write_cert_dir(tmp_path, first)
+    server = WebhookServer(tmp_path, host="127.0.0.1", port=0, reload_interval=0.05)
+    await server.start()
+    try:
+        body: dict[str, Any] = {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {"uid": "u1", "operation": "CREATE", "object": lws().replicas(-1).obj()},
+        }
+        url = f"https://127.0.0.1:{server.port}{c.WEBHOOK_PATH_VALIDATE_LWS}"
+        connector = aiohttp.TCPConnector(ssl=_client_context(first.ca_cert))
+        async with (
+            aiohttp.ClientSession(connector=connector) as session,
+            session.post(url, json=body) as resp,
+        ):
+            answer = json.loads(await resp.read())
+        assert resp.version == aiohttp.HttpVersion11
+        assert answer["response"]["uid"] == "u1"
+        assert answer["response"]["status"]["code"] == 403
+
+        # Same CA, new serving pair: the next handshake must present it without a restart.
+        cert, key = certs.generate_serving(first.ca_cert, first.ca_key, LOCAL, certs.utc_now())
+        second = certs.CertArtifacts(first.ca_cert, first.ca_key, cert, key)
+        certs.write_cert_dir(tmp_path, second)
+        assert server.reloader is not None
+        server.reloader.reload_if_changed()
+        want = x509.load_pem_x509_certificate(second.cert).serial_number
+        assert await _peer_serial(server.port, first.ca_cert) == want
+    finally:
+        await server.stop()
