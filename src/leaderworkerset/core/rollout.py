@@ -11,12 +11,13 @@ scaled on R rounding up (capped at R), unavailable = maxUnavailable scaled on R 
 burst = R + surge.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
+    MISSING_GROUP,
     ControllerEvent,
     GroupState,
     annotations_of,
@@ -230,21 +231,29 @@ def plan_rollout(
     read mid-rollout. Raises GoParseError when the `replicas` annotation is missing or not an
     integer on the path that reads it — upstream fails the reconcile the same way.
     """
-    return _with_floor(
-        _plan(lws_name, budget, size, sts, revision_key, revision_created, leader_pods, statefulsets), budget
-    )
+
+    def observed_states(sts_replicas: int) -> list[GroupState]:
+        return group_states(
+            lws_name=lws_name,
+            sts_replicas=sts_replicas,
+            size=size,
+            revision_key=revision_key,
+            leader_pods=leader_pods,
+            statefulsets=statefulsets,
+        )
+
+    return _with_floor(_plan(lws_name, budget, sts, revision_created, observed_states), budget)
 
 
 def _plan(
     lws_name: str,
     budget: RolloutBudget,
-    size: int,
     sts: LeaderStatefulSetView | None,
-    revision_key: str,
     revision_created: bool,
-    leader_pods: Iterable[Obj],
-    statefulsets: Iterable[Obj],
+    states_of: Callable[[int], list[GroupState]],
 ) -> RolloutDecision:
+    """A8 without the user-partition floor; `states_of(S)` gives the per-ordinal group states,
+    read only mid-rollout."""
     replicas = budget.replicas
     if sts is None:
         # Fresh StatefulSet: every pod is created at once from the current template.
@@ -267,14 +276,7 @@ def _plan(
         # Scale-up still being applied: let it finish before moving the partition.
         return RolloutDecision(sts.partition, replicas)
 
-    states = group_states(
-        lws_name=lws_name,
-        sts_replicas=sts.replicas,
-        size=size,
-        revision_key=revision_key,
-        leader_pods=leader_pods,
-        statefulsets=statefulsets,
-    )
+    states = states_of(sts.replicas)
     unready = unready_count(states, replicas)
     previous_replicas = go_atoi(sts.replicas_annotation if sts.replicas_annotation is not None else "")
     if previous_replicas != replicas:
@@ -341,3 +343,85 @@ def after_apply_events(
             c.EVENT_TYPE_NORMAL, c.EVENT_GROUPS_UPDATING, c.EVENT_ACTION_UPDATE, message, related
         ),
     )
+
+
+# --- dry run (`lws plan`) --------------------------------------------------------------------------
+
+GROUP_READY = "ready"  # on the new revision and ready
+GROUP_UPDATING = "updating"  # on the new revision, not ready yet
+GROUP_OUTDATED = "outdated"  # still on the old revision
+
+
+@dataclass(frozen=True)
+class RolloutStep:
+    """One reconcile of a simulated rollout: what the controller applied, the groups per ordinal
+    once the StatefulSet controller acted on it, and the events recorded."""
+
+    partition: int
+    replicas: int
+    groups: tuple[str, ...]
+    events: tuple[str, ...]
+
+
+def simulate_rollout(
+    budget: RolloutBudget,
+    *,
+    lws_name: str = "lws",
+    current_replicas: int | None = None,
+    max_steps: int = 1000,
+) -> list[RolloutStep]:
+    """The steps a template change takes, starting from `current_replicas` ready groups (default:
+    spec.replicas, i.e. no simultaneous scale) on the old revision.
+
+    Assumes every group being updated becomes ready before the next reconcile: the fastest
+    rollout the arithmetic allows. Real readiness delays only add waiting steps in between.
+    """
+    # ordinal -> (updated, ready); the StatefulSet starts steady at the old size.
+    groups = {
+        o: (False, True) for o in range(budget.replicas if current_replicas is None else current_replicas)
+    }
+    sts = LeaderStatefulSetView(len(groups), 0, str(len(groups)))
+    steps: list[RolloutStep] = []
+    for reconcile in range(max_steps):
+
+        def states_of(sts_replicas: int) -> list[GroupState]:
+            return [
+                GroupState(ready=groups[o][1], updated=groups[o][0]) if o in groups else MISSING_GROUP
+                for o in range(sts_replicas)
+            ]
+
+        decision = _with_floor(_plan(lws_name, budget, sts, reconcile == 0, states_of), budget)
+        before = dict(groups)
+        _statefulset_controller(groups, decision)
+        step = RolloutStep(
+            decision.partition,
+            decision.replicas,
+            _group_row(groups),
+            tuple(e.message for e in decision.events),
+        )
+        if steps and groups == before and step == replace(steps[-1], events=()):
+            return steps  # nothing moved: the rollout is over (or held by the user's partition)
+        steps.append(step)
+        sts = LeaderStatefulSetView(decision.replicas, decision.partition, str(budget.replicas))
+        groups.update({o: (True, True) for o, (updated, _) in groups.items() if updated})
+    raise RuntimeError(f"rollout did not settle within {max_steps} reconciles")
+
+
+def _statefulset_controller(groups: dict[int, tuple[bool, bool]], decision: RolloutDecision) -> None:
+    """What the StatefulSet controller does with (partition, replicas): remove ordinals above
+    replicas, create missing ones, and recreate outdated ones at or above the partition."""
+    for ordinal in [o for o in groups if o >= decision.replicas]:
+        del groups[ordinal]
+    for ordinal in range(decision.replicas):
+        updated, _ = groups.get(ordinal, (False, False))
+        if ordinal not in groups or (ordinal >= decision.partition and not updated):
+            groups[ordinal] = (ordinal >= decision.partition, False)
+
+
+def _group_row(groups: Mapping[int, tuple[bool, bool]]) -> tuple[str, ...]:
+    def label(updated: bool, ready: bool) -> str:
+        if not updated:
+            return GROUP_OUTDATED
+        return GROUP_READY if ready else GROUP_UPDATING
+
+    return tuple(label(*groups[o]) for o in sorted(groups))

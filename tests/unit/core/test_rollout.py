@@ -17,6 +17,7 @@ from leaderworkerset.core.rollout import (
     rolling_update_partition,
     rollout_budget,
     scaled_value,
+    simulate_rollout,
     surge_reclaim_events,
     unready_count,
     want_replicas,
@@ -574,3 +575,75 @@ def test_combined_template_update_and_scale_up(
     assert all(world.groups[o].revision == "B" for o in range(4, new_replicas))
     _reconcile(world, lws)
     assert (world.partition, world.sts_replicas) == want_second
+
+
+# --- the dry run behind `lws plan` ---------------------------------------------------------------
+
+RDY, UPD, OLD = "ready", "updating", "outdated"
+
+
+@pytest.mark.parametrize(
+    ("budget", "current", "want"),
+    [
+        pytest.param(
+            RolloutBudget(4, 2, 2, 0),
+            None,
+            [
+                (4, 6, (OLD, OLD, OLD, OLD, UPD, UPD), ()),
+                (0, 6, (UPD, UPD, UPD, UPD, RDY, RDY), ()),
+                (0, 4, (RDY,) * 4, ("deleting surge replicas from lws-4 to lws-5",)),
+            ],
+            id="doc table budget, fastest readiness",
+        ),
+        pytest.param(
+            RolloutBudget(4, 1, 1, 0),
+            None,
+            [
+                (4, 5, (OLD, OLD, OLD, OLD, UPD), ()),
+                (2, 5, (OLD, OLD, UPD, UPD, RDY), ()),
+                (0, 5, (UPD, UPD, RDY, RDY, RDY), ()),
+                (0, 4, (RDY,) * 4, ("deleting surge replica lws-4",)),
+            ],
+            id="spec A18 trace",
+        ),
+        pytest.param(
+            RolloutBudget(6, 0, 1, 4),
+            None,
+            [
+                (6, 6, (OLD,) * 6, ()),
+                (5, 6, (OLD,) * 5 + (UPD,), ()),
+                (4, 6, (OLD,) * 4 + (UPD, RDY), ()),
+                (4, 6, (OLD,) * 4 + (RDY, RDY), ()),
+            ],
+            id="held by the user partition",
+        ),
+        pytest.param(
+            RolloutBudget(3, 1, 1, 2),
+            None,
+            [
+                (3, 4, (OLD, OLD, OLD, UPD), ()),
+                (2, 4, (OLD, OLD, UPD, RDY), ()),
+                (2, 4, (OLD, OLD, RDY, RDY), ()),
+            ],
+            id="surge kept while the partition holds outdated groups",
+        ),
+        pytest.param(
+            RolloutBudget(6, 0, 1, 0),
+            4,
+            [
+                (4, 6, (OLD,) * 4 + (UPD, UPD), ()),
+                (3, 6, (OLD,) * 3 + (UPD, RDY, RDY), ()),
+                (2, 6, (OLD,) * 2 + (UPD,) + (RDY,) * 3, ()),
+                (1, 6, (OLD, UPD) + (RDY,) * 4, ()),
+                (0, 6, (UPD,) + (RDY,) * 5, ()),
+                (0, 6, (RDY,) * 6, ()),
+            ],
+            id="template change with scale up from 4",
+        ),
+    ],
+)
+def test_simulate_rollout(
+    budget: RolloutBudget, current: int | None, want: list[tuple[int, int, tuple[str, ...], tuple[str, ...]]]
+) -> None:
+    steps = simulate_rollout(budget, current_replicas=current)
+    assert [(s.partition, s.replicas, s.groups, s.events) for s in steps] == want
