@@ -44,7 +44,9 @@ _EXCLUSIVE_PAIRS = frozenset(
 
 
 def format_time(now: datetime) -> str:
-    """metav1.Time's wire form: RFC 3339 in UTC with whole seconds."""
+    """metav1.Time's wire form: RFC 3339 in UTC with whole seconds (naive times are taken as UTC)."""
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

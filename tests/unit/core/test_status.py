@@ -559,3 +559,7 @@ def test_status_progression_through_an_update() -> None:
         [(AVAILABLE, "False"), (UPDATING, "True"), (PROGRESSING, "True")],
         [(AVAILABLE, "True"), (UPDATING, "False"), (PROGRESSING, "False")],
     ]
+
+
+def test_format_time_naive_is_utc() -> None:
+    assert format_time(datetime(2026, 1, 1, 12, 30, 45)) == "2026-01-01T12:30:45Z"
