@@ -36,10 +36,13 @@ def _root(
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
-    from leaderworkerset.cli import cluster, up
+    from leaderworkerset.cli import cluster, crds, status, up
 
-    app.add_typer(cluster.app, name="cluster")
     app.command("up")(up.up)
+    app.add_typer(cluster.app, name="cluster")
+    app.command("crds")(crds.crds_command)
+    app.command("install")(crds.install_command)
+    app.command("status")(status.status)
 
 
 def main() -> None:

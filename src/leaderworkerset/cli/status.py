@@ -1,0 +1,141 @@
+"""``lws status NAME``: the group tree of one LeaderWorkerSet.
+
+LWS → groups (leader pod, revision, ready/updated, why not ready) → pods.
+The same rendering backs the live view of ``lws up``. Reads are direct LISTs
+(this is a one-shot CLI, not a controller hot path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.tree import Tree
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core import groups as core_groups
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.runtime.errors import is_not_found
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the tree shows, read at one moment."""
+
+    lws: Obj
+    pods: list[Obj]
+    statefulsets: list[Obj]
+
+
+async def collect(client: KubeClient, namespace: str, name: str) -> Snapshot | None:
+    try:
+        lws = await client.get(LEADERWORKERSETS, namespace, name)
+    except Exception as err:
+        if is_not_found(err):
+            return None
+        raise
+    selector = f"{c.LABEL_SET_NAME}={name}"
+    pods, statefulsets = await asyncio.gather(
+        client.list(PODS, namespace, selector), client.list(STATEFULSETS, namespace, selector)
+    )
+    return Snapshot(lws, pods, statefulsets)
+
+
+def _meta(obj: Obj) -> Obj:
+    meta: Obj = obj.get("metadata") or {}
+    return meta
+
+
+def _labels(obj: Obj) -> dict[str, str]:
+    labels: dict[str, str] = _meta(obj).get("labels") or {}
+    return labels
+
+
+def _pod_line(pod: Obj) -> str:
+    status = pod.get("status") or {}
+    ready = core_groups.pod_ready(pod)
+    mark = "[green]●[/green]" if ready else "[yellow]○[/yellow]"
+    node = (pod.get("spec") or {}).get("nodeName") or "unscheduled"
+    restarts = sum(int(s.get("restartCount", 0)) for s in status.get("containerStatuses") or [])
+    extra = f" restarts={restarts}" if restarts else ""
+    role = "leader" if _labels(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
+    phase = status.get("phase", "Pending")
+    return f"{mark} {_meta(pod).get('name')} [dim]{role} {phase} on {node}{extra}[/dim]"
+
+
+def render(snapshot: Snapshot) -> Tree:
+    lws = snapshot.lws
+    meta, spec, status = _meta(lws), lws.get("spec") or {}, lws.get("status") or {}
+    name = meta.get("name", "")
+    size = int((spec.get("leaderWorkerTemplate") or {}).get("size") or 1)
+    leader_sts = next((s for s in snapshot.statefulsets if _meta(s).get("name") == name), None)
+    revision = _labels(leader_sts).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_sts else "?"
+    conditions = ", ".join(
+        f"{cond.get('type')}" for cond in status.get("conditions") or [] if cond.get("status") == "True"
+    )
+    root = Tree(
+        f"[bold]LeaderWorkerSet {meta.get('namespace')}/{name}[/bold]  "
+        f"replicas {status.get('readyReplicas', 0)}/{spec.get('replicas', 1)} ready, "
+        f"{status.get('updatedReplicas', 0)} updated  size {size}  revision {revision}"
+        + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
+    )
+    leaders = [p for p in snapshot.pods if _labels(p).get(c.LABEL_WORKER_INDEX) == "0"]
+    workers_by_sts = {
+        _meta(sts).get("name", ""): sts for sts in snapshot.statefulsets if _meta(sts).get("name") != name
+    }
+    views = core_groups.describe_groups(
+        size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
+    )
+    for view in views:
+        state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
+        updated = "" if view.updated else " [magenta](old revision)[/magenta]"
+        why = f" — {'; '.join(view.reasons)}" if view.reasons else ""
+        branch = root.add(f"group {view.index}  {view.leader}  rev {view.revision}  {state}{updated}{why}")
+        members = [p for p in snapshot.pods if _labels(p).get(c.LABEL_GROUP_INDEX) == str(view.index)]
+        for pod in sorted(members, key=lambda p: int(_labels(p).get(c.LABEL_WORKER_INDEX, "0") or 0)):
+            branch.add(_pod_line(pod))
+    if not views:
+        root.add("[dim]no groups yet[/dim]")
+    return root
+
+
+async def show(options: ClientOptions, namespace: str, name: str, watch: bool, interval: float = 1.0) -> int:
+    client = new_client(options)
+    console = Console()
+    try:
+        snapshot = await collect(client, namespace, name)
+        if snapshot is None:
+            console.print(f"[red]LeaderWorkerSet {namespace}/{name} not found[/red]")
+            return 1
+        if not watch:
+            console.print(render(snapshot))
+            return 0
+        with Live(render(snapshot), console=console, refresh_per_second=4) as live:
+            while True:
+                await asyncio.sleep(interval)
+                snapshot = await collect(client, namespace, name)
+                if snapshot is not None:
+                    live.update(render(snapshot))
+    finally:
+        await client.close()
+
+
+def status(
+    name: Annotated[str, typer.Argument(help="LeaderWorkerSet name.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n")] = "default",
+    kubeconfig: Annotated[str | None, typer.Option(help="Kubeconfig path (default: $KUBECONFIG).")] = None,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the tree live until Ctrl-C.")] = False,
+) -> None:
+    """Show LeaderWorkerSet → groups → pods with revision, readiness and why a group is not ready."""
+    try:
+        code = asyncio.run(show(ClientOptions(kubeconfig=kubeconfig), namespace, name, watch))
+    except KeyboardInterrupt:
+        code = 0
+    raise typer.Exit(code)
