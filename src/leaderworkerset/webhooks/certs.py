@@ -120,6 +120,18 @@ def _name(common_name: str) -> x509.Name:
     )
 
 
+# X.509 caps a common name at 64 characters; clients verify the SANs, so a shorter CN is harmless.
+_MAX_COMMON_NAME = 64
+
+
+def _common_name(config: CertConfig) -> str:
+    return (
+        config.dns_name
+        if len(config.dns_name) <= _MAX_COMMON_NAME
+        else config.service_name[:_MAX_COMMON_NAME]
+    )
+
+
 def generate_ca(now: dt.datetime) -> tuple[bytes, bytes]:
     """A self-signed CA certificate and key (PEM)."""
     key = _new_key()
@@ -153,7 +165,7 @@ def generate_serving(
     sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in config.ip_addresses]
     cert = (
         x509.CertificateBuilder()
-        .subject_name(_name(config.dns_name))
+        .subject_name(_name(_common_name(config)))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())

@@ -132,3 +132,9 @@ async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_p
         assert await _peer_serial(server.port, first.ca_cert) == want
     finally:
         await server.stop()
+
+
+def test_long_service_dns_name_still_gets_a_certificate() -> None:
+    config = certs.CertConfig(namespace="n" * 60)
+    artifacts = certs.generate(config, NOW)
+    assert not certs.needs_renewal(artifacts, config, NOW)
