@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
+import msgspec
 import pytest
 
 from leaderworkerset.runtime.client import KubeClient
@@ -20,6 +21,9 @@ from tests.support.wait import eventually
 pytestmark = pytest.mark.cluster
 
 APP = "runtime-test/app"
+EXPIRED = msgspec.json.encode(
+    {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}}
+)
 
 
 def pod(name: str, namespace: str, app: str) -> dict[str, Any]:
@@ -62,7 +66,10 @@ class FlakyListerWatcher:
         self.watch_calls += 1
         first = self.watch_calls == 1
         if first and self.expire_first:
-            resource_version = "1"  # long compacted / outside the watch cache: the server answers 410
+            # What the server sends once etcd compacted past our version (it compacts every 5 min,
+            # too slow to wait for in a test): an ERROR event carrying a 410 Status.
+            yield EXPIRED
+            return
         count = 0
         async with asyncio.timeout(None):
             async for line in self.inner.watch(resource_version, timeout_seconds):
@@ -84,9 +91,9 @@ async def stop(task: asyncio.Task[None]) -> None:
 
 
 @pytest.fixture
-async def informer_parts(client: KubeClient, namespace: str) -> AsyncIterator[tuple[HttpListerWatcher, Store[Pod]]]:
+def informer_parts(client: KubeClient, namespace: str) -> tuple[HttpListerWatcher, Store[Pod]]:
     lw = HttpListerWatcher(client.http, PODS, namespace, ListOptions(label_selector=f"{APP}=mine"))
-    yield lw, Store(POD_CODEC, {"app": index_by_labels(APP)})
+    return lw, Store(POD_CODEC, {"app": index_by_labels(APP)})
 
 
 async def test_sees_only_selected_pods_and_their_lifecycle(
@@ -107,10 +114,11 @@ async def test_sees_only_selected_pods_and_their_lifecycle(
         await client.merge_patch(PODS, namespace, "after", {"metadata": {"annotations": {"touched": "yes"}}})
         await client.delete(PODS, namespace, "before")
 
-        def converged() -> None:
+        def converged() -> bool:
             assert sorted(k.name for k in store.keys()) == ["after"]  # noqa: SIM118
             assert "delete before" in events.seen
             assert "update after" in events.seen
+            return True
 
         await eventually(converged)
         assert not any("ignored" in e or "other" in e for e in events.seen)
@@ -147,8 +155,9 @@ async def test_relists_when_version_expired(
     informer = Informer("pods", flaky, store, options=ReflectorOptions(initial_backoff=0.05))
     task = await start(informer)
     try:
+        await client.create(PODS, pod("during", namespace, "mine"))  # created around the re-list
         await eventually(lambda: flaky.list_calls >= 2)
         await client.create(PODS, pod("late", namespace, "mine"))
-        await eventually(lambda: [k.name for k in store.keys()] == ["late"])  # noqa: SIM118
+        await eventually(lambda: sorted(k.name for k in store.keys()) == ["during", "late"])  # noqa: SIM118
     finally:
         await stop(task)
