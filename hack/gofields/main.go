@@ -71,6 +71,7 @@ type TypeRef struct {
 	Kind string   `json:"kind"`
 	Name string   `json:"name,omitempty"` // struct types: key into Table.Structs
 	Elem *TypeRef `json:"elem,omitempty"` // ptr, slice, map (value type)
+	Bits int      `json:"bits,omitempty"` // int, uint: the range a JSON number must fit
 }
 
 type Field struct {
@@ -117,11 +118,11 @@ func (w *walker) ref(t reflect.Type) TypeRef {
 	case reflect.Bool:
 		return TypeRef{Kind: "bool"}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return TypeRef{Kind: "int"}
+		return TypeRef{Kind: "int", Bits: t.Bits()}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return TypeRef{Kind: "uint"}
+		return TypeRef{Kind: "uint", Bits: t.Bits()}
 	case reflect.Float32, reflect.Float64:
-		return TypeRef{Kind: "float"}
+		return TypeRef{Kind: "float", Bits: t.Bits()}
 	case reflect.Pointer:
 		elem := w.ref(t.Elem())
 		return TypeRef{Kind: "ptr", Elem: &elem}
