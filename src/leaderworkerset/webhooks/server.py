@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from aiohttp import web
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks.admission import HANDLERS, WebhookOptions, review
+from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 
 _log = structlog.get_logger(__name__)
 _MAX_BODY = 16 * 1024 * 1024  # admission reviews carry whole objects; pods with big specs exist
@@ -63,18 +65,30 @@ class CertReloader:
                 await asyncio.wait_for(stop.wait(), interval)
 
 
-def build_app(options: WebhookOptions | None = None) -> web.Application:
+def build_app(
+    options: WebhookOptions | None = None, metrics: WebhookMetrics | None = None
+) -> web.Application:
     """An aiohttp application answering AdmissionReviews on every webhook path."""
     options = options or WebhookOptions()
+    metrics = metrics or new_webhook_metrics()
     app = web.Application(client_max_size=_MAX_BODY)
 
     def handler_for(path: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
+            metrics.in_flight.labels(path).inc()
+            started = time.perf_counter()
             try:
-                body = json.loads(await request.read())
-            except ValueError as err:
-                body = {"error": str(err)}
-            return web.json_response(review(path, body, options))
+                try:
+                    body = json.loads(await request.read())
+                except ValueError as err:
+                    body = {"error": str(err)}
+                answer = review(path, body, options)
+            finally:
+                metrics.in_flight.labels(path).dec()
+                metrics.latency.labels(path).observe(time.perf_counter() - started)
+            # controller-runtime counts the admission status code, not the HTTP one (always 200).
+            metrics.requests.labels(path, str(answer["response"]["status"]["code"])).inc()
+            return web.json_response(answer)
 
         return handle
 
@@ -93,8 +107,10 @@ class WebhookServer:
         host: str = "",
         port: int = c.DEFAULT_WEBHOOK_PORT,
         options: WebhookOptions | None = None,
+        metrics: WebhookMetrics | None = None,
         reload_interval: float = 1.0,
     ) -> None:
+        self._metrics = metrics
         self._cert_dir = cert_dir
         self._host = host or None
         self._port = port
@@ -108,7 +124,7 @@ class WebhookServer:
 
     async def start(self) -> None:
         self.reloader = CertReloader(self._cert_dir)
-        self._runner = web.AppRunner(build_app(self._options), access_log=None)
+        self._runner = web.AppRunner(build_app(self._options, self._metrics), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self.reloader.context)
         await site.start()

@@ -10,9 +10,11 @@ from typing import Any
 import aiohttp
 import pytest
 from cryptography import x509
+from prometheus_client import CollectorRegistry
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks.metrics import new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.unit.webhooks.builders import lws
 
@@ -103,7 +105,9 @@ async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_p
     # Real time here: the TLS client checks validity against the wall clock.
     first = certs.generate(LOCAL, certs.utc_now())
     certs.write_cert_dir(tmp_path, first)
-    server = WebhookServer(tmp_path, host="127.0.0.1", port=0, reload_interval=0.05)
+    registry = CollectorRegistry()
+    metrics = new_webhook_metrics(registry)
+    server = WebhookServer(tmp_path, host="127.0.0.1", port=0, reload_interval=0.05, metrics=metrics)
     await server.start()
     try:
         body: dict[str, Any] = {
@@ -121,6 +125,8 @@ async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_p
         assert resp.version == aiohttp.HttpVersion11
         assert answer["response"]["uid"] == "u1"
         assert answer["response"]["status"]["code"] == 403
+        labels = {"webhook": c.WEBHOOK_PATH_VALIDATE_LWS, "code": "403"}
+        assert registry.get_sample_value("controller_runtime_webhook_requests_total", labels) == 1.0
 
         # Same CA, new serving pair: the next handshake must present it without a restart.
         cert, key = certs.generate_serving(first.ca_cert, first.ca_key, LOCAL, certs.utc_now())
