@@ -65,6 +65,12 @@ def default_pod(
         pm.label_worker(mutated, size)
     if pod_group_injector is not None:
         pod_group_injector(mutated)
+    elif c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING in pm.annotations(mutated):
+        # The pod waits for a PodGroup nobody would create: refuse it instead of leaving it pending.
+        ref = f"{pm.metadata(mutated).get('namespace') or ''}/{pm.pod_name(mutated)}"
+        raise pm.PodMutationError(
+            f"pod {ref} requests workload-aware scheduling but no scheduler provider is configured"
+        )
     if tpu.pod_requests_tpus(pm.spec(mutated)):
         try:
             tpu.add_tpu_variables(mutated, size)

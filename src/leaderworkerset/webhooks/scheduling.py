@@ -299,10 +299,16 @@ def _volcano(scheduling: Obj, mode: str) -> list[FieldError]:
     return errors
 
 
+def _has_controller(obj: Obj) -> bool:
+    """Delegation (KEP-6089) only applies to an LWS controlled by a parent workload."""
+    return any(ref.get("controller") is True for ref in f.items(f.child(obj, "metadata"), "ownerReferences"))
+
+
 def _delegation(old: Obj | None, new: Obj, mode: str) -> list[FieldError]:
     annotations = f.string_map(f.child(new, "metadata"), "annotations")
     errors: list[FieldError] = []
-    if c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME in annotations and mode == c.SCHEDULING_MODE_ROLE:
+    delegated = c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME in annotations and _has_controller(new)
+    if delegated and mode == c.SCHEDULING_MODE_ROLE:
         detail = "delegated scheduling supports only whole-LWS or replica mode"
         errors.append(v.forbidden(PATH, detail, "scheduling-delegation-mode"))
     if old is None:

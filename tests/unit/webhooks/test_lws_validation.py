@@ -465,6 +465,14 @@ UPDATE = [
         Case(lws().size(4).spec_field("scheduling", {}), old=lws().spec_field("scheduling", {})),
         id="size may change under replica scheduling",
     ),
+    pytest.param(
+        Case(
+            lws().spec_field("scheduling", {}).annotation(c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME, "t"),
+            old=lws().spec_field("scheduling", {}),
+            want_rules=("scheduling-delegation-immutable",),
+        ),
+        id="delegation annotation cannot be added once scheduling is set",
+    ),
 ]
 
 
@@ -474,6 +482,21 @@ def test_update(case: Case) -> None:
     assert tuple(rules) == case.want_rules
     if case.want_errors:
         assert tuple(messages) == case.want_errors
+
+
+def test_delegated_lws_rejects_role_mode() -> None:
+    body = (
+        lws()
+        .spec_field("scheduling", {"replica": {"leader": {}}})
+        .annotation(c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME, "template")
+    )
+    body_obj = body.obj()
+    body_obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": "x/v1", "kind": "P", "name": "p", "controller": True}
+    ]
+    admission = SchedulingAdmission(feature_gate_enabled=True, provider="kubernetes")
+    rules = [err.rule for err in validate_create(body_obj, admission)]
+    assert rules == ["scheduling-delegation-mode"]
 
 
 def test_several_errors_aggregate_like_apimachinery() -> None:

@@ -523,3 +523,9 @@ def test_input_is_not_modified() -> None:
 
 def test_validating_pod_webhook_admits_everything() -> None:
     assert validate_pod(leader().obj(), leader().obj()) == []
+
+
+def test_workload_aware_pod_without_provider_is_rejected() -> None:
+    subject = leader().annotation(c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING, c.SCHEDULING_MODE_REPLICA).obj()
+    with pytest.raises(PodMutationError, match="no scheduler provider is configured"):
+        mutate(subject)
