@@ -22,7 +22,7 @@ from leaderworkerset.webhooks.admission import WebhookOptions, review
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
 Obj = dict[str, Any]
-EXAMPLES = int(os.environ.get("LWS_HYPOTHESIS_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("LWS_HYPOTHESIS_EXAMPLES", "50"))
 PROFILE = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Mostly well-typed values, sometimes the wrong type, so decoding tolerance is exercised too.
