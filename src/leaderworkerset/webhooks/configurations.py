@@ -123,12 +123,23 @@ def render(
 
 
 def render_for_service(
-    namespace: str, service_name: str = c.DEFAULT_WEBHOOK_SERVICE_NAME, ca_bundle: bytes | None = None
+    namespace: str,
+    service_name: str = c.DEFAULT_WEBHOOK_SERVICE_NAME,
+    ca_bundle: bytes | None = None,
+    cert_manager: bool = False,
 ) -> list[Obj]:
-    """In-cluster configurations pointing at the webhook Service (port 443 → 9443)."""
-    return render(
+    """In-cluster configurations pointing at the webhook Service (port 443 → 9443).
+
+    With `cert_manager`, the CA comes from cert-manager's injector instead of our rotator.
+    """
+    configurations = render(
         lambda path: {"service": {"name": service_name, "namespace": namespace, "path": path}}, ca_bundle
     )
+    if cert_manager:
+        source = f"{namespace}/{c.CERT_MANAGER_CERTIFICATE_NAME}"
+        for configuration in configurations:
+            configuration["metadata"]["annotations"] = {c.ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: source}
+    return configurations
 
 
 def render_for_url(host: str, port: int, ca_bundle: bytes | None = None) -> list[Obj]:

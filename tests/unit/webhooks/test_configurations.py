@@ -67,3 +67,10 @@ def test_inject_ca_bundle_sets_every_webhook() -> None:
 
 def test_committed_manifests_are_current() -> None:
     assert list(yaml.safe_load_all(DEPLOY.read_text())) == render_for_service(c.DEFAULT_NAMESPACE)
+
+
+def test_cert_manager_variant_asks_for_ca_injection() -> None:
+    for configuration in render_for_service("lws-system", cert_manager=True):
+        assert configuration["metadata"]["annotations"] == {
+            c.ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: f"lws-system/{c.CERT_MANAGER_CERTIFICATE_NAME}"
+        }
