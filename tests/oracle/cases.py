@@ -620,6 +620,7 @@ def upstream_manifests() -> list[dict[str, Any]]:
 
 def semantic_cases() -> list[dict[str, Any]]:
     base = lws(workers(template(container(resources={"limits": {"cpu": "1"}})), size=2))
+    shared = {**base, "spec": {**base["spec"], "networkConfig": {"subdomainPolicy": "Shared"}}}
     sorted_patch = (
         '{"spec":{"leaderWorkerTemplate":{"$patch":"replace","size":2,"workerTemplate":{"metadata":{},'
         '"spec":{"containers":[{"image":"nginx:1.27","name":"nginx","resources":{"limits":{"cpu":"1"}}}]}}},'
@@ -693,6 +694,34 @@ def semantic_cases() -> list[dict[str, Any]]:
         },
         {"id": "null removes network config", "lws": base, "stored": '{"spec":{"networkConfig":null}}'},
         {"id": "invalid JSON", "lws": base, "stored": '{"spec":'},
+        {"id": "patch is not an object", "lws": base, "stored": "[]"},
+        {
+            "id": "delete directive empties network config",
+            "lws": shared,
+            "stored": '{"spec":{"networkConfig":{"$patch":"delete"}}}',
+        },
+        {
+            "id": "unknown directive",
+            "lws": base,
+            "stored": '{"spec":{"leaderWorkerTemplate":{"$patch":"merge","size":2}}}',
+        },
+        {
+            "id": "different subdomain policy, live Shared explicit",
+            "lws": shared,
+            "stored": sorted_patch.replace('"Shared"', '"UniquePerReplica"'),
+        },
+        {
+            "id": "nested directive map is dropped when merging",
+            "lws": base,
+            "stored": (
+                '{"spec":{"leaderWorkerTemplate":{"subGroupPolicy":{"$patch":"replace","subGroupSize":1}}}}'
+            ),
+        },
+        {
+            "id": "null inside a new map is discarded",
+            "lws": base,
+            "stored": '{"spec":{"leaderWorkerTemplate":{"subGroupPolicy":{"subGroupSize":null}}}}',
+        },
         {"id": "empty patch", "lws": base, "stored": "{}"},
     ]
 

@@ -32,6 +32,7 @@ from leaderworkerset.core.groups import ControllerEvent
 __all__ = [
     "REVISION_MATCH_CACHE_SIZE",
     "RevisionMatchCache",
+    "RevisionPatchError",
     "RevisionPlan",
     "apply_revision",
     "find_revision",
@@ -250,31 +251,82 @@ def revisions_to_truncate(lws: Obj, key: str, revisions: Iterable[Obj]) -> list[
 # --------------------------------------------------------------------------------------------------
 
 
-def _merge(original: Any, patch: Mapping[str, Any]) -> Any:
-    """Strategic-merge of maps as far as revision patches need it: ``$patch: replace`` swaps the
-    whole map, ``$patch: delete`` removes it, null removes a key, nested maps merge. Lists are
-    replaced wholesale (upstream's patches never carry lists outside a replaced map)."""
-    directive = patch.get(_PATCH_DIRECTIVE)
-    if directive == _REPLACE:
-        return {key: value for key, value in patch.items() if key != _PATCH_DIRECTIVE}
-    if directive == _DELETE:
-        return _DELETED
-    merged = dict(original) if isinstance(original, Mapping) else {}
+class RevisionPatchError(ValueError):
+    """A stored revision that cannot be applied (upstream's ApplyRevision would fail)."""
+
+
+_DROP = object()  # marks a value strategic merge leaves out of the result
+
+
+def _strategic_merge(original: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """apimachinery's strategic merge of two JSON maps, as far as revision patches use it.
+
+    ``$patch: replace`` swaps the whole map (its content kept verbatim), ``$patch: delete`` empties
+    it, null removes a key, maps merge key by key. A patch value for a key the original lacks (or
+    holds with another JSON type) is taken with its nulls and directive-bearing maps removed — so a
+    stored ``networkConfig`` is ignored when the live object has none, exactly as upstream does.
+    Deviation: lists are replaced, never merged by ``patchMergeKey`` (upstream's own revision
+    patches only hold lists inside replaced maps).
+    """
+    if _PATCH_DIRECTIVE in patch:
+        directive = patch[_PATCH_DIRECTIVE]
+        if directive == _REPLACE:
+            return {key: value for key, value in patch.items() if key != _PATCH_DIRECTIVE}
+        if directive == _DELETE:
+            return {}
+        raise RevisionPatchError(f"unknown patch type {directive!r}")
+    merged = dict(original)
     for key, value in patch.items():
-        if key.startswith("$"):
-            continue
         if value is None:
             merged.pop(key, None)
             continue
-        result = _merge(merged.get(key), value) if isinstance(value, Mapping) else value
-        if result is _DELETED:
+        current = merged.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            merged[key] = _strategic_merge(current, value)
+            continue
+        same_kind = key in merged and _json_kind(current) == _json_kind(value)
+        kept = _remove_directives(value if same_kind else _discard_nulls(value))
+        if kept is _DROP:
             merged.pop(key, None)
         else:
-            merged[key] = result
+            merged[key] = kept
     return merged
 
 
-_DELETED = object()
+def _json_kind(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "object"
+    return "array" if isinstance(value, list) else "scalar"
+
+
+def _discard_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _discard_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_discard_nulls(item) for item in value]
+    return value
+
+
+def _remove_directives(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if _PATCH_DIRECTIVE in value:
+            return _DROP
+        kept = {key: _remove_directives(item) for key, item in value.items()}
+        return {key: item for key, item in kept.items() if item is not _DROP}
+    if isinstance(value, list):
+        return [item for item in map(_remove_directives, value) if item is not _DROP]
+    return value
+
+
+def _go_view(lws: Obj) -> dict[str, Any]:
+    """The LWS as upstream's typed object encodes it, for the parts a revision touches."""
+    spec = dict(lws.get("spec") or {})
+    spec["leaderWorkerTemplate"] = normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate")
+    if spec.get("networkConfig") is None:
+        spec.pop("networkConfig", None)
+    else:
+        spec["networkConfig"] = normalize(spec["networkConfig"], "NetworkConfig")
+    return {**copy.deepcopy(dict(lws)), "spec": spec}
 
 
 def apply_revision(lws: Obj, revision: Obj) -> dict[str, Any]:
@@ -284,12 +336,20 @@ def apply_revision(lws: Obj, revision: Obj) -> dict[str, Any]:
     in Go's view (unknown fields dropped, zero values present, quantities canonical).
     """
     patch = gojson.loads(stored_patch(revision))
-    restored = _merge(copy.deepcopy(dict(lws)), patch)
-    spec = restored.setdefault("spec", {})
+    if not isinstance(patch, Mapping):
+        raise RevisionPatchError("a revision patch must be a JSON object")
+    restored = _strategic_merge(_go_view(lws), patch)
+    spec = restored.get("spec")
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, Mapping):
+        raise RevisionPatchError("spec must be an object")
+    spec = dict(spec)
     spec["leaderWorkerTemplate"] = normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate")
     if spec.get("networkConfig") is not None:
         spec["networkConfig"] = normalize(spec["networkConfig"], "NetworkConfig")
-    return dict(restored)
+    restored["spec"] = spec
+    return restored
 
 
 def revision_spec(lws: Obj, revision: Obj) -> dict[str, Any]:
