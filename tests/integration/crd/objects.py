@@ -30,6 +30,40 @@ OUR_KINDS: Final[dict[str, type[NamespacedResource]]] = {
 _FILE_OF_KIND: Final = dict(zip((c.LWS_KIND, c.DS_KIND, c.DSRS_KIND), CRD_FILES, strict=True))
 
 
+# Upstream's own CRDs are installed next to ours under renamed groups, so that the same object can be
+# sent to both and what each stores (or rejects) compared directly.
+UPSTREAM_GROUPS: Final = {
+    c.LWS_GROUP: "leaderworkerset.upstream.test",
+    c.DS_GROUP: "disaggregatedset.upstream.test",
+}
+UPSTREAM_KINDS: Final[dict[str, type[NamespacedResource]]] = {
+    kind: create_namespaced_resource(UPSTREAM_GROUPS[group], "v1", kind, plural)
+    for kind, group, plural in (
+        (c.LWS_KIND, c.LWS_GROUP, c.LWS_PLURAL),
+        (c.DS_KIND, c.DS_GROUP, c.DS_PLURAL),
+        (c.DSRS_KIND, c.DS_GROUP, c.DSRS_PLURAL),
+    )
+}
+
+
+def upstream_crd_documents() -> list[dict[str, Any]]:
+    """Upstream's three CRDs, unchanged except for their group (and hence their name)."""
+    documents = []
+    for name in CRD_FILES:
+        crd = yaml.load((UPSTREAM / "crds" / name).read_text(encoding="utf-8"), Loader=_LOADER)
+        group = UPSTREAM_GROUPS[crd["spec"]["group"]]
+        crd["spec"]["group"] = group
+        crd["metadata"] = {"name": f"{crd['spec']['names']['plural']}.{group}"}
+        documents.append(crd)
+    return documents
+
+
+def for_upstream(obj: dict[str, Any]) -> dict[str, Any]:
+    """A copy of one of our objects addressed to upstream's renamed CRD."""
+    group, _, version = obj["apiVersion"].partition("/")
+    return {**obj, "apiVersion": f"{UPSTREAM_GROUPS[group]}/{version}"}
+
+
 def _schema(crd: dict[str, Any]) -> dict[str, Any]:
     schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     return schema

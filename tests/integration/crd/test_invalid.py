@@ -16,7 +16,7 @@ from lightkube import ApiError, AsyncClient
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.crd.markers import DS_REPLICAS_MESSAGE
-from tests.integration.crd.objects import OUR_KINDS
+from tests.integration.crd.objects import OUR_KINDS, UPSTREAM_KINDS, for_upstream
 
 pytestmark = pytest.mark.cluster
 
@@ -89,6 +89,7 @@ class Case:
     change: Callable[[Obj], None]
     want_field: str
     want_text: str  # a fragment of the API server's message for that field
+    v1_only: bool  # a v1.0 field: upstream's pre-v1.0 CRD prunes it and accepts the object
 
 
 # Field paths as the API server reports them.
@@ -97,8 +98,16 @@ W = T + ".workerTemplate"
 C = W + ".spec.containers[0]"
 
 
-def bad(case_id: str, base: Callable[[], Obj], change: Callable[[Obj], None], field: str, text: str) -> Any:
-    return pytest.param(Case(base, change, field, text), id=case_id)
+def bad(
+    case_id: str,
+    base: Callable[[], Obj],
+    change: Callable[[Obj], None],
+    field: str,
+    text: str,
+    *,
+    v1_only: bool = False,
+) -> Any:
+    return pytest.param(Case(base, change, field, text, v1_only), id=case_id)
 
 
 CASES = [
@@ -131,6 +140,7 @@ CASES = [
         set_("spec", "leaderWorkerTemplate", "maxGroupRestarts", value=-1),
         T + ".maxGroupRestarts",
         "greater than or equal to 0",
+        v1_only=True,
     ),
     bad(
         "lws partition not a number",
@@ -197,6 +207,7 @@ CASES = [
         set_("spec", "groupIdentity", value="Random"),
         "spec.groupIdentity",
         "Unsupported value",
+        v1_only=True,
     ),
     bad(
         "lws bad groupReplacementPolicy (v1.0)",
@@ -204,6 +215,7 @@ CASES = [
         set_("spec", "groupReplacementPolicy", value="Later"),
         "spec.groupReplacementPolicy",
         "Unsupported value",
+        v1_only=True,
     ),
     # --- LeaderWorkerSet: required fields
     bad("lws missing leaderWorkerTemplate", lws, drop("spec", "leaderWorkerTemplate"), T, "Required"),
@@ -310,6 +322,7 @@ CASES = [
         set_("spec", "scheduling", value={"replica": {"schedulingPolicy": {"gang": {"minGroupCount": 0}}}}),
         "spec.scheduling.replica.schedulingPolicy.gang.minGroupCount",
         "greater than or equal to 1",
+        v1_only=True,
     ),
     bad(
         "scheduling five shared claims (v1.0)",
@@ -321,6 +334,7 @@ CASES = [
         ),
         "spec.scheduling.resourceClaims",
         "at most 4",
+        v1_only=True,
     ),
     bad(
         "scheduling claim without name (v1.0)",
@@ -328,6 +342,7 @@ CASES = [
         set_("spec", "scheduling", value={"resourceClaims": [{"resourceClaimName": "x"}]}),
         "spec.scheduling.resourceClaims[0].name",
         "Required",
+        v1_only=True,
     ),
     # --- DisaggregatedSet
     bad("ds without spec", ds, drop("spec"), "spec", "Required"),
@@ -436,6 +451,24 @@ async def test_invalid_object_is_rejected_at_the_field(
         await kube.create(resource.from_dict(obj), namespace=namespace)
 
     assert raised.value.status.code == 422
+    causes = _causes(raised.value)
+    assert any(field == case.want_field and case.want_text in message for field, message in causes), causes
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_upstreams_crd_judges_the_same_object_alike(
+    kube: AsyncClient, namespace: str, upstream_crds: list[str], case: Case
+) -> None:
+    obj = for_upstream(copy.deepcopy(case.base()))
+    case.change(obj)
+    obj["metadata"]["namespace"] = namespace
+    resource = UPSTREAM_KINDS[obj["kind"]]
+
+    if case.v1_only:
+        await kube.create(resource.from_dict(obj), namespace=namespace)  # pruned, not rejected
+        return
+    with pytest.raises(ApiError) as raised:
+        await kube.create(resource.from_dict(obj), namespace=namespace)
     causes = _causes(raised.value)
     assert any(field == case.want_field and case.want_text in message for field, message in causes), causes
 

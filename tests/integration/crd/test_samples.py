@@ -1,8 +1,10 @@
 """Every upstream sample and example object is accepted with our CRDs and stored as upstream's would.
 
-What upstream's CRD stores is predicted offline: prune + default with UPSTREAM's schema (the same
-pruner/defaulter, applied with OUR schema, must reproduce exactly what this real API server stored
-— that checks the predictor). The only allowed difference is the v1.0 CRD default of groupIdentity.
+Two ways to know what upstream's CRD stores: predicted offline (prune + default with UPSTREAM's
+schema; the same pruner/defaulter applied with OUR schema must reproduce exactly what this real API
+server stored, which checks the predictor), and measured (upstream's CRD installed under a renamed
+group, the same object sent to it). The only allowed difference is the v1.0 CRD default of
+groupIdentity.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.crd.structural import prune_and_default
 from tests.integration.crd.objects import (
     OUR_KINDS,
+    UPSTREAM_KINDS,
     diff_paths,
+    for_upstream,
     our_schema,
     upstream_documents,
     upstream_schema,
@@ -70,3 +74,23 @@ async def test_upstream_object_is_accepted_and_stored_like_upstream(
 
     for key in ("labels", "annotations"):
         assert stored["metadata"].get(key) == obj["metadata"].get(key)
+
+
+@pytest.mark.parametrize("obj", [p for p in DOCUMENTS if p.values[0]["kind"] in OUR_KINDS])
+async def test_upstream_object_is_stored_like_upstreams_crd_stores_it(
+    kube: AsyncClient,
+    namespace: str,
+    installed_crds: list[str],
+    upstream_crds: list[str],
+    obj: dict[str, Any],
+) -> None:
+    ours = await _create(kube, obj, namespace)
+    theirs_obj = for_upstream(copy.deepcopy(obj))
+    theirs_obj["metadata"] = {**obj["metadata"], "namespace": namespace}
+    resource = UPSTREAM_KINDS[obj["kind"]]
+    await kube.create(resource.from_dict(theirs_obj), namespace=namespace)
+    theirs = (await kube.get(resource, obj["metadata"]["name"], namespace=namespace)).to_dict()
+
+    assert ours is not None
+    extra = diff_paths(theirs["spec"], ours["spec"])
+    assert [p for p in extra if not V1_DEFAULTED.match(p)] == []
