@@ -48,7 +48,7 @@ class MetaLike(Protocol):
     def ownerReferences(self) -> Sequence[OwnerRefLike] | None: ...  # noqa: N802
 
 
-class OwnerReference(msgspec.Struct, omit_defaults=True):
+class OwnerReference(msgspec.Struct, omit_defaults=True, gc=False):
     apiVersion: str = ""  # noqa: N815
     kind: str = ""
     name: str = ""
@@ -57,7 +57,7 @@ class OwnerReference(msgspec.Struct, omit_defaults=True):
     blockOwnerDeletion: bool | None = None  # noqa: N815
 
 
-class ObjectMeta(msgspec.Struct, omit_defaults=True):
+class ObjectMeta(msgspec.Struct, omit_defaults=True, gc=False):
     """The metadata fields controllers read; unknown fields are skipped while decoding."""
 
     name: str | None = None

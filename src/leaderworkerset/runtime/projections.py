@@ -16,7 +16,7 @@ from leaderworkerset.runtime.objects import ObjectMeta
 # ruff: noqa: N815
 
 
-class Condition(msgspec.Struct, omit_defaults=True):
+class Condition(msgspec.Struct, omit_defaults=True, gc=False):
     type: str = ""
     status: str = ""
     reason: str | None = None
@@ -24,18 +24,18 @@ class Condition(msgspec.Struct, omit_defaults=True):
     lastTransitionTime: str | None = None
 
 
-class ContainerStateTerminated(msgspec.Struct, omit_defaults=True):
+class ContainerStateTerminated(msgspec.Struct, omit_defaults=True, gc=False):
     exitCode: int = 0
     reason: str | None = None
 
 
-class ContainerState(msgspec.Struct, omit_defaults=True):
+class ContainerState(msgspec.Struct, omit_defaults=True, gc=False):
     terminated: ContainerStateTerminated | None = None
     running: dict[str, str] | None = None
     waiting: dict[str, str] | None = None
 
 
-class ContainerStatus(msgspec.Struct, omit_defaults=True):
+class ContainerStatus(msgspec.Struct, omit_defaults=True, gc=False):
     name: str = ""
     ready: bool = False
     restartCount: int = 0
@@ -43,15 +43,15 @@ class ContainerStatus(msgspec.Struct, omit_defaults=True):
     state: ContainerState | None = None
 
 
-class SchedulingGate(msgspec.Struct):
+class SchedulingGate(msgspec.Struct, gc=False):
     name: str = ""
 
 
-class ReadinessGate(msgspec.Struct):
+class ReadinessGate(msgspec.Struct, gc=False):
     conditionType: str = ""
 
 
-class PodSpec(msgspec.Struct, omit_defaults=True):
+class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
     nodeName: str | None = None
     hostname: str | None = None
     subdomain: str | None = None
@@ -60,7 +60,7 @@ class PodSpec(msgspec.Struct, omit_defaults=True):
     readinessGates: list[ReadinessGate] | None = None
 
 
-class PodStatus(msgspec.Struct, omit_defaults=True):
+class PodStatus(msgspec.Struct, omit_defaults=True, gc=False):
     phase: str | None = None
     reason: str | None = None
     podIP: str | None = None
@@ -70,33 +70,33 @@ class PodStatus(msgspec.Struct, omit_defaults=True):
     initContainerStatuses: list[ContainerStatus] | None = None
 
 
-class Pod(msgspec.Struct, omit_defaults=True):
+class Pod(msgspec.Struct, omit_defaults=True, gc=False):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: PodSpec = msgspec.field(default_factory=PodSpec)
     status: PodStatus = msgspec.field(default_factory=PodStatus)
 
 
-class RollingUpdate(msgspec.Struct, omit_defaults=True):
+class RollingUpdate(msgspec.Struct, omit_defaults=True, gc=False):
     partition: int | None = None
     maxUnavailable: int | str | None = None
     maxSurge: int | str | None = None
 
 
-class UpdateStrategy(msgspec.Struct, omit_defaults=True):
+class UpdateStrategy(msgspec.Struct, omit_defaults=True, gc=False):
     type: str | None = None
     rollingUpdate: RollingUpdate | None = None
 
 
-class TemplateMeta(msgspec.Struct, omit_defaults=True):
+class TemplateMeta(msgspec.Struct, omit_defaults=True, gc=False):
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
 
 
-class PodTemplateHead(msgspec.Struct, omit_defaults=True):
+class PodTemplateHead(msgspec.Struct, omit_defaults=True, gc=False):
     metadata: TemplateMeta = msgspec.field(default_factory=TemplateMeta)
 
 
-class WorkloadSpec(msgspec.Struct, omit_defaults=True):
+class WorkloadSpec(msgspec.Struct, omit_defaults=True, gc=False):
     """The spec fields StatefulSets and Deployments share that the controllers read."""
 
     replicas: int | None = None
@@ -107,7 +107,7 @@ class WorkloadSpec(msgspec.Struct, omit_defaults=True):
     template: PodTemplateHead = msgspec.field(default_factory=PodTemplateHead)
 
 
-class WorkloadStatus(msgspec.Struct, omit_defaults=True):
+class WorkloadStatus(msgspec.Struct, omit_defaults=True, gc=False):
     observedGeneration: int | None = None
     replicas: int = 0
     readyReplicas: int = 0
@@ -119,19 +119,19 @@ class WorkloadStatus(msgspec.Struct, omit_defaults=True):
     conditions: list[Condition] | None = None
 
 
-class StatefulSet(msgspec.Struct, omit_defaults=True):
+class StatefulSet(msgspec.Struct, omit_defaults=True, gc=False):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: WorkloadSpec = msgspec.field(default_factory=WorkloadSpec)
     status: WorkloadStatus = msgspec.field(default_factory=WorkloadStatus)
 
 
-class Deployment(msgspec.Struct, omit_defaults=True):
+class Deployment(msgspec.Struct, omit_defaults=True, gc=False):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
     spec: WorkloadSpec = msgspec.field(default_factory=WorkloadSpec)
     status: WorkloadStatus = msgspec.field(default_factory=WorkloadStatus)
 
 
-class MetadataOnly(msgspec.Struct, omit_defaults=True):
+class MetadataOnly(msgspec.Struct, omit_defaults=True, gc=False):
     """For kinds where only existence, labels and owners matter (e.g. Services)."""
 
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
