@@ -1,0 +1,192 @@
+"""The watch-fed caches both LeaderWorkerSet controllers read, declared once per manager.
+
+Every kind except LeaderWorkerSets is filtered on the server by the presence of the
+`leaderworkerset.sigs.k8s.io/name` label, so the caches hold only what we manage. Pods and
+StatefulSets are decoded into msgspec projections; the pure `core` functions take API-shaped dicts,
+so `as_dict` converts a projection when a reconcile needs one (cheap: a few fields per object).
+
+Two small memories make the shell read its own writes without a LIST:
+* `WriteMemo` keeps the object a write returned until the watch delivers that version (or a newer
+  one, or a deletion), so the next reconcile does not act on a stale cache entry — e.g. it would
+  otherwise announce "Created leader statefulset" twice;
+* `RecentRevisions` does the same for ControllerRevisions created in this process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.cache import Cache
+from leaderworkerset.runtime.codecs import DictCodec
+from leaderworkerset.runtime.objects import MetaLike, ObjectKey
+from leaderworkerset.runtime.projections import (
+    METADATA_CODEC,
+    POD_CODEC,
+    STATEFULSET_CODEC,
+    MetadataOnly,
+    Pod,
+    StatefulSet,
+)
+from leaderworkerset.runtime.reflector import FuncHandler, Informer
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+)
+from leaderworkerset.runtime.store import label_values
+
+Obj = dict[str, Any]
+
+# Index names (values built with `label_values(namespace, ...)`).
+BY_SET = "lws-name"  # namespace, set name
+BY_GROUP = "lws-group"  # namespace, set name, group index
+
+
+def _index_by(*label_keys: str) -> Any:
+    def index(meta: MetaLike, _obj: object) -> Iterable[str]:
+        labels = meta.labels or {}
+        if any(key not in labels for key in label_keys):
+            return ()
+        return (label_values(meta.namespace or "", *(labels[key] for key in label_keys)),)
+
+    return index
+
+
+_SET_INDEX = {BY_SET: _index_by(c.LABEL_SET_NAME)}
+_GROUP_INDEXES = {**_SET_INDEX, BY_GROUP: _index_by(c.LABEL_SET_NAME, c.LABEL_GROUP_INDEX)}
+
+
+def as_dict(obj: msgspec.Struct | Mapping[str, Any]) -> Obj:
+    """The API-shaped dict of a cached object (projections are converted, dicts copied shallowly)."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    result: Obj = msgspec.to_builtins(obj)
+    return result
+
+
+@dataclass
+class SharedInformers:
+    lws: Informer[Obj]
+    statefulsets: Informer[StatefulSet]
+    pods: Informer[Pod]
+    services: Informer[MetadataOnly]
+    revisions: Informer[Obj]
+
+    # ----- reads, each namespaced ------------------------------------------------------------------
+    def set_pods(self, namespace: str, lws_name: str) -> list[Obj]:
+        return [as_dict(p) for p in self.pods.store.by_index(BY_SET, label_values(namespace, lws_name))]
+
+    def group_pods(self, namespace: str, lws_name: str, group_index: str) -> list[Obj]:
+        value = label_values(namespace, lws_name, group_index)
+        return [as_dict(p) for p in self.pods.store.by_index(BY_GROUP, value)]
+
+    def set_statefulsets(self, namespace: str, lws_name: str) -> list[Obj]:
+        value = label_values(namespace, lws_name)
+        return [as_dict(s) for s in self.statefulsets.store.by_index(BY_SET, value)]
+
+    def statefulset(self, namespace: str, name: str) -> Obj | None:
+        sts = self.statefulsets.store.get(ObjectKey(namespace, name))
+        return None if sts is None else as_dict(sts)
+
+    def pod(self, namespace: str, name: str) -> Obj | None:
+        pod = self.pods.store.get(ObjectKey(namespace, name))
+        return None if pod is None else as_dict(pod)
+
+    def has_service(self, namespace: str, name: str) -> bool:
+        return ObjectKey(namespace, name) in self.services.store
+
+    def set_revisions(self, namespace: str, lws_name: str) -> list[Obj]:
+        value = label_values(namespace, lws_name)
+        return list(self.revisions.store.by_index(BY_SET, value))
+
+
+def shared_informers(cache: Cache) -> SharedInformers:
+    """Declare the informers on the manager's cache (call once per manager)."""
+    selector = c.LABEL_SET_NAME
+    return SharedInformers(
+        lws=cache.informer(LEADERWORKERSETS, DictCodec()),
+        statefulsets=cache.informer(
+            STATEFULSETS, STATEFULSET_CODEC, label_selector=selector, indexers=_SET_INDEX
+        ),
+        pods=cache.informer(PODS, POD_CODEC, label_selector=selector, indexers=_GROUP_INDEXES),
+        services=cache.informer(SERVICES, METADATA_CODEC, label_selector=selector),
+        revisions=cache.informer(
+            CONTROLLER_REVISIONS, DictCodec(), label_selector=selector, indexers=_SET_INDEX
+        ),
+    )
+
+
+# ----- read-your-writes ------------------------------------------------------------------------------
+
+
+def _rv(obj: Mapping[str, Any] | None) -> int:
+    """resourceVersion as an integer (etcd revisions); opaque strings compare as 0."""
+    if obj is None:
+        return 0
+    value = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return int(value) if value.isdigit() else 0
+
+
+class WriteMemo:
+    """The last object written per key, used until the cache holds that version or a newer one."""
+
+    def __init__(self) -> None:
+        self._written: dict[ObjectKey, Obj] = {}
+
+    def remember(self, key: ObjectKey, written: Obj) -> None:
+        self._written[key] = written
+
+    def forget(self, key: ObjectKey) -> None:
+        self._written.pop(key, None)
+
+    def freshest(self, key: ObjectKey, cached: Obj | None) -> Obj | None:
+        written = self._written.get(key)
+        if written is None:
+            return cached
+        if cached is not None and _rv(cached) >= _rv(written):
+            self.forget(key)
+            return cached
+        return written
+
+    def forget_on_delete(self, informer: Informer[Any]) -> None:
+        """A deletion observed by the watch ends what we remember about that object."""
+        meta = informer.store.codec.meta
+
+        def deleted(obj: Any) -> None:
+            m = meta(obj)
+            self.forget(ObjectKey(m.namespace or "", m.name or ""))
+
+        informer.add_handler(FuncHandler(delete=deleted))
+
+
+class RecentRevisions:
+    """ControllerRevisions this process created that the cache may not show yet."""
+
+    def __init__(self) -> None:
+        self._created: dict[ObjectKey, Obj] = {}
+
+    def add(self, revision: Obj) -> None:
+        meta = revision.get("metadata") or {}
+        self._created[ObjectKey(meta.get("namespace") or "", meta.get("name") or "")] = revision
+
+    def discard(self, key: ObjectKey) -> None:
+        self._created.pop(key, None)
+
+    def merged(self, cached: list[Obj], namespace: str, lws_name: str) -> list[Obj]:
+        names = {(r.get("metadata") or {}).get("name") for r in cached}
+        for key in [k for k in self._created if k.namespace == namespace and k.name in names]:
+            del self._created[key]  # the watch caught up
+        extra = [
+            r
+            for k, r in self._created.items()
+            if k.namespace == namespace
+            and ((r.get("metadata") or {}).get("labels") or {}).get(c.LABEL_SET_NAME) == lws_name
+        ]
+        return [*cached, *extra]

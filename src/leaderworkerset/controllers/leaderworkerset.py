@@ -1,0 +1,326 @@
+"""The LeaderWorkerSet controller (spec §3.A), Ordinal identity: the I/O shell around `core`.
+
+One reconcile of `<namespace>/<lws>`:
+  1. read the LWS and its leader StatefulSet from the caches (a terminating StatefulSet: wait 5 s);
+  2. find or create the current ControllerRevision, and a new one when the templates changed;
+  3. decide the leader StatefulSet's partition and replicas (the rolling update) and apply it with
+     server-side apply (field manager `lws`);
+  4. ensure the shared headless Service;
+  5. write the status (counts, conditions) when it changed, and record the condition event;
+  6. once a rollout is done, delete the revisions of other keys.
+
+All decisions are `core` functions; this module reads caches, writes through the API and records
+events. Hash identity (spec §3.B) is not handled here yet: such objects are logged and skipped.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import structlog
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.informers import (
+    Obj,
+    RecentRevisions,
+    SharedInformers,
+    WriteMemo,
+)
+from leaderworkerset.core import gojson
+from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod
+from leaderworkerset.core.revision import (
+    RevisionMatchCache,
+    plan_revision,
+    revision_key,
+    revisions_to_truncate,
+)
+from leaderworkerset.core.rollout import (
+    TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS,
+    LeaderStatefulSetView,
+    RolloutDecision,
+    after_apply_events,
+    plan_rollout_for,
+)
+from leaderworkerset.core.services import shared_service
+from leaderworkerset.core.statefulsets import leader_statefulset
+from leaderworkerset.core.status import plan_status
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
+from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
+from leaderworkerset.runtime.manager import Manager
+from leaderworkerset.runtime.objects import MetaLike, ObjectKey
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    SERVICES,
+    STATEFULSETS,
+)
+
+log = structlog.get_logger(__name__)
+
+CONTROLLER_NAME = "leaderworkerset"
+DEFAULT_MAX_CONCURRENT = 4
+
+Now = Callable[[], datetime.datetime]
+
+_RELATED_API_VERSIONS = {"ControllerRevision": "apps/v1", "Pod": "v1", "StatefulSet": "apps/v1"}
+
+
+def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:
+    """Record a core-decided event on the LWS, resolving its related object (kind, name)."""
+    related = None
+    if event.related is not None:
+        kind, name = event.related
+        related = ObjectReference(
+            apiVersion=_RELATED_API_VERSIONS.get(kind, ""),
+            kind=kind,
+            namespace=str((lws.get("metadata") or {}).get("namespace") or ""),
+            name=name,
+        )
+    recorder.record(lws_ref(lws), event.type, event.reason, event.action, event.message, related)
+
+
+def lws_ref(lws: Obj) -> ObjectReference:
+    return object_ref(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)
+
+
+def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = obj.get("metadata") or {}
+    return meta
+
+
+@dataclass
+class _Round:
+    """What one reconcile learned so far, passed between its steps."""
+
+    lws: Obj
+    key: ObjectKey
+    leader_sts: Obj | None
+    revision: Mapping[str, Any] | None = None
+    revision_created: bool = False
+    applied_sts: Obj | None = None
+
+    @property
+    def revision_key(self) -> str:
+        return revision_key(self.revision) if self.revision is not None else ""
+
+
+class LeaderWorkerSetReconciler:
+    def __init__(
+        self,
+        client: KubeClient,
+        informers: SharedInformers,
+        recorder: EventRecorder,
+        *,
+        now: Now | None = None,
+    ) -> None:
+        self._client = client
+        self._informers = informers
+        self._recorder = recorder
+        self._now: Now = now or (lambda: datetime.datetime.now(datetime.UTC))
+        self._revision_matches = RevisionMatchCache()
+        self.leader_sts_memo = WriteMemo()
+        self.recent_revisions = RecentRevisions()
+
+    async def reconcile(self, key: ObjectKey) -> Result | None:
+        lws = self._informers.lws.store.get(key)
+        if lws is None or is_deleting(lws):
+            return None  # children go away through garbage collection
+        if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+            log.info("Hash group identity is not handled by this controller yet; skipping")
+            return None
+        leader_sts = self._leader_statefulset(key)
+        if leader_sts is not None and is_deleting(leader_sts):
+            return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
+        round_ = _Round(lws=lws, key=key, leader_sts=leader_sts)
+        await self._ensure_revision(round_)
+        await self._apply_leader_statefulset(round_, self._plan_rollout(round_))
+        await self._ensure_shared_service(round_)
+        try:
+            update_done = await self._update_status(round_)
+        except Exception as err:
+            if is_conflict(err):
+                return Result(requeue=True)  # a newer LWS is on its way through the watch
+            raise
+        if update_done:
+            await self._truncate_history(round_)
+        return None
+
+    # ----- reads ------------------------------------------------------------------------------------
+    def _leader_statefulset(self, key: ObjectKey) -> Obj | None:
+        return self.leader_sts_memo.freshest(key, self._informers.statefulset(key.namespace, key.name))
+
+    def _revisions(self, key: ObjectKey) -> list[Obj]:
+        cached = self._informers.set_revisions(key.namespace, key.name)
+        return self.recent_revisions.merged(cached, key.namespace, key.name)
+
+    # ----- step 2: revisions ----------------------------------------------------------------------
+    async def _ensure_revision(self, round_: _Round) -> None:
+        plan = plan_revision(
+            round_.lws, round_.leader_sts, self._revisions(round_.key), self._revision_matches
+        )
+        for revision, event in plan.create:
+            await self._create_revision(revision)
+            record(self._recorder, round_.lws, event)
+        round_.revision, round_.revision_created = plan.revision, plan.updated
+
+    async def _create_revision(self, revision: Mapping[str, Any]) -> None:
+        # The data goes out as Go renders it, so the API server stores exactly the hashed bytes.
+        body = {**revision, "data": msgspec.Raw(gojson.dumps(revision["data"]))}
+        try:
+            created = await self._client.create(CONTROLLER_REVISIONS, body)
+        except Exception as err:
+            if not is_already_exists(err):
+                raise
+            created = dict(revision)  # a same-named revision exists: the watch will show it
+        self.recent_revisions.add(created)
+
+    # ----- step 3: the leader StatefulSet ---------------------------------------------------------
+    def _plan_rollout(self, round_: _Round) -> RolloutDecision:
+        namespace, name = round_.key
+        leader_pods: list[Obj] = []
+        statefulsets: list[Obj] = []
+        if round_.leader_sts is not None:
+            # Only read mid-rollout, but cheap enough to gather every time from the indexes.
+            leader_pods = [p for p in self._informers.set_pods(namespace, name) if is_leader_pod(p)]
+            statefulsets = self._informers.set_statefulsets(namespace, name)
+        return plan_rollout_for(
+            round_.lws,
+            round_.leader_sts,
+            revision_key=round_.revision_key,
+            revision_created=round_.revision_created,
+            leader_pods=leader_pods,
+            statefulsets=statefulsets,
+        )
+
+    async def _apply_leader_statefulset(self, round_: _Round, decision: RolloutDecision) -> None:
+        for event in decision.events:
+            record(self._recorder, round_.lws, event)
+        body = leader_statefulset(
+            round_.lws,
+            partition=decision.partition,
+            replicas=decision.replicas,
+            revision_key=round_.revision_key,
+        )
+        try:
+            applied = await self._client.apply(STATEFULSETS, body)
+        except Exception as err:
+            self._record_apply_failure(round_, err)
+            raise
+        self.leader_sts_memo.remember(round_.key, applied)
+        round_.applied_sts = applied
+        previous = None if round_.leader_sts is None else LeaderStatefulSetView.of(round_.leader_sts)
+        for event in after_apply_events(
+            lws_name=round_.key.name,
+            previous=previous,
+            partition=decision.partition,
+            revision_created=round_.revision_created,
+            revision_name=None if round_.revision is None else str(_meta(round_.revision).get("name")),
+        ):
+            record(self._recorder, round_.lws, event)
+
+    def _record_apply_failure(self, round_: _Round, err: Exception) -> None:
+        name = round_.key.name
+        if round_.leader_sts is None:
+            reason, action, message = (
+                c.EVENT_FAILED_CREATE,
+                c.EVENT_ACTION_CREATE,
+                c.MSG_FAILED_CREATE_LEADER_STS,
+            )
+        else:
+            reason, action, message = (
+                c.EVENT_FAILED_UPDATE,
+                c.EVENT_ACTION_UPDATE,
+                c.MSG_FAILED_UPDATE_LEADER_STS,
+            )
+        note = message.replace("%v", "%s") % (name, err)
+        self._recorder.warning(lws_ref(round_.lws), reason, action, note)
+
+    # ----- step 4: the shared headless Service ----------------------------------------------------
+    async def _ensure_shared_service(self, round_: _Round) -> None:
+        service = shared_service(round_.lws)
+        if service is None or self._informers.has_service(round_.key.namespace, round_.key.name):
+            return
+        try:
+            await self._client.create(SERVICES, service)
+        except Exception as err:
+            if is_already_exists(err):
+                return
+            note = c.MSG_FAILED_CREATE_HEADLESS_SERVICE.replace("%v", "%s") % err
+            self._recorder.warning(lws_ref(round_.lws), c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, note)
+            raise
+
+    # ----- step 5: status -------------------------------------------------------------------------
+    async def _update_status(self, round_: _Round) -> bool:
+        namespace, name = round_.key
+        pods = self._informers.set_pods(namespace, name)
+        workers = {
+            str(_meta(sts).get("name")): sts
+            for sts in self._informers.set_statefulsets(namespace, name)
+            if str(_meta(sts).get("name")) != name
+        }
+        plan = plan_status(
+            round_.lws,
+            round_.applied_sts or round_.leader_sts or {},
+            revision_key=round_.revision_key,
+            leader_pods=[p for p in pods if is_leader_pod(p)],
+            worker_statefulsets=workers,
+            now=self._now(),
+        )
+        if plan.changed:
+            # PUT with the cached resourceVersion: a stale read conflicts instead of going backwards.
+            await self._client.update(LEADERWORKERSETS, {**round_.lws, "status": plan.status}, "status")
+            if plan.event is not None:
+                record(self._recorder, round_.lws, plan.event)
+        return plan.update_done
+
+    # ----- step 6: revision history ---------------------------------------------------------------
+    async def _truncate_history(self, round_: _Round) -> None:
+        for revision in revisions_to_truncate(round_.lws, round_.revision_key, self._revisions(round_.key)):
+            meta = _meta(revision)
+            try:
+                await self._client.delete(CONTROLLER_REVISIONS, meta.get("namespace"), str(meta.get("name")))
+            except Exception as err:
+                if not is_not_found(err):
+                    raise
+            self.recent_revisions.discard(ObjectKey(str(meta.get("namespace") or ""), str(meta.get("name"))))
+
+
+# ----- wiring ------------------------------------------------------------------------------------------
+
+
+def _leader_pod_to_lws(meta: MetaLike, obj: object) -> Iterable[ObjectKey]:
+    """Leader pods wake their LWS: readiness feeds status even where no StatefulSet controller
+    mirrors it into the leader StatefulSet's status (upstream relies on that echo)."""
+    if (meta.labels or {}).get(c.LABEL_WORKER_INDEX) != c.LEADER_WORKER_INDEX:
+        return ()
+    return label_mapper(c.LABEL_SET_NAME)(meta, obj)
+
+
+def setup(
+    manager: Manager,
+    informers: SharedInformers,
+    *,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    now: Now | None = None,
+) -> Controller:
+    """Create the LWS controller, declare its watches and add it to the manager."""
+    reconciler = LeaderWorkerSetReconciler(
+        manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_LWS), now=now
+    )
+    controller = Controller(
+        CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
+    )
+    controller.watch(informers.lws, own_key)
+    # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
+    controller.watch(informers.statefulsets, label_mapper(c.LABEL_SET_NAME))
+    controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
+    controller.watch(informers.pods, _leader_pod_to_lws)
+    reconciler.leader_sts_memo.forget_on_delete(informers.statefulsets)
+    manager.add_controller(controller)
+    return controller

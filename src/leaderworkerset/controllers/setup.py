@@ -1,0 +1,36 @@
+"""Registration of the LeaderWorkerSet controllers on a runtime Manager (called by `lws manager`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from leaderworkerset.controllers import group, leaderworkerset
+from leaderworkerset.controllers.informers import SharedInformers, shared_informers
+from leaderworkerset.controllers.leaderworkerset import Now
+from leaderworkerset.runtime.controller import Controller
+from leaderworkerset.runtime.manager import Manager
+
+
+@dataclass(frozen=True)
+class RegisteredControllers:
+    leaderworkerset: Controller
+    pod: Controller
+    informers: SharedInformers
+
+
+def register_controllers(
+    manager: Manager,
+    *,
+    max_concurrent_reconciles: int = leaderworkerset.DEFAULT_MAX_CONCURRENT,
+    now: Now | None = None,
+) -> RegisteredControllers:
+    """Declare the shared caches and add the LWS and pod controllers to `manager`.
+
+    Call once per manager, before `manager.run()`. The recorder of both is `leaderworkerset`.
+    """
+    informers = shared_informers(manager.cache)
+    lws_controller = leaderworkerset.setup(
+        manager, informers, max_concurrent=max_concurrent_reconciles, now=now
+    )
+    pod_controller = group.setup(manager, informers, max_concurrent=max_concurrent_reconciles)
+    return RegisteredControllers(lws_controller, pod_controller, informers)

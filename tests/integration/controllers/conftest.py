@@ -1,0 +1,58 @@
+"""The LWS and pod controllers running in-process on the test's event loop (apiserver shape).
+
+One manager per session serves every test; each test works in a fresh namespace. The tests play
+the StatefulSet controller, the kubelet and the pod webhook (tests/support/kubelet.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import pytest
+from lightkube import AsyncClient
+
+from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
+from leaderworkerset.crd.install import install_crds
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.runtime.manager import Manager, ManagerOptions
+
+
+@pytest.fixture(scope="session")
+async def api(apiserver_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+    """Dict-level client the tests use to act as the other Kubernetes components."""
+    client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
+    yield client
+    await client.close()
+
+
+@pytest.fixture(scope="session")
+async def lws_controllers(
+    kube: AsyncClient, apiserver_cluster: LocalCluster
+) -> AsyncIterator[RegisteredControllers]:
+    await install_crds(kube)
+    client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
+    options = ManagerOptions(
+        leader_elect=False,
+        health_probe_bind_address="0",
+        metrics_bind_address="0",
+        handle_signals=False,
+        graceful_shutdown_timeout=5.0,
+    )
+    manager = Manager(client, options)
+    registered = register_controllers(manager)
+    task = asyncio.create_task(manager.run(), name="lws-manager")
+    await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
+    yield registered
+    manager.stop()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, timeout=15)
+    await client.close()
+
+
+@pytest.fixture
+async def ns(namespace: str, lws_controllers: RegisteredControllers) -> str:
+    """A fresh namespace with the controllers running."""
+    return namespace

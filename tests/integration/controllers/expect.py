@@ -1,0 +1,238 @@
+"""`expect_*` helpers: each states one invariant of upstream's validators and waits until it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    EVENTS,
+    LEADERWORKERSETS,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+)
+from tests.support.kubelet import current_revision_key
+from tests.support.wait import consistently, eventually
+
+Obj = dict[str, Any]
+NAME = "test-sample"
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise AssertionError(message)
+
+
+async def _get(api: KubeClient, ref: Any, namespace: str, name: str) -> Obj:
+    try:
+        return await api.get(ref, namespace, name)
+    except Exception as err:
+        raise AssertionError(f"{ref.kind} {namespace}/{name}: {err}") from err
+
+
+async def expect_valid_leader_statefulset(api: KubeClient, ns: str, replicas: int, name: str = NAME) -> None:
+    async def check() -> bool:
+        lws = await _get(api, LEADERWORKERSETS, ns, name)
+        sts = await _get(api, STATEFULSETS, ns, name)
+        spec, template = sts["spec"], sts["spec"]["template"]
+        annotations = template["metadata"].get("annotations") or {}
+        lws_annotations = lws["metadata"].get("annotations") or {}
+        key = current_revision_key(lws)
+        _check(sts["metadata"]["labels"].get(c.LABEL_SET_NAME) == name, "name label")
+        _check(
+            annotations.get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY)
+            == lws_annotations.get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY),
+            "exclusive-topology annotation",
+        )
+        _check(annotations.get(c.ANNOTATION_SIZE) == str(lws["spec"]["leaderWorkerTemplate"]["size"]), "size")
+        _check(
+            sts["metadata"]["annotations"].get(c.ANNOTATION_REPLICAS) == str(lws["spec"]["replicas"]),
+            "replicas annotation",
+        )
+        _check(
+            template["metadata"]["labels"]
+            == {c.LABEL_SET_NAME: name, c.LABEL_WORKER_INDEX: "0", c.LABEL_TEMPLATE_REVISION_HASH: key},
+            f"template labels {template['metadata']['labels']} (want key {key})",
+        )
+        _check(sts["metadata"]["labels"].get(c.LABEL_TEMPLATE_REVISION_HASH) == key, "sts revision key")
+        _check(spec["serviceName"] == name, "serviceName")
+        _check(spec["replicas"] == replicas, f"replicas {spec['replicas']} != {replicas}")
+        _check(spec["podManagementPolicy"] == "Parallel", "podManagementPolicy")
+        _check(
+            spec["selector"] == {"matchLabels": {c.LABEL_SET_NAME: name, c.LABEL_WORKER_INDEX: "0"}},
+            "selector",
+        )
+        lwt = lws["spec"]["leaderWorkerTemplate"]
+        want = (lwt.get("leaderTemplate") or lwt["workerTemplate"])["spec"]["containers"][0]["name"]
+        _check(template["spec"]["containers"][0]["name"] == want, "leader container")
+        return True
+
+    await eventually(check)
+
+
+async def expect_valid_worker_statefulsets(
+    api: KubeClient, ns: str, *, leader_scheduled: bool = True, name: str = NAME
+) -> None:
+    async def check() -> bool:
+        lws = await _get(api, LEADERWORKERSETS, ns, name)
+        leader = await _get(api, STATEFULSETS, ns, name)
+        all_sts = await api.list(STATEFULSETS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        size = int(lws["spec"]["leaderWorkerTemplate"]["size"])
+        want = 0 if size == 1 else int(leader["spec"]["replicas"])
+        if leader_scheduled:
+            _check(len(all_sts) - 1 == want, f"worker statefulsets {len(all_sts) - 1} != {want}")
+        else:
+            _check(len(all_sts) == 1, "only the leader statefulset while leaders are unscheduled")
+        key = current_revision_key(lws)
+        exclusive = (lws["metadata"].get("annotations") or {}).get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY)
+        for sts in all_sts:
+            sts_name = sts["metadata"]["name"]
+            if sts_name == name:
+                continue
+            index = sts_name.rsplit("-", 1)[1]
+            labels, template = sts["metadata"]["labels"], sts["spec"]["template"]
+            annotations = template["metadata"].get("annotations") or {}
+            _check(labels.get(c.LABEL_GROUP_INDEX) == index, "group-index label")
+            _check(bool(labels.get(c.LABEL_GROUP_KEY)), "group-key label")
+            _check(template["metadata"]["labels"].get(c.LABEL_GROUP_INDEX) == index, "template group-index")
+            _check(annotations.get(c.ANNOTATION_SIZE) == str(size), "size annotation")
+            _check(annotations.get(c.ANNOTATION_LEADER_NAME) == sts_name, "leader-name annotation")
+            _check(annotations.get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY) == exclusive, "exclusive-topology")
+            _check(labels.get(c.LABEL_TEMPLATE_REVISION_HASH) == key, f"revision key of {sts_name}")
+            _check(sts["spec"]["replicas"] == size - 1, "worker replicas")
+            _check(sts["spec"]["podManagementPolicy"] == "Parallel", "podManagementPolicy")
+            _check(sts["spec"]["ordinals"] == {"start": 1}, "ordinals.start")
+            want_container = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+            _check(template["spec"]["containers"][0]["name"] == want_container["name"], "worker container")
+        return True
+
+    await eventually(check)
+
+
+async def expect_valid_services(api: KubeClient, ns: str, count: int, name: str = NAME) -> None:
+    async def check() -> bool:
+        lws = await _get(api, LEADERWORKERSETS, ns, name)
+        services = await api.list(SERVICES, ns)
+        _check(len(services) == count, f"{len(services)} services, want {count}")
+        policy = (lws["spec"].get("networkConfig") or {}).get("subdomainPolicy")
+        wanted = (
+            {name: {c.LABEL_SET_NAME: name}}
+            if policy == c.SUBDOMAIN_SHARED
+            else {
+                f"{name}-{i}": {c.LABEL_SET_NAME: name, c.LABEL_GROUP_INDEX: str(i)}
+                for i in range(lws["spec"]["replicas"])
+            }
+        )
+        for service_name, selector in wanted.items():
+            service = await _get(api, SERVICES, ns, service_name)
+            _check(service["spec"]["clusterIP"] == "None", "headless")
+            _check(service["spec"]["selector"] == selector, f"selector {service['spec']['selector']}")
+            _check(service["spec"].get("publishNotReadyAddresses") is True, "publishNotReadyAddresses")
+        return True
+
+    await eventually(check)
+
+
+async def expect_condition(
+    api: KubeClient, ns: str, condition_type: str, status: str, message: str = "", name: str = NAME
+) -> None:
+    """Upstream's CheckLeaderWorkerSetHasCondition: type+status, current generation, message."""
+
+    async def check() -> bool:
+        lws = await _get(api, LEADERWORKERSETS, ns, name)
+        for cond in (lws.get("status") or {}).get("conditions") or []:
+            if cond["type"] == condition_type and cond["status"] == status:
+                _check(cond.get("observedGeneration") == lws["metadata"]["generation"], "stale condition")
+                _check(not message or cond.get("message") == message, f"message {cond.get('message')}")
+                return True
+        raise AssertionError(f"no {condition_type}={status} in {(lws.get('status') or {}).get('conditions')}")
+
+    await eventually(check)
+
+
+async def expect_available(api: KubeClient, ns: str) -> None:
+    await expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_TRUE, c.MESSAGE_ALL_GROUPS_READY)
+
+
+async def expect_progressing(api: KubeClient, ns: str) -> None:
+    await expect_condition(api, ns, c.CONDITION_PROGRESSING, c.CONDITION_TRUE, c.MESSAGE_GROUPS_PROGRESSING)
+
+
+async def expect_event(api: KubeClient, ns: str, reason: str, note: str, type_: str = "Normal") -> None:
+    async def check() -> bool:
+        events = await api.list(EVENTS, ns)
+        for event in events:
+            if event.get("reason") == reason and event.get("type") == type_ and event.get("note") == note:
+                return True
+        seen = [(e.get("reason"), e.get("note")) for e in events]
+        raise AssertionError(f"no event {reason}/{note!r}; seen {seen}")
+
+    await eventually(check)
+
+
+async def events_with(api: KubeClient, ns: str, reason: str) -> list[Obj]:
+    return [e for e in await api.list(EVENTS, ns) if e.get("reason") == reason]
+
+
+async def expect_status_replicas(
+    api: KubeClient, ns: str, ready: int, updated: int, name: str = NAME
+) -> None:
+    async def check() -> bool:
+        status = (await _get(api, LEADERWORKERSETS, ns, name)).get("status") or {}
+        got = (status.get("readyReplicas", 0), status.get("updatedReplicas", 0))
+        _check(got == (ready, updated), f"ready/updated {got} != {(ready, updated)}")
+        return True
+
+    await eventually(check)
+
+
+async def expect_partition(api: KubeClient, ns: str, partition: int, name: str = NAME) -> None:
+    async def check() -> bool:
+        sts = await _get(api, STATEFULSETS, ns, name)
+        got = sts["spec"]["updateStrategy"]["rollingUpdate"]["partition"]
+        _check(got == partition, f"partition {got} != {partition}")
+        return True
+
+    await eventually(check)
+
+
+async def expect_revisions(api: KubeClient, ns: str, count: int, name: str = NAME) -> list[Obj]:
+    async def check() -> list[Obj]:
+        revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        _check(len(revisions) == count, f"{len(revisions)} revisions, want {count}")
+        return revisions
+
+    return await eventually(check)
+
+
+async def expect_worker_statefulsets_not_created(api: KubeClient, ns: str, name: str = NAME) -> None:
+    async def only_leader() -> bool:
+        all_sts = await api.list(STATEFULSETS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        return [s["metadata"]["name"] for s in all_sts] == [name]
+
+    await consistently(only_leader)
+
+
+async def expect_pod_deleting(api: KubeClient, ns: str, pod: str) -> None:
+    """Foreground deletion without a garbage collector: the pod stays with a deletionTimestamp."""
+
+    async def check() -> bool:
+        try:
+            obj = await api.get(PODS, ns, pod)
+        except Exception:
+            return True
+        _check(obj["metadata"].get("deletionTimestamp") is not None, f"{pod} not deleted")
+        return True
+
+    await eventually(check)
+
+
+async def expect_pod_not_deleting(api: KubeClient, ns: str, pod: str) -> None:
+    async def alive() -> bool:
+        obj = await api.get(PODS, ns, pod)
+        return obj["metadata"].get("deletionTimestamp") is None
+
+    await consistently(alive)

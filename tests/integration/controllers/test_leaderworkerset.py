@@ -1,0 +1,304 @@
+"""Our table of upstream's `test/integration/controllers` scenarios (leaderworkerset_test.go).
+
+Each row creates an LWS from the builder in a fresh namespace, lets the test act as the StatefulSet
+controller (leader pods for every ordinal) and then runs its steps. Ids are upstream's entry names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, SERVICES, STATEFULSETS
+from tests.integration.controllers import expect
+from tests.support import kubelet
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.wait import eventually
+
+pytestmark = [pytest.mark.cluster]
+
+NAME = "test-sample"
+Steps = Callable[[KubeClient, str], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Case:
+    build: Callable[[LeaderWorkerSetBuilder], LeaderWorkerSetBuilder]
+    steps: Steps
+
+
+async def _lws(api: KubeClient, ns: str) -> dict:  # type: ignore[type-arg]
+    return await kubelet.get_lws(api, ns, NAME)
+
+
+async def _set_replicas(api: KubeClient, ns: str, replicas: int) -> dict:  # type: ignore[type-arg]
+    def change(lws: dict) -> None:  # type: ignore[type-arg]
+        lws["spec"]["replicas"] = replicas
+
+    return await kubelet.update_lws(api, ns, NAME, change)
+
+
+async def _delete_leaders_above(api: KubeClient, ns: str, replicas: int, current: int) -> None:
+    """The StatefulSet controller removing ordinals >= replicas (and GC their worker StatefulSets)."""
+    for i in range(replicas, current):
+        await api.delete(PODS, ns, f"{NAME}-{i}")
+        with contextlib.suppress(Exception):  # the garbage collector's part
+            await api.delete(STATEFULSETS, ns, f"{NAME}-{i}")
+
+
+async def _all_groups_ready(api: KubeClient, ns: str, groups: int) -> None:
+    lws = await _lws(api, ns)
+    for i in range(groups):
+        await kubelet.set_group_ready(api, lws, i)
+
+
+# ----- scenarios --------------------------------------------------------------------------------------
+
+
+async def scale_up(api: KubeClient, ns: str) -> None:
+    lws = await _set_replicas(api, ns, 3)
+    await kubelet.create_leader_pods(api, lws, 2, 3)
+    await expect.expect_valid_leader_statefulset(api, ns, 3)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def scale_down(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await _set_replicas(api, ns, 3)
+    await _delete_leaders_above(api, ns, 3, 4)
+    await expect.expect_valid_leader_statefulset(api, ns, 3)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def scale_down_to_zero(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await _set_replicas(api, ns, 0)
+    await _delete_leaders_above(api, ns, 0, 2)
+    await expect.expect_valid_leader_statefulset(api, ns, 0)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def scale_up_from_zero(api: KubeClient, ns: str) -> None:
+    lws = await _set_replicas(api, ns, 3)
+    await kubelet.create_leader_pods(api, lws, 0, 3)
+    await expect.expect_valid_leader_statefulset(api, ns, 3)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def size_one(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await _all_groups_ready(api, ns, 2)
+    await expect.expect_available(api, ns)
+
+
+async def zero_replicas(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_leader_statefulset(api, ns, 0)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def create_two_groups_of_four(api: KubeClient, ns: str) -> None:
+    await expect.expect_event(api, ns, c.EVENT_GROUPS_PROGRESSING, f"Created leader statefulset {NAME}")
+    for i in range(2):
+        note = f"Created worker statefulset for leader pod {NAME}-{i}"
+        await expect.expect_event(api, ns, c.EVENT_GROUPS_PROGRESSING, note)
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def worker_statefulset_recreated(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await api.delete(STATEFULSETS, ns, f"{NAME}-0")
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+
+
+async def headless_service_created(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_services(api, ns, 1)
+
+
+async def service_recreated(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_services(api, ns, 1)
+    await api.delete(SERVICES, ns, NAME)
+    await expect.expect_valid_services(api, ns, 1)
+
+
+async def unique_per_replica_services(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_services(api, ns, 2)
+
+
+async def leader_statefulset_recreated(api: KubeClient, ns: str) -> None:
+    await api.delete(STATEFULSETS, ns, NAME)
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+
+
+async def scale_subresource(api: KubeClient, ns: str) -> None:
+    async def check() -> bool:
+        lws = await _lws(api, ns)
+        scale = await api.request("GET", LEADERWORKERSETS.object_path(ns, NAME, "scale"))
+        assert scale["spec"]["replicas"] == lws["spec"]["replicas"]
+        assert scale["status"].get("replicas", 0) == lws["status"]["replicas"]
+        assert lws["status"]["hpaPodSelector"] == (f"{c.LABEL_SET_NAME}={NAME},{c.LABEL_WORKER_INDEX}=0"), (
+            lws["status"]
+        )
+        return True
+
+    await eventually(check)
+
+
+async def scale_through_scale_endpoint(api: KubeClient, ns: str) -> None:
+    await scale_subresource(api, ns)
+    path = LEADERWORKERSETS.object_path(ns, NAME, "scale")
+
+    async def put_scale() -> bool:
+        # The scale object shares the LWS resourceVersion, which status writes keep moving.
+        scale = await api.request("GET", path)
+        scale["spec"]["replicas"] = 3
+        try:
+            await api.request("PUT", path, body=scale)
+        except Exception as err:
+            raise AssertionError(str(err)) from err
+        return True
+
+    await eventually(put_scale)
+
+    async def three() -> bool:
+        return bool((await _lws(api, ns))["spec"]["replicas"] == 3)
+
+    await eventually(three)
+    await expect.expect_valid_leader_statefulset(api, ns, 3)
+
+
+async def available_state(api: KubeClient, ns: str) -> None:
+    await _all_groups_ready(api, ns, 2)
+    await expect.expect_available(api, ns)
+
+
+async def progressing_available_progressing(api: KubeClient, ns: str) -> None:
+    await expect.expect_progressing(api, ns)
+    note = "Replicas are progressing, with 0 groups ready of total 2 groups"
+    await expect.expect_event(api, ns, c.EVENT_GROUPS_PROGRESSING, note)
+    await _all_groups_ready(api, ns, 2)
+    await expect.expect_condition(api, ns, c.CONDITION_PROGRESSING, c.CONDITION_FALSE)
+    await expect.expect_available(api, ns)
+    await expect.expect_event(
+        api, ns, c.REASON_ALL_GROUPS_READY, "All replicas are ready, with 2 groups ready of total 2 groups"
+    )
+    await api.merge_patch(LEADERWORKERSETS, ns, NAME, {"spec": {"replicas": 3}})
+    await expect.expect_progressing(api, ns)
+    await expect.expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_FALSE)
+    note = "Replicas are progressing, with 2 groups ready of total 3 groups"
+    await expect.expect_event(api, ns, c.EVENT_GROUPS_PROGRESSING, note)
+
+
+async def exclusive_placement_waits_for_scheduling(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns, leader_scheduled=False)
+    await expect.expect_worker_statefulsets_not_created(api, ns)
+
+
+async def progressing_with_event(api: KubeClient, ns: str) -> None:
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await expect.expect_progressing(api, ns)
+    note = "Replicas are progressing, with 0 groups ready of total 2 groups"
+    await expect.expect_event(api, ns, c.EVENT_GROUPS_PROGRESSING, note)
+
+
+async def no_update_in_progress_at_creation(api: KubeClient, ns: str) -> None:
+    await expect.expect_progressing(api, ns)
+    conditions = (await _lws(api, ns)).get("status", {}).get("conditions") or []
+    assert not any(
+        cond["type"] == c.CONDITION_UPDATE_IN_PROGRESS and cond["status"] == c.CONDITION_TRUE
+        for cond in conditions
+    ), conditions
+
+
+async def default_progressing(api: KubeClient, ns: str) -> None:
+    async def clear_conditions() -> bool:
+        lws = await _lws(api, ns)
+        lws.setdefault("status", {})["conditions"] = []
+        try:
+            await api.update(LEADERWORKERSETS, lws, "status")
+        except Exception as err:
+            raise AssertionError(str(err)) from err
+        return True
+
+    await expect.expect_progressing(api, ns)
+    await eventually(clear_conditions)
+    await expect.expect_progressing(api, ns)
+
+
+async def available_with_event(api: KubeClient, ns: str) -> None:
+    await _all_groups_ready(api, ns, 2)
+    await expect.expect_available(api, ns)
+    await expect.expect_event(
+        api, ns, c.REASON_ALL_GROUPS_READY, "All replicas are ready, with 2 groups ready of total 2 groups"
+    )
+
+
+CASES = [
+    pytest.param(Case(lambda b: b.replicas(2), scale_up), id="scale up number of groups"),
+    pytest.param(Case(lambda b: b.replicas(4), scale_down), id="scale down number of groups"),
+    pytest.param(Case(lambda b: b.replicas(2), scale_down_to_zero), id="scale down to 0"),
+    pytest.param(Case(lambda b: b.replicas(0), scale_up_from_zero), id="scale up from 0"),
+    pytest.param(Case(lambda b: b.size(1), size_one), id="group size is 1"),
+    pytest.param(Case(lambda b: b.replicas(0), zero_replicas), id="zero replicas"),
+    pytest.param(
+        Case(lambda b: b.size(4), create_two_groups_of_four),
+        id="Successfully create a leaderworkerset with 2 groups, size as 4.",
+    ),
+    pytest.param(
+        Case(lambda b: b.replicas(2), worker_statefulset_recreated),
+        id="Deleted worker statefulSet will be recreated",
+    ),
+    pytest.param(Case(lambda b: b, headless_service_created), id="headless service created"),
+    pytest.param(Case(lambda b: b, service_recreated), id="service deleted will be recreated"),
+    pytest.param(
+        Case(lambda b: b.subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA), unique_per_replica_services),
+        id="subdomain policy LeadersSharedWorkersDedicated, more than one headless service created",
+    ),
+    pytest.param(
+        Case(lambda b: b, leader_statefulset_recreated), id="leader statefulset deleted will be recreated"
+    ),
+    pytest.param(Case(lambda b: b, scale_subresource), id="Able to get scale subResource information"),
+    pytest.param(
+        Case(lambda b: b, scale_through_scale_endpoint),
+        id="HPA is able trigger scaling up/down through scale endpoint",
+    ),
+    pytest.param(Case(lambda b: b, available_state), id="Test available state"),
+    pytest.param(
+        Case(lambda b: b, progressing_available_progressing),
+        id="Testing condition switch from progressing to available to progressing",
+    ),
+    pytest.param(
+        Case(lambda b: b.exclusive_placement(), exclusive_placement_waits_for_scheduling),
+        id="Leader/worker pods/Statefulset have required labels and annotations "
+        "when exclusive placement enabled",
+    ),
+    pytest.param(
+        Case(lambda b: b, progressing_with_event),
+        id="Replicas are processing will set condition to progressing "
+        "with correct message with correct event",
+    ),
+    pytest.param(
+        Case(lambda b: b.replicas(4).max_surge(2), no_update_in_progress_at_creation),
+        id="Ensure UpdateInProgress condition is not set during LWS initialization",
+    ),
+    pytest.param(Case(lambda b: b, default_progressing), id="Test default progressing state"),
+    pytest.param(
+        Case(lambda b: b, available_with_event), id="Leaderworkerset has available state with correct event"
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_leaderworkerset(api: KubeClient, ns: str, case: Case) -> None:
+    lws = await api.create(LEADERWORKERSETS, case.build(LeaderWorkerSetBuilder(ns)).obj())
+    await kubelet.create_leader_pods(api, lws, 0, int(lws["spec"]["replicas"]))
+    await case.steps(api, ns)

@@ -1,0 +1,122 @@
+"""Fluent builders for test objects (design.md §7.5): extend the builder, do not hand-write objects.
+
+    lws = LeaderWorkerSetBuilder(ns).replicas(2).size(4).obj()
+
+The defaults mirror upstream's integration-test wrapper (`BuildLeaderWorkerSet`): name
+`test-sample`, 2 replicas of size 2, RecreateGroupOnPodRestart, LeaderCreated, Shared subdomain and
+the rollout knobs the webhook would default (partition 0, maxUnavailable 1, maxSurge 0), because the
+controller tests run without webhooks.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Self
+
+from leaderworkerset.api import constants as c
+
+Obj = dict[str, Any]
+
+IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.27"
+
+
+def leader_pod_spec() -> Obj:
+    return {"containers": [{"name": "leader", "image": IMAGE}]}
+
+
+def worker_pod_spec() -> Obj:
+    return {
+        "containers": [
+            {"name": "worker", "image": IMAGE, "ports": [{"containerPort": 8080, "protocol": "TCP"}]}
+        ]
+    }
+
+
+class LeaderWorkerSetBuilder:
+    def __init__(self, namespace: str, name: str = "test-sample") -> None:
+        self._lws: Obj = {
+            "apiVersion": c.LWS_API_VERSION,
+            "kind": c.LWS_KIND,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {
+                "replicas": 2,
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "restartPolicy": c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART,
+                    "leaderTemplate": {"spec": leader_pod_spec()},
+                    "workerTemplate": {"spec": worker_pod_spec()},
+                },
+                "rolloutStrategy": {
+                    "type": c.ROLLOUT_STRATEGY_ROLLING_UPDATE,
+                    "rollingUpdateConfiguration": {"partition": 0, "maxUnavailable": 1, "maxSurge": 0},
+                },
+                "startupPolicy": c.STARTUP_POLICY_LEADER_CREATED,
+                "networkConfig": {"subdomainPolicy": c.SUBDOMAIN_SHARED},
+            },
+        }
+
+    # ----- spec ---------------------------------------------------------------------------------
+    @property
+    def _lwt(self) -> Obj:
+        lwt: Obj = self._lws["spec"]["leaderWorkerTemplate"]
+        return lwt
+
+    @property
+    def _rolling(self) -> Obj:
+        rolling: Obj = self._lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
+        return rolling
+
+    def replicas(self, n: int) -> Self:
+        self._lws["spec"]["replicas"] = n
+        return self
+
+    def size(self, n: int) -> Self:
+        self._lwt["size"] = n
+        return self
+
+    def restart_policy(self, policy: str) -> Self:
+        self._lwt["restartPolicy"] = policy
+        return self
+
+    def startup_policy(self, policy: str) -> Self:
+        self._lws["spec"]["startupPolicy"] = policy
+        return self
+
+    def subdomain_policy(self, policy: str) -> Self:
+        self._lws["spec"]["networkConfig"] = {"subdomainPolicy": policy}
+        return self
+
+    def max_surge(self, value: int | str) -> Self:
+        self._rolling["maxSurge"] = value
+        return self
+
+    def max_unavailable(self, value: int | str) -> Self:
+        self._rolling["maxUnavailable"] = value
+        return self
+
+    def partition(self, value: int) -> Self:
+        self._rolling["partition"] = value
+        return self
+
+    def no_leader_template(self) -> Self:
+        self._lwt.pop("leaderTemplate", None)
+        return self
+
+    def worker_image(self, image: str) -> Self:
+        self._lwt["workerTemplate"]["spec"]["containers"][0]["image"] = image
+        return self
+
+    # ----- metadata -----------------------------------------------------------------------------
+    def annotation(self, key: str, value: str) -> Self:
+        self._lws["metadata"].setdefault("annotations", {})[key] = value
+        return self
+
+    def label(self, key: str, value: str) -> Self:
+        self._lws["metadata"].setdefault("labels", {})[key] = value
+        return self
+
+    def exclusive_placement(self, topology_key: str = "cloud.google.com/gke-nodepool") -> Self:
+        return self.annotation(c.ANNOTATION_EXCLUSIVE_TOPOLOGY, topology_key)
+
+    def obj(self) -> Obj:
+        return copy.deepcopy(self._lws)

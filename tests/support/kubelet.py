@@ -1,0 +1,206 @@
+"""In the apiserver shape nothing but our controllers runs: these helpers play the StatefulSet
+controller, the kubelet and the pod webhook, as upstream's envtest integration tests do.
+
+* `create_leader_pods` is the leader StatefulSet creating `<lws>-<i>` (hostname/subdomain set) with
+  the labels the pod webhook would add (group index, group key);
+* `create_worker_pods` is a worker StatefulSet creating `<leader>-<j>`;
+* `set_pod_ready`, `set_group_ready`, `set_statefulset_ready` are the kubelet and the StatefulSet
+  controller reporting status;
+* `restart_container` is a container crash (restartCount bumped).
+
+Everything goes through the API server, so the controllers see it through their watches.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core.keys import group_key
+from leaderworkerset.core.revision import hash_patch, revision_patch
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import is_conflict
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from tests.support.wait import eventually
+
+Obj = dict[str, Any]
+
+
+def current_revision_key(lws: Obj) -> str:
+    """The revision key the controller computes for the LWS as it is now."""
+    return hash_patch(revision_patch(lws))
+
+
+def _owner(obj: Obj, api_version: str, kind: str) -> Obj:
+    meta = obj["metadata"]
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def leader_pod(lws: Obj, leader_sts: Obj, index: int, revision_key: str) -> Obj:
+    """The pod the leader StatefulSet creates for ordinal `index`, as the pod webhook leaves it."""
+    meta = lws["metadata"]
+    name, namespace = f"{meta['name']}-{index}", meta["namespace"]
+    lwt = lws["spec"]["leaderWorkerTemplate"]
+    template = lwt.get("leaderTemplate") or lwt["workerTemplate"]
+    annotations = {c.ANNOTATION_SIZE: str(lwt.get("size", 1))}
+    topology = (meta.get("annotations") or {}).get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY)
+    if topology:
+        annotations[c.ANNOTATION_EXCLUSIVE_TOPOLOGY] = topology
+    spec = copy.deepcopy(template.get("spec") or {})
+    spec["hostname"] = name
+    spec["subdomain"] = leader_sts["spec"].get("serviceName") or meta["name"]
+    if (lws["spec"].get("networkConfig") or {}).get("subdomainPolicy") == c.SUBDOMAIN_UNIQUE_PER_REPLICA:
+        spec["subdomain"] = name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {
+                c.LABEL_SET_NAME: meta["name"],
+                c.LABEL_WORKER_INDEX: c.LEADER_WORKER_INDEX,
+                c.LABEL_GROUP_INDEX: str(index),
+                c.LABEL_GROUP_KEY: group_key(namespace, name),
+                c.LABEL_TEMPLATE_REVISION_HASH: revision_key,
+            },
+            "annotations": annotations,
+            "ownerReferences": [_owner(leader_sts, "apps/v1", "StatefulSet")],
+        },
+        "spec": spec,
+    }
+
+
+async def get_lws(api: KubeClient, namespace: str, name: str = "test-sample") -> Obj:
+    return await api.get(LEADERWORKERSETS, namespace, name)
+
+
+async def leader_statefulset(api: KubeClient, namespace: str, name: str = "test-sample") -> Obj:
+    async def fetch() -> Obj:
+        try:
+            return await api.get(STATEFULSETS, namespace, name)
+        except Exception as err:
+            raise AssertionError(f"leader statefulset {name}: {err}") from err
+
+    return await eventually(fetch)
+
+
+async def create_leader_pods(
+    api: KubeClient, lws: Obj, start: int, end: int, *, revision_key: str | None = None
+) -> list[Obj]:
+    """Leader pods for ordinals [start, end) at `revision_key` (default: the LWS's current one)."""
+    meta = lws["metadata"]
+    sts = await leader_statefulset(api, meta["namespace"], meta["name"])
+    key = revision_key if revision_key is not None else current_revision_key(lws)
+    return [await api.create(PODS, leader_pod(lws, sts, i, key)) for i in range(start, end)]
+
+
+async def create_worker_pods(api: KubeClient, lws: Obj, leader: Obj) -> list[Obj]:
+    """Worker pods `<leader>-1..size-1`, controlled by the leader pod (as upstream's helper)."""
+    lwt = lws["spec"]["leaderWorkerTemplate"]
+    size = int(lwt.get("size", 1))
+    leader_meta = leader["metadata"]
+    created = []
+    for j in range(1, size):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{leader_meta['name']}-{j}",
+                "namespace": leader_meta["namespace"],
+                "labels": {
+                    c.LABEL_SET_NAME: lws["metadata"]["name"],
+                    "worker.pod": "workers",
+                    c.LABEL_WORKER_INDEX: str(j),
+                    c.LABEL_TEMPLATE_REVISION_HASH: leader_meta["labels"][c.LABEL_TEMPLATE_REVISION_HASH],
+                    c.LABEL_GROUP_INDEX: leader_meta["labels"][c.LABEL_GROUP_INDEX],
+                },
+                "annotations": {c.ANNOTATION_SIZE: str(size)},
+                "ownerReferences": [_owner(leader, "v1", "Pod")],
+            },
+            "spec": copy.deepcopy(lwt["workerTemplate"]["spec"]),
+        }
+        created.append(await api.create(PODS, pod))
+    return created
+
+
+async def set_pod_phase(api: KubeClient, namespace: str, name: str, phase: str) -> None:
+    await api.patch_status(PODS, namespace, name, {"status": {"phase": phase}})
+
+
+async def set_pod_ready(api: KubeClient, namespace: str, name: str) -> None:
+    """Kubelet: the pod runs and passes its readiness probe."""
+    await api.patch_status(
+        PODS,
+        namespace,
+        name,
+        {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+    )
+
+
+async def restart_container(api: KubeClient, namespace: str, name: str, *, phase: str = "Running") -> None:
+    """Kubelet: the pod's first container restarted once."""
+    pod = await api.get(PODS, namespace, name)
+    container = pod["spec"]["containers"][0]["name"]
+    status = {
+        "phase": phase,
+        "containerStatuses": [
+            {"name": container, "image": "x", "imageID": "", "ready": False, "restartCount": 1}
+        ],
+    }
+    await api.patch_status(PODS, namespace, name, {"status": status})
+
+
+async def set_statefulset_ready(api: KubeClient, namespace: str, name: str) -> None:
+    """StatefulSet controller: every replica available, no rolling of its own template."""
+    sts = await api.get(STATEFULSETS, namespace, name)
+    replicas = int(sts["spec"].get("replicas", 1))
+    status = {
+        "replicas": replicas,
+        "readyReplicas": replicas,
+        "availableReplicas": replicas,
+        "currentRevision": "",
+        "updateRevision": "",
+    }
+    await api.patch_status(STATEFULSETS, namespace, name, {"status": status})
+
+
+async def set_group_ready(api: KubeClient, lws: Obj, index: int) -> None:
+    """One group (leader pod + its worker StatefulSet) ready; waits for the worker StatefulSet."""
+    namespace, name = lws["metadata"]["namespace"], f"{lws['metadata']['name']}-{index}"
+    await set_pod_ready(api, namespace, name)
+    if int(lws["spec"]["leaderWorkerTemplate"].get("size", 1)) == 1:
+        return
+
+    async def worker_sts_ready() -> bool:
+        try:
+            await set_statefulset_ready(api, namespace, name)
+        except Exception as err:
+            raise AssertionError(f"worker statefulset {name}: {err}") from err
+        return True
+
+    await eventually(worker_sts_ready)
+
+
+async def update_lws(api: KubeClient, namespace: str, name: str, change: Any) -> Obj:
+    """Read-modify-write the LWS spec with `change(lws)`, retrying conflicts."""
+
+    async def attempt() -> Obj:
+        lws = await api.get(LEADERWORKERSETS, namespace, name)
+        change(lws)
+        try:
+            return await api.update(LEADERWORKERSETS, lws)
+        except Exception as err:
+            if is_conflict(err):
+                raise AssertionError("conflict") from err
+            raise
+
+    return await eventually(attempt)
