@@ -20,7 +20,7 @@ from lightkube.core.exceptions import ApiError, ConfigError
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.crd.install import DEFAULT_TIMEOUT, install_crds
-from leaderworkerset.crd.manifests import crd_texts
+from leaderworkerset.crd.packaged import crd_texts
 
 KubeconfigOption = Annotated[
     Path | None,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from leaderworkerset.crd.definitions import ALL_CRDS, build_crd
-from leaderworkerset.crd.manifests import MANIFEST_DIR, manifest_file_name
+from leaderworkerset.crd.packaged import MANIFEST_DIR, manifest_file_name
 from leaderworkerset.crd.render import to_yaml
 
 _REPO_ROOT = Path(__file__).resolve().parents[3]

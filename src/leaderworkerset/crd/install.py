@@ -11,7 +11,7 @@ from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.types import PatchType
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.crd.manifests import crd_documents
+from leaderworkerset.crd.packaged import crd_documents
 
 # Kubernetes' own CRD condition: the API server serves the new resource once it is True.
 CRD_ESTABLISHED: Final = "Established"

@@ -13,7 +13,7 @@ from lightkube.core.resource import NamespacedResource
 from lightkube.generic_resource import create_namespaced_resource
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.crd.manifests import CRD_FILES, crd_documents
+from leaderworkerset.crd.packaged import CRD_FILES, crd_documents
 from leaderworkerset.devcluster.cluster import LocalCluster
 
 UPSTREAM: Final = Path("/work/shared/upstream")

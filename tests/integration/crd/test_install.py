@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli.crds import crds_command, install_command
 from leaderworkerset.crd.install import CRD_ESTABLISHED
-from leaderworkerset.crd.manifests import crd_texts
+from leaderworkerset.crd.packaged import crd_texts
 from leaderworkerset.devcluster.cluster import LocalCluster
 from tests.integration.crd.objects import DS, DSRS, LWS, kubectl, upstream_documents
 from tests.support.wait import eventually

@@ -7,8 +7,8 @@ from typing import Any
 import celpy
 import pytest
 
-from leaderworkerset.crd.manifests import crd_documents
 from leaderworkerset.crd.markers import DS_REPLICAS_MESSAGE, DS_REPLICAS_RULE
+from leaderworkerset.crd.packaged import crd_documents
 
 
 def _role(name: str, replicas: int | None = None, mode: str | None = None) -> dict[str, Any]:

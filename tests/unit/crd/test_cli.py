@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from leaderworkerset.cli.crds import crds_command, install_command
-from leaderworkerset.crd.manifests import crd_texts
+from leaderworkerset.crd.packaged import crd_texts
 
 
 def _cli() -> typer.Typer:

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from leaderworkerset.crd.compare import additions, differences
-from leaderworkerset.crd.manifests import CRD_FILES, crd_documents
+from leaderworkerset.crd.packaged import CRD_FILES, crd_documents
 
 UPSTREAM_CRDS: Final = Path("/work/shared/upstream/crds")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from leaderworkerset.crd.generate import DEFAULT_OUTPUTS, render_all
-from leaderworkerset.crd.manifests import CRD_FILES, crd_documents, crd_texts
+from leaderworkerset.crd.packaged import CRD_FILES, crd_documents, crd_texts
 
 PACKAGED, DEPLOY = DEFAULT_OUTPUTS
 

@@ -1,4 +1,5 @@
-"""The generated CRD manifests shipped inside the package (read at runtime, never regenerated)."""
+"""The generated CRD manifests shipped inside the package (the `manifests/` data directory next to
+this module), read at runtime and never regenerated there."""
 
 from __future__ import annotations
 
