@@ -49,3 +49,20 @@ def test_the_generated_ds_crd_carries_the_rule_on_spec() -> None:
     ds = crd_documents()[1]
     spec = ds["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     assert spec["x-kubernetes-validations"] == [{"message": DS_REPLICAS_MESSAGE, "rule": DS_REPLICAS_RULE}]
+
+
+def _rules(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [rule["rule"] for rule in node.get("x-kubernetes-validations", [])]
+        return own + [r for value in node.values() for r in _rules(value)]
+    if isinstance(node, list):
+        return [r for value in node for r in _rules(value)]
+    return []
+
+
+def test_every_cel_rule_in_the_generated_crds_compiles() -> None:
+    rules = [rule for crd in crd_documents() for rule in _rules(crd["spec"])]
+    assert rules, "expected at least the DisaggregatedSet replicas rule"
+    env = celpy.Environment()
+    for rule in rules:
+        env.compile(rule)

@@ -23,7 +23,8 @@ def _rendered() -> dict[str, str]:
 )
 @pytest.mark.parametrize("name", [pytest.param(n, id=n.removesuffix(".yaml")) for n in CRD_FILES])
 def test_committed_manifest_is_current(directory: Path, name: str) -> None:
-    assert (directory / name).read_text(encoding="utf-8") == _rendered()[name]
+    current = (directory / name).read_text(encoding="utf-8") == _rendered()[name]
+    assert current, f"{directory / name} is stale: run `uv run python -m leaderworkerset.crd.generate`"
 
 
 def test_generator_writes_exactly_the_packaged_files() -> None:
