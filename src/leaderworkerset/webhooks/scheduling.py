@@ -5,6 +5,7 @@ set (`lws`), each replica (`replica`, the default), or the leader and workers of
 (`role`). Level selection (`scheduling_mode`) lives in core so the controllers share it.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,13 @@ class SchedulingAdmission:
 
     feature_gate_enabled: bool = False
     provider: str | None = None
-    workload_api_available: bool = True
+    # A bool, or a probe asked at admission time (upstream asks its RESTMapper, so the answer
+    # follows the API server's discovery rather than what was known at start-up).
+    workload_api_available: bool | Callable[[], bool] = True
+
+    def workload_api(self) -> bool:
+        probe = self.workload_api_available
+        return probe() if callable(probe) else probe
 
 
 def validate_scheduling(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:
@@ -59,7 +66,7 @@ def _opt_in(admission: SchedulingAdmission) -> list[FieldError]:
         return [
             v.not_supported(PATH, v.go_quote(admission.provider), supported, "scheduling-provider-supported")
         ]
-    if admission.provider == c.SCHEDULER_PROVIDER_KUBERNETES and not admission.workload_api_available:
+    if admission.provider == c.SCHEDULER_PROVIDER_KUBERNETES and not admission.workload_api():
         detail = "scheduling.k8s.io/v1beta1 Workload API is not available"
         return [v.forbidden(PATH, detail, "scheduling-workload-api")]
     return []

@@ -300,6 +300,24 @@ CREATE = [
     ),
     pytest.param(
         Case(
+            lws().spec_field("scheduling", {}),
+            want_rules=("scheduling-workload-api",),
+            scheduling=SchedulingAdmission(
+                feature_gate_enabled=True, provider="kubernetes", workload_api_available=lambda: False
+            ),
+        ),
+        id="kubernetes provider needs the Workload API",
+    ),
+    pytest.param(
+        Case(
+            lws().spec_field("scheduling", {}),
+            want_rules=("scheduling-provider-supported",),
+            scheduling=SchedulingAdmission(feature_gate_enabled=True, provider="yarn"),
+        ),
+        id="unsupported provider",
+    ),
+    pytest.param(
+        Case(
             lws().spec_field(
                 "scheduling", {"schedulingPolicy": {"basic": {}}, "replica": {"disruptionMode": {}}}
             ),
