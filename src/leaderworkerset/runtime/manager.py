@@ -60,10 +60,10 @@ class LeadershipLostError(RuntimeError):
 
 @dataclass(frozen=True)
 class ManagerOptions:
-    health_probe_bind_address: str = ":8081"  # "0" disables
-    liveness_endpoint: str = "/healthz"
-    readiness_endpoint: str = "/readyz"
-    metrics_bind_address: str = ":8443"  # "0" disables
+    health_probe_bind_address: str = c.DEFAULT_HEALTH_PROBE_BIND_ADDRESS  # "0" disables
+    liveness_endpoint: str = c.DEFAULT_LIVENESS_ENDPOINT
+    readiness_endpoint: str = c.DEFAULT_READINESS_ENDPOINT
+    metrics_bind_address: str = c.DEFAULT_METRICS_BIND_ADDRESS  # "0" disables
     metrics_secure: bool = True
     metrics_cert_dir: str | None = None
     tls_min_version: ssl.TLSVersion | None = None
@@ -115,6 +115,7 @@ class Manager:
         self._stop = asyncio.Event()
         self._sites: list[web.AppRunner] = []
         self.bound_ports: dict[str, int] = {}
+        self.servers_started = asyncio.Event()  # set once probe and metrics servers listen
 
     # ----- setup --------------------------------------------------------------------------------
     def add_controller(self, controller: Controller) -> None:
@@ -143,6 +144,7 @@ class Manager:
     async def run(self) -> None:
         self._install_signal_handlers()
         await self._start_servers()
+        self.servers_started.set()
         try:
             async with asyncio.TaskGroup() as group:
                 background = [group.create_task(self.cache.run(), name="cache")]
