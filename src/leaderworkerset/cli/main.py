@@ -36,13 +36,14 @@ def _root(
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
-    from leaderworkerset.cli import cluster, crds, status, up
+    from leaderworkerset.cli import cluster, crds, manager, status, up
 
     app.command("up")(up.up)
     app.add_typer(cluster.app, name="cluster")
     app.command("crds")(crds.crds_command)
     app.command("install")(crds.install_command)
     app.command("status")(status.status)
+    app.command("manager")(manager.manager)
 
 
 def main() -> None:

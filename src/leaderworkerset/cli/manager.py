@@ -1,0 +1,311 @@
+"""``lws manager``: the controller manager process.
+
+It accepts upstream's Configuration file (``config.lws.x-k8s.io`` v1alpha1 and
+v1) and its flags (explicit flags win over the file), then runs, in one event
+loop: the probe and metrics servers, the admission webhook server with its
+certificates (on every replica), and — on the elected leader — the
+LeaderWorkerSet and pod controllers.
+
+Two webhook modes: in a cluster, certificates are managed internally (a Secret,
+the serving pair written to the cert dir, caBundle injected into our webhook
+configurations); on the local dev cluster (``--webhook-url-host 127.0.0.1``) the
+API server calls the host directly, so the manager issues a certificate for
+that address and installs URL-based webhook configurations itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import ssl
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import structlog
+import typer
+from msgspec.structs import replace
+
+from leaderworkerset.api import config as api_config
+from leaderworkerset.api import constants as c
+from leaderworkerset.api.tls import parse_tls_options
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.runtime.logging import configure_logging
+from leaderworkerset.runtime.manager import Manager, ManagerOptions
+
+log = structlog.get_logger("manager")
+
+SERVICE_ACCOUNT_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the manager needs, after the Configuration file and the flags were merged."""
+
+    config: api_config.Configuration
+    client: ClientOptions
+    namespace: str
+    run_controllers: bool = True
+    run_webhooks: bool = True
+    webhook_url_host: str | None = None
+    metrics_secure: bool = True
+    max_concurrent_reconciles: int = 5
+
+
+def operator_namespace() -> str:
+    """The manager's own namespace: the service-account's when in a pod, else upstream's default."""
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE_FILE.read_text().strip() or c.DEFAULT_NAMESPACE
+    except OSError:
+        return c.DEFAULT_NAMESPACE
+
+
+def _duration(text: str, default: float) -> float:
+    return api_config.parse_go_duration(text) if text else default
+
+
+def manager_options(settings: Settings) -> ManagerOptions:
+    cfg = settings.config
+    election = cfg.leader_election or api_config.LeaderElectionConfiguration()
+    tls = parse_tls_options(cfg.tls)
+    min_version = getattr(ssl.TLSVersion, tls.min_version) if tls and tls.min_version else None
+    return ManagerOptions(
+        health_probe_bind_address=cfg.health.health_probe_bind_address or c.DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
+        liveness_endpoint=cfg.health.liveness_endpoint_name or c.DEFAULT_LIVENESS_ENDPOINT,
+        readiness_endpoint=cfg.health.readiness_endpoint_name or c.DEFAULT_READINESS_ENDPOINT,
+        metrics_bind_address=cfg.metrics.bind_address or c.DEFAULT_METRICS_BIND_ADDRESS,
+        metrics_secure=settings.metrics_secure,
+        tls_min_version=min_version,
+        leader_elect=bool(election.leader_elect) and settings.run_controllers,
+        election_namespace=election.resource_namespace or settings.namespace,
+        election_id=election.resource_name or c.DEFAULT_LEADER_ELECTION_ID,
+        lease_duration=_duration(election.lease_duration, 15.0),
+        renew_deadline=_duration(election.renew_deadline, 10.0),
+        retry_period=_duration(election.retry_period, 2.0),
+    )
+
+
+async def _local_webhook_certs(client: KubeClient, settings: Settings, cert_dir: Path, port: int) -> None:
+    """Dev cluster: a certificate for the host address and URL webhook configurations pointing at it."""
+    from leaderworkerset.webhooks import certs, configurations
+
+    host = settings.webhook_url_host or "127.0.0.1"
+    artifacts = certs.generate(
+        certs.CertConfig(
+            namespace=settings.namespace,
+            cert_dir=cert_dir,
+            ip_addresses=(host,),
+            extra_dns_names=("localhost",),
+        ),
+        certs.utc_now(),
+    )
+    certs.write_cert_dir(cert_dir, artifacts)
+    refs = {
+        "MutatingWebhookConfiguration": certs.MUTATING_CONFIGURATIONS,
+        "ValidatingWebhookConfiguration": certs.VALIDATING_CONFIGURATIONS,
+    }
+    for configuration in configurations.render_for_url(host, port, artifacts.ca_cert):
+        await client.apply(refs[configuration["kind"]], configuration, force=True)
+
+
+async def _cluster_webhook_certs(
+    client: KubeClient, settings: Settings, cert_dir: Path, stop: asyncio.Event, ready: asyncio.Event
+) -> None:
+    from leaderworkerset.webhooks import certs
+
+    icm = settings.config.internal_cert_management
+    if icm is not None and icm.enable is False:
+        ready.set()  # cert-manager (or the operator) provides the cert dir
+        return
+    config = certs.CertConfig(
+        namespace=settings.namespace,
+        service_name=(icm.webhook_service_name if icm else None) or c.DEFAULT_WEBHOOK_SERVICE_NAME,
+        secret_name=(icm.webhook_secret_name if icm else None) or c.DEFAULT_WEBHOOK_SECRET_NAME,
+        cert_dir=cert_dir,
+    )
+    await certs.CertManager(client, config).run(stop, ready)
+
+
+def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
+    from leaderworkerset.webhooks.server import WebhookServer
+
+    cfg = settings.config
+    port = cfg.webhook.port or c.DEFAULT_WEBHOOK_PORT
+    cert_dir = Path(cfg.webhook.cert_dir or c.DEFAULT_WEBHOOK_CERT_DIR)
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    certs_ready = asyncio.Event()
+    stopping = asyncio.Event()
+
+    async def serve() -> None:
+        if settings.webhook_url_host:
+            await _local_webhook_certs(client, settings, cert_dir, port)
+            certs_ready.set()
+        else:
+            asyncio.get_running_loop().create_task(
+                _cluster_webhook_certs(client, settings, cert_dir, stopping, certs_ready)
+            )
+            await certs_ready.wait()
+        server = WebhookServer(cert_dir, host=cfg.webhook.host, port=port)
+        await server.start()
+        try:
+            await asyncio.Event().wait()  # until the manager cancels us
+        finally:
+            stopping.set()
+            await server.stop()
+
+    mgr.add_runnable("webhooks", serve)
+
+    async def certs_are_ready() -> bool:
+        return certs_ready.is_set()
+
+    mgr.add_readiness_check("webhook-certs", certs_are_ready)
+
+
+async def run(settings: Settings) -> None:
+    client = new_client(settings.client)
+    mgr = Manager(client, manager_options(settings))
+    if settings.run_webhooks:
+        _add_webhooks(mgr, client, settings)
+    if settings.run_controllers:
+        from leaderworkerset.controllers.setup import register_controllers
+
+        register_controllers(mgr, max_concurrent_reconciles=settings.max_concurrent_reconciles)
+    try:
+        await mgr.run()
+    finally:
+        await client.close()
+
+
+def _merge(cfg: api_config.Configuration, **flags: Any) -> api_config.Configuration:
+    """Flags given on the command line win over the Configuration file (as upstream)."""
+    webhook = cfg.webhook
+    if flags["webhook_port"] is not None:
+        webhook = replace(webhook, port=flags["webhook_port"])
+    if flags["cert_dir"] is not None:
+        webhook = replace(webhook, cert_dir=flags["cert_dir"])
+    metrics = cfg.metrics
+    if flags["metrics_bind_address"] is not None:
+        metrics = replace(metrics, bind_address=flags["metrics_bind_address"])
+    health = cfg.health
+    if flags["health_probe_bind_address"] is not None:
+        health = replace(health, health_probe_bind_address=flags["health_probe_bind_address"])
+    election = cfg.leader_election or api_config.LeaderElectionConfiguration()
+    if flags["leader_elect"] is not None:
+        election = replace(election, leader_elect=flags["leader_elect"])
+    for flag, field in (
+        ("lease_duration", "lease_duration"),
+        ("renew_deadline", "renew_deadline"),
+        ("retry_period", "retry_period"),
+        ("lease_name", "resource_name"),
+    ):
+        if flags[flag] is not None:
+            election = replace(election, **{field: flags[flag]})
+    client = cfg.client_connection or api_config.ClientConnection()
+    if flags["qps"] is not None:
+        client = replace(client, qps=flags["qps"])
+    if flags["burst"] is not None:
+        client = replace(client, burst=flags["burst"])
+    return replace(
+        cfg,
+        webhook=webhook,
+        metrics=metrics,
+        health=health,
+        leader_election=election,
+        client_connection=client,
+    )
+
+
+def manager(
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Configuration file (v1alpha1 or v1).")
+    ] = None,
+    kubeconfig: Annotated[
+        str | None, typer.Option(help="Kubeconfig (default: in-cluster, then $KUBECONFIG).")
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
+    disable_webhooks: Annotated[
+        bool, typer.Option("--disable-webhooks", help="Run controllers only.")
+    ] = False,
+    webhooks_only: Annotated[
+        bool, typer.Option("--webhooks-only", help="Run the webhook server only.")
+    ] = False,
+    webhook_port: Annotated[int | None, typer.Option(help="Webhook server port (default 9443).")] = None,
+    cert_dir: Annotated[str | None, typer.Option(help="Directory with tls.crt/tls.key.")] = None,
+    webhook_url_host: Annotated[
+        str | None,
+        typer.Option(help="Local dev: install URL webhook configurations pointing at this host address."),
+    ] = None,
+    leader_elect: Annotated[bool | None, typer.Option("--leader-elect/--no-leader-elect")] = None,
+    leader_elect_lease_duration: Annotated[str | None, typer.Option()] = None,
+    leader_elect_renew_deadline: Annotated[str | None, typer.Option()] = None,
+    leader_elect_retry_period: Annotated[str | None, typer.Option()] = None,
+    leader_elect_resource_name: Annotated[str | None, typer.Option()] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(help="Operator namespace (lease, webhook Secret); default: the pod's, else lws-system."),
+    ] = None,
+    metrics_bind_address: Annotated[
+        str | None, typer.Option(help="':8443' by default; '0' disables.")
+    ] = None,
+    insecure_metrics: Annotated[
+        bool, typer.Option(help="Serve metrics over plain HTTP (local runs).")
+    ] = False,
+    health_probe_bind_address: Annotated[str | None, typer.Option(help="':8081' by default.")] = None,
+    kube_api_qps: Annotated[float | None, typer.Option(help="Client QPS (default 500).")] = None,
+    kube_api_burst: Annotated[int | None, typer.Option(help="Client burst (default 500).")] = None,
+    max_concurrent_reconciles: Annotated[int, typer.Option(help="Workers per controller.")] = 5,
+    log_json: Annotated[bool | None, typer.Option("--log-json/--log-console")] = None,
+) -> None:
+    """Run the LeaderWorkerSet controllers and admission webhooks."""
+    configure_logging(json=log_json)
+    if disable_webhooks and webhooks_only:
+        raise typer.BadParameter("--disable-webhooks and --webhooks-only exclude each other")
+    try:
+        cfg, warnings = api_config.load_configuration_with_warnings(config or "")
+        cfg = _merge(
+            cfg,
+            webhook_port=webhook_port,
+            cert_dir=cert_dir,
+            metrics_bind_address=metrics_bind_address,
+            health_probe_bind_address=health_probe_bind_address,
+            leader_elect=leader_elect,
+            lease_duration=leader_elect_lease_duration,
+            renew_deadline=leader_elect_renew_deadline,
+            retry_period=leader_elect_retry_period,
+            lease_name=leader_elect_resource_name,
+            qps=kube_api_qps,
+            burst=kube_api_burst,
+        )
+        if errors := api_config.validate(cfg):
+            raise api_config.ConfigError("; ".join(errors))
+    except api_config.ConfigError as err:
+        typer.echo(f"lws manager: invalid configuration: {err}", err=True)
+        raise typer.Exit(2) from err
+    for warning in warnings:
+        log.warning(warning)
+    if webhook_url_host and not cert_dir and not cfg.webhook.cert_dir:
+        cfg = replace(
+            cfg, webhook=replace(cfg.webhook, cert_dir=tempfile.mkdtemp(prefix="lws-webhook-certs-"))
+        )
+    # Upstream's deployment switches webhooks off with ENABLE_WEBHOOKS=false.
+    webhooks_enabled = not disable_webhooks and os.environ.get(c.ENV_ENABLE_WEBHOOKS, "true") != "false"
+    client_cfg = cfg.client_connection or api_config.ClientConnection()
+    settings = Settings(
+        config=cfg,
+        client=ClientOptions(
+            kubeconfig=kubeconfig,
+            context=context,
+            qps=client_cfg.qps or c.DEFAULT_CLIENT_QPS,
+            burst=client_cfg.burst or c.DEFAULT_CLIENT_BURST,
+        ),
+        namespace=namespace or operator_namespace(),
+        run_controllers=not webhooks_only,
+        run_webhooks=webhooks_enabled,
+        webhook_url_host=webhook_url_host,
+        metrics_secure=not insecure_metrics,
+        max_concurrent_reconciles=max_concurrent_reconciles,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run(settings))
