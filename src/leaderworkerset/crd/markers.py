@@ -39,7 +39,6 @@ MARKERS: Final[Mapping[tuple[str, str], Mapping[str, Any]]] = {
     ("LeaderWorkerTemplate", "workerTemplate"): _REQUIRED,
     ("RolloutStrategy", "type"): _REQUIRED,
     ("NetworkConfig", "subdomainPolicy"): _REQUIRED,
-    ("LeaderWorkerSetTemplateSpec", "metadata"): {EMBEDDED_META_MARKER: True},
     # spec.scheduling: list-map keys and the required key of a topology constraint, as in the
     # scheduling.k8s.io/v1alpha3 building blocks these types mirror
     ("ResourceClaim", "name"): _REQUIRED,
