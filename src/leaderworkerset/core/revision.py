@@ -204,8 +204,11 @@ def new_revision(lws: Obj, key: str, revisions: Iterable[Obj]) -> dict[str, Any]
     leader StatefulSet keeps the StatefulSet's key); the name always uses the computed hash.
     ``revisions`` are the ControllerRevisions known in the namespace (for the revision number).
     """
+    return _revision_object(lws, key, revisions, revision_patch(lws))
+
+
+def _revision_object(lws: Obj, key: str, revisions: Iterable[Obj], patch: bytes) -> dict[str, Any]:
     meta = _meta(lws)
-    patch = revision_patch(lws)
     hash_ = hash_patch(patch)
     number = next_revision_number(lws, revisions)
     name = str(meta.get("name", ""))
@@ -442,19 +445,25 @@ def plan_revision(
 
     ``revisions`` are the ControllerRevisions in the LWS's namespace as the cache holds them.
     """
+    proposed = revision_patch(lws)
     sts_key = revision_key(leader_sts) if leader_sts is not None else ""
-    current = find_revision(lws, sts_key, revisions)
     create: list[tuple[Obj, ControllerEvent]] = []
-    if current is None:
-        current = new_revision(lws, sts_key, revisions)
+    found = find_revision(lws, sts_key, revisions)
+    if found is None:
+        current: Obj = _revision_object(lws, sts_key, revisions, proposed)
+        current_patch = proposed
         message = c.MSG_CREATING_REVISION_MISSING if sts_key else c.MSG_CREATING_REVISION_NEW
         create.append((current, _creating_event(current, message)))
+    else:
+        current, current_patch = found, stored_patch(found)
     updated = False
-    if leader_sts is not None:
+    # A7 only runs once the leader StatefulSet exists.
+    if (
+        leader_sts is not None
+        and proposed != current_patch
+        and not set_matches_revision(lws, proposed, current, cache)
+    ):
         known = [*revisions, *(revision for revision, _ in create)]
-        candidate = new_revision(lws, "", known)
-        proposed = stored_patch(candidate)
-        if proposed != stored_patch(current) and not set_matches_revision(lws, proposed, current, cache):
-            current, updated = candidate, True
-            create.append((candidate, _creating_event(candidate, c.MSG_CREATING_REVISION_UPDATED)))
+        current, updated = _revision_object(lws, "", known, proposed), True
+        create.append((current, _creating_event(current, c.MSG_CREATING_REVISION_UPDATED)))
     return RevisionPlan(revision=current, key=revision_key(current), create=tuple(create), updated=updated)
