@@ -6,7 +6,7 @@
 // IntOrString, Time, ...). Those facts live in the k8s.io/api Go types; this program reads them with
 // reflection so that nobody has to transcribe them by hand.
 //
-// Usage (from this directory): go run . > ../../src/leaderworkerset/core/data/gofields.json
+// Usage: hack/gofields/regen.sh (or --check to verify the committed table).
 package main
 
 import (
