@@ -166,15 +166,15 @@ class SchemaBuilder:
     def _describe(self, schema: Schema, owner: str, field: mi.Field) -> None:
         """Table descriptions replace a type's generic text, never one the model gives itself."""
         text = self._descriptions.get((owner, field.encode_name))
-        if text and not _model_description(field.type):
+        if text and not model_description(field.type):
             schema["description"] = text
 
 
-def _model_description(t: mi.Type) -> bool:
+def model_description(t: mi.Type) -> bool:
     if isinstance(t, mi.Metadata):
-        return "description" in (t.extra_json_schema or {}) or _model_description(t.type)
+        return "description" in (t.extra_json_schema or {}) or model_description(t.type)
     if isinstance(t, mi.UnionType):
-        return any(_model_description(m) for m in t.types)
+        return any(model_description(m) for m in t.types)
     return False
 
 
