@@ -13,6 +13,7 @@ Everything goes through the API server, so the controllers see it through their 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -173,12 +174,23 @@ async def set_statefulset_ready(api: KubeClient, namespace: str, name: str) -> N
     await api.patch_status(STATEFULSETS, namespace, name, {"status": status})
 
 
-async def set_group_ready(api: KubeClient, lws: Obj, index: int) -> None:
-    """One group (leader pod + its worker StatefulSet) ready; waits for the worker StatefulSet."""
-    namespace, name = lws["metadata"]["namespace"], f"{lws['metadata']['name']}-{index}"
+async def set_leader_pod_ready(api: KubeClient, namespace: str, name: str, lws_name: str) -> None:
+    """Upstream's SetLeaderPodToReady: the leader StatefulSet re-created this leader at its current
+    revision (relabel; the group's old worker StatefulSet goes with the old pod), and it is ready."""
+    leader_sts = await api.get(STATEFULSETS, namespace, lws_name)
+    key = leader_sts["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH]
+    await api.merge_patch(
+        PODS, namespace, name, {"metadata": {"labels": {c.LABEL_TEMPLATE_REVISION_HASH: key}}}
+    )
+    with contextlib.suppress(Exception):
+        await api.delete(STATEFULSETS, namespace, name)
     await set_pod_ready(api, namespace, name)
-    if int(lws["spec"]["leaderWorkerTemplate"].get("size", 1)) == 1:
-        return
+
+
+async def set_group_ready(api: KubeClient, namespace: str, name: str, lws_name: str = "test-sample") -> None:
+    """Upstream's SetPodGroupToReady: the leader as above, then its (re-created) worker StatefulSet
+    reports every replica available."""
+    await set_leader_pod_ready(api, namespace, name, lws_name)
 
     async def worker_sts_ready() -> bool:
         try:
@@ -188,6 +200,55 @@ async def set_group_ready(api: KubeClient, lws: Obj, index: int) -> None:
         return True
 
     await eventually(worker_sts_ready)
+
+
+async def set_groups_ready(
+    api: KubeClient, namespace: str, groups: int, lws_name: str = "test-sample"
+) -> None:
+    """Upstream's SetSuperPodToReady: wait for `groups` worker StatefulSets, make every group ready."""
+
+    async def worker_statefulsets() -> list[str]:
+        items = await api.list(STATEFULSETS, namespace, label_selector=f"{c.LABEL_SET_NAME}={lws_name}")
+        names = [s["metadata"]["name"] for s in items if s["metadata"]["name"] != lws_name]
+        if len(names) != groups:
+            raise AssertionError(f"{len(names)} worker statefulsets, want {groups}")
+        return names
+
+    for name in await eventually(worker_statefulsets):
+        await set_group_ready(api, namespace, name, lws_name)
+
+
+async def set_leaders_ready(
+    api: KubeClient, namespace: str, start: int, end: int, lws_name: str = "test-sample"
+) -> None:
+    """Upstream's SetLeaderPodsToReady (size-1 groups): leaders ready, leader StatefulSet ready."""
+    for i in range(start, end):
+        await set_leader_pod_ready(api, namespace, f"{lws_name}-{i}", lws_name)
+    await set_statefulset_ready(api, namespace, lws_name)
+
+
+async def delete_groups(
+    api: KubeClient, namespace: str, start: int, end: int, lws_name: str = "test-sample"
+) -> None:
+    """Upstream's DeleteLeaderPod: the StatefulSet controller removing leaders [start, end) and the
+    garbage collector their worker StatefulSets."""
+    for i in range(start, end):
+        await api.delete(PODS, namespace, f"{lws_name}-{i}")
+        with contextlib.suppress(Exception):
+            await api.delete(STATEFULSETS, namespace, f"{lws_name}-{i}")
+
+
+async def delete_groups_above_replicas(
+    api: KubeClient, namespace: str, lws_name: str = "test-sample"
+) -> None:
+    """Upstream's DeleteLeaderPods: every group whose index is >= spec.replicas."""
+    lws = await api.get(LEADERWORKERSETS, namespace, lws_name)
+    leaders = await api.list(PODS, namespace, label_selector=f"{c.LABEL_WORKER_INDEX}=0")
+    replicas = int(lws["spec"]["replicas"])
+    for pod in leaders:
+        index = int(pod["metadata"]["labels"][c.LABEL_GROUP_INDEX])
+        if index >= replicas:
+            await delete_groups(api, namespace, index, index + 1, lws_name)
 
 
 async def update_lws(api: KubeClient, namespace: str, name: str, change: Any) -> Obj:

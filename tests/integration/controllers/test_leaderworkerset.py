@@ -53,8 +53,10 @@ async def _delete_leaders_above(api: KubeClient, ns: str, replicas: int, current
 
 async def _all_groups_ready(api: KubeClient, ns: str, groups: int) -> None:
     lws = await _lws(api, ns)
-    for i in range(groups):
-        await kubelet.set_group_ready(api, lws, i)
+    if int(lws["spec"]["leaderWorkerTemplate"]["size"]) == 1:
+        await kubelet.set_leaders_ready(api, ns, 0, groups)
+    else:
+        await kubelet.set_groups_ready(api, ns, groups)
 
 
 # ----- scenarios --------------------------------------------------------------------------------------
