@@ -19,6 +19,7 @@ import httpx2
 import msgspec
 from lightkube import AsyncClient
 from lightkube.config.kubeconfig import KubeConfig
+from prometheus_client import Counter
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.clock import Clock, RealClock
@@ -70,6 +71,17 @@ class KubeClient:
 
     async def _throttle(self, _request: httpx2.Request) -> None:
         await self._bucket.wait()
+
+    def instrument(self, requests_total: Counter) -> None:
+        """Count every response in `rest_client_requests_total{code,method,host}` (client-go's metric)."""
+
+        async def count(response: httpx2.Response) -> None:
+            request = response.request
+            requests_total.labels(
+                str(response.status_code), request.method, request.url.netloc.decode()
+            ).inc()
+
+        self.http.event_hooks["response"].append(count)
 
     @property
     def default_namespace(self) -> str:

@@ -105,6 +105,7 @@ class Manager:
             for collector in (ProcessCollector, PlatformCollector, GCCollector):
                 collector(registry=self.registry)
         self.metrics: RuntimeMetrics = new_runtime_metrics(self.registry)
+        self.client.instrument(self.metrics.rest_client_requests)
         self.cache = Cache(self.client, clock=self.clock)
         self.liveness = CheckSet({"ping": ping})
         self.readiness = CheckSet({"ping": ping})

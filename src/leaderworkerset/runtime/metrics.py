@@ -51,6 +51,7 @@ class RuntimeMetrics:
     workqueue: WorkQueueMetrics
     reconcile: ReconcileMetrics
     leader_election_master_status: Gauge
+    rest_client_requests: Counter
 
 
 def _workqueue_metrics(registry: CollectorRegistry) -> WorkQueueMetrics:
@@ -127,6 +128,12 @@ def new_runtime_metrics(registry: CollectorRegistry | None = None) -> RuntimeMet
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 master.",
             ("name",),
+            registry=reg,
+        ),
+        rest_client_requests=Counter(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ("code", "method", "host"),
             registry=reg,
         ),
     )
