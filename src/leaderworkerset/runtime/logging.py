@@ -42,7 +42,8 @@ def configure_logging(*, json: bool | None = None, level: str = "info") -> None:
         processors=shared + renderer,
         wrapper_class=structlog.make_filtering_bound_logger(LEVELS.get(level.lower(), logging.INFO)),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=True,
+        # Not cached: module-level loggers created before configuration must still pick it up.
+        cache_logger_on_first_use=False,
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine
@@ -74,6 +75,9 @@ class ManagerOptions:
     renew_deadline: float = DEFAULT_RENEW_DEADLINE
     retry_period: float = DEFAULT_RETRY_PERIOD
     graceful_shutdown_timeout: float = 30.0
+    # After the initial sync, move the cache into the GC's permanent generation: it is long-lived and
+    # acyclic, and otherwise every full collection walks all of it (see benchmarks/runtime_decode.py).
+    freeze_gc_after_sync: bool = True
     handle_signals: bool = True
 
 
@@ -176,6 +180,9 @@ class Manager:
         if not await self._first(self.cache.wait_for_sync(), elector_task):
             return await self._finish_election(elector_task)
         log.info("caches synced, starting controllers", controllers=[c.name for c in self.controllers])
+        if self.options.freeze_gc_after_sync:
+            gc.collect()
+            gc.freeze()
         leader_tasks = [
             group.create_task(ctl.run(), name=f"controller:{ctl.name}") for ctl in self.controllers
         ]

@@ -46,6 +46,7 @@ def options(namespace: str) -> ManagerOptions:
         renew_deadline=2.0,
         retry_period=0.2,
         handle_signals=False,
+        freeze_gc_after_sync=False,
     )
 
 
