@@ -28,6 +28,7 @@ OPTIONS = ManagerOptions(
     metrics_bind_address="0",
     election_namespace="lws-system",
     handle_signals=False,
+    freeze_gc_after_sync=False,
 )
 
 
@@ -93,9 +94,11 @@ async def test_lost_leadership_stops_controllers_and_raises() -> None:
 async def test_without_leader_election_controllers_start_at_once() -> None:
     clock = FakeClock()
     options = ManagerOptions(
-        health_probe_bind_address="0", metrics_bind_address="0", leader_elect=False, handle_signals=False,
-        freeze_gc_after_sync=False,,
-    freeze_gc_after_sync=False,
+        health_probe_bind_address="0",
+        metrics_bind_address="0",
+        leader_elect=False,
+        handle_signals=False,
+        freeze_gc_after_sync=False,
     )
     manager, controller, seen = manager_with_controller(StubClient(), clock, options)
     task = asyncio.create_task(manager.run())
