@@ -614,6 +614,33 @@ def upstream_manifests() -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------------------------------
+# DisaggregatedSet revisions: typed Go encoding (struct order, exact integers) of role templates
+# --------------------------------------------------------------------------------------------------
+
+
+def ds_cases(revisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    templates = [
+        (row["id"], row["lws"]["spec"].get("leaderWorkerTemplate"))
+        for row in revisions
+        if not row["id"].startswith("upstream") and "existing" not in row
+    ]
+    cases = []
+    for (first_id, first), (second_id, second) in zip(templates, templates[1:] + templates[:1], strict=True):
+        roles = [
+            {"name": "prefill", "spec": {"replicas": 2, "leaderWorkerTemplate": first}},
+            {"name": "decode", "metadata": {"labels": {"a": "b"}}, "spec": {"leaderWorkerTemplate": second}},
+        ]
+        cases.append({"id": f"{first_id} + {second_id}", "roles": roles})
+    cases.append({"id": "single role", "roles": [{"name": "solo", "spec": {}}]})
+    cases.append({"id": "no roles", "roles": []})
+    for path in sorted((UPSTREAM / "samples").glob("disaggregatedset_*.yaml")):
+        for index, doc in enumerate(yaml.safe_load_all(path.read_text())):
+            if isinstance(doc, dict) and doc.get("kind") == "DisaggregatedSet":
+                cases.append({"id": f"upstream samples/{path.name}#{index}", "roles": doc["spec"]["roles"]})
+    return cases
+
+
+# --------------------------------------------------------------------------------------------------
 # semantic matching: revisions whose bytes differ from what we would write today
 # --------------------------------------------------------------------------------------------------
 
@@ -969,8 +996,10 @@ def gojson_cases(rng: random.Random) -> list[dict[str, Any]]:
 
 def main() -> None:
     rng = random.Random(20261016)
+    revisions = revision_cases()
     doc = {
-        "revisions": revision_cases(),
+        "revisions": revisions,
+        "dsRevisions": ds_cases(revisions),
         "semantic": semantic_cases(),
         "quantities": quantity_cases(rng),
         "gojson": gojson_cases(rng),

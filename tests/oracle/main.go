@@ -4,7 +4,7 @@
 //
 // Input (stdin) and output (stdout) are one JSON document:
 //
-//	{"revisions": [...], "semantic": [...], "quantities": [...], "gojson": [...]}
+//	{"revisions": [...], "dsRevisions": [...], "semantic": [...], "quantities": [...], "gojson": [...]}
 //
 // Each input row is echoed back with the oracle's answers added next to it.
 package main
@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	sigsjson "sigs.k8s.io/json"
+	disaggregatedsetv1 "sigs.k8s.io/lws/api/disaggregatedset/v1"
 	leaderworkerset "sigs.k8s.io/lws/api/leaderworkerset/v1"
+	dsutils "sigs.k8s.io/lws/pkg/utils/disaggregatedset"
 	"sigs.k8s.io/lws/pkg/utils/revision"
 )
 
@@ -53,12 +55,19 @@ type gojsonCase struct {
 	Want  map[string]any `json:"want,omitempty"`
 }
 
+type dsCase struct {
+	ID    string          `json:"id"`
+	Roles json.RawMessage `json:"roles"`
+	Want  map[string]any  `json:"want,omitempty"`
+}
+
 type document struct {
-	Oracle     map[string]string `json:"oracle,omitempty"`
-	Revisions  []revisionCase    `json:"revisions"`
-	Semantic   []semanticCase    `json:"semantic"`
-	Quantities []quantityCase    `json:"quantities"`
-	GoJSON     []gojsonCase      `json:"gojson"`
+	Oracle      map[string]string `json:"oracle,omitempty"`
+	Revisions   []revisionCase    `json:"revisions"`
+	DSRevisions []dsCase          `json:"dsRevisions"`
+	Semantic    []semanticCase    `json:"semantic"`
+	Quantities  []quantityCase    `json:"quantities"`
+	GoJSON      []gojsonCase      `json:"gojson"`
 }
 
 // decodeLWS decodes the way the Kubernetes JSON serializer (and hence the controller's cache) does.
@@ -154,6 +163,29 @@ func runSemantic(c *semanticCase) error {
 	return nil
 }
 
+// runDS computes the DisaggregatedSet revision and, for diagnosis, the bytes it hashes (the same
+// struct upstream's ComputeRevision marshals).
+func runDS(c *dsCase) error {
+	var roles []disaggregatedsetv1.DisaggregatedRoleSpec
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(c.Roles, &roles); err != nil {
+		return err
+	}
+	type roleTemplate struct {
+		Name     string                               `json:"name"`
+		Template leaderworkerset.LeaderWorkerTemplate `json:"template"`
+	}
+	templates := make([]roleTemplate, 0, len(roles))
+	for _, role := range roles {
+		templates = append(templates, roleTemplate{Name: role.Name, Template: role.Spec.LeaderWorkerTemplate})
+	}
+	hashed, err := json.Marshal(templates)
+	if err != nil {
+		return err
+	}
+	c.Want = map[string]any{"revision": dsutils.ComputeRevision(roles), "hashed": string(hashed)}
+	return nil
+}
+
 func runQuantity(c *quantityCase) {
 	var q resource.Quantity
 	if err := q.UnmarshalJSON([]byte(c.Input)); err != nil {
@@ -195,6 +227,11 @@ func run() error {
 		if err := runRevision(&doc.Revisions[i]); err != nil {
 			// An object upstream cannot decode is a vector too: we must reject it as well.
 			doc.Revisions[i].Want = map[string]any{"error": err.Error()}
+		}
+	}
+	for i := range doc.DSRevisions {
+		if err := runDS(&doc.DSRevisions[i]); err != nil {
+			doc.DSRevisions[i].Want = map[string]any{"error": err.Error()}
 		}
 	}
 	for i := range doc.Semantic {

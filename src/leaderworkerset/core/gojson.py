@@ -20,10 +20,11 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["GoJSONError", "dumps", "format_float", "loads"]
+__all__ = ["GoJSONError", "dumps", "dumps_typed", "format_float", "loads"]
 
 
 class GoJSONError(ValueError):
@@ -120,7 +121,17 @@ def _number(value: int | float) -> str:
     return format_float(value)
 
 
-def _write(value: Any, out: list[str]) -> None:
+@dataclass(frozen=True)
+class _Mode:
+    sort_keys: bool  # a Go map (sorted) versus a typed struct (declaration order, given by dict order)
+    exact_ints: bool  # a typed int field versus a number that went through float64
+
+
+_MAP_MODE = _Mode(sort_keys=True, exact_ints=False)
+_TYPED_MODE = _Mode(sort_keys=False, exact_ints=True)
+
+
+def _write(value: Any, out: list[str], mode: _Mode) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -129,45 +140,56 @@ def _write(value: Any, out: list[str]) -> None:
         out.append("false")
     elif isinstance(value, str):
         out.append(_quote(value))
+    elif isinstance(value, int) and mode.exact_ints:
+        out.append(str(value))
     elif isinstance(value, int | float):
         out.append(_number(value))
     elif isinstance(value, Mapping):
-        _write_object(value, out)
+        _write_object(value, out, mode)
     elif isinstance(value, Sequence) and not isinstance(value, bytes | bytearray):
-        _write_array(value, out)
+        _write_array(value, out, mode)
     else:
         raise GoJSONError(f"unsupported type {type(value).__name__}")
 
 
-def _write_object(value: Mapping[Any, Any], out: list[str]) -> None:
+def _write_object(value: Mapping[Any, Any], out: list[str], mode: _Mode) -> None:
     entries: dict[str, Any] = {}
     for key, item in value.items():
         if not isinstance(key, str):
             raise GoJSONError(f"object key {key!r} is not a string")
         entries[_go_key(key)] = item
     out.append("{")
-    for index, key in enumerate(sorted(entries)):
+    for index, key in enumerate(sorted(entries) if mode.sort_keys else entries):
         if index:
             out.append(",")
         out.append(_quote(key))
         out.append(":")
-        _write(entries[key], out)
+        _write(entries[key], out, mode)
     out.append("}")
 
 
-def _write_array(value: Sequence[Any], out: list[str]) -> None:
+def _write_array(value: Sequence[Any], out: list[str], mode: _Mode) -> None:
     out.append("[")
     for index, item in enumerate(value):
         if index:
             out.append(",")
-        _write(item, out)
+        _write(item, out, mode)
     out.append("]")
 
 
 def dumps(value: Any) -> bytes:
     """Encode ``value`` (plain JSON data) the way Go re-marshals it after decoding into a map."""
     out: list[str] = []
-    _write(value, out)
+    _write(value, out, _MAP_MODE)
+    return "".join(out).encode("utf-8")
+
+
+def dumps_typed(value: Any) -> bytes:
+    """Encode the Go view of a typed value (``gonormalize`` output) as ``json.Marshal`` of the
+    typed Go value does: object keys in the order given (struct declaration order, maps already
+    sorted), integers exactly, strings escaped as in ``dumps``."""
+    out: list[str] = []
+    _write(value, out, _TYPED_MODE)
     return "".join(out).encode("utf-8")
 
 

@@ -10,7 +10,9 @@ the Go types by ``hack/gofields`` (reflection over k8s.io/api). This module only
 generic rules of ``encoding/json`` plus the handful of custom (un)marshalers the table names.
 
 Input is JSON data (dicts, lists, str, int, float, bool, None) as the API server returns it;
-``None`` and a missing key both mean "zero value", as they do for Go's decoder.
+``None`` and a missing key both mean "zero value", as they do for Go's decoder. Output objects
+list struct fields in Go declaration order and map keys sorted, which is the order Go's
+``json.Marshal`` of the typed value uses (see ``gojson.dumps_typed``).
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ def _encode_map(go_type: GoType, value: Any, path: str) -> dict[str, Any] | None
         raise GoDecodeError(f"{path}: expected an object, got {_json_kind(value)}")
     assert go_type.elem is not None
     elem = go_type.elem
-    return {key: go_encode(elem, item, f"{path}[{key}]") for key, item in value.items()}
+    # Go writes map keys sorted; keeping them sorted here lets gojson.dumps_typed follow dict order.
+    return {key: go_encode(elem, value[key], f"{path}[{key}]") for key in sorted(value)}
 
 
 def _encode_string(go_type: GoType, value: Any, path: str) -> str:

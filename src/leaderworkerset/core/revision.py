@@ -19,6 +19,7 @@ stores exactly the bytes that were hashed.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import gojson
-from leaderworkerset.core.gonormalize import normalize
+from leaderworkerset.core.gonormalize import GoType, go_encode, normalize
 from leaderworkerset.core.groups import ControllerEvent
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "RevisionPatchError",
     "RevisionPlan",
     "apply_revision",
+    "disaggregated_revision",
     "find_revision",
     "fnv32",
     "hash_patch",
@@ -467,3 +469,33 @@ def plan_revision(
         current, updated = _revision_object(lws, "", known, proposed), True
         create.append((current, _creating_event(current, c.MSG_CREATING_REVISION_UPDATED)))
     return RevisionPlan(revision=current, key=revision_key(current), create=tuple(create), updated=updated)
+
+
+# --------------------------------------------------------------------------------------------------
+# DisaggregatedSet revision
+# --------------------------------------------------------------------------------------------------
+
+_DS_REVISION_LENGTH = 8
+
+
+def disaggregated_revision(roles: Sequence[Obj]) -> str:
+    """A DisaggregatedSet's revision (spec §2.7): the first 8 hex digits of the SHA-256 of Go's
+    ``json.Marshal`` of ``[{name, template}]`` over its roles in spec order, where ``template`` is
+    the role's typed ``leaderWorkerTemplate``. Unlike the LWS key this encodes typed structs, so
+    fields follow Go declaration order and integers are exact.
+
+    This is the snapshot/v0.9 form, verified against upstream; v1.0 additionally folds in each
+    role's groupIdentity, which is not reproduced here.
+    """
+    entries = [
+        {
+            "name": go_encode(GoType(kind="string"), role.get("name"), "name"),
+            "template": normalize(_role_template(role), "LeaderWorkerTemplate"),
+        }
+        for role in roles
+    ]
+    return hashlib.sha256(gojson.dumps_typed(entries)).hexdigest()[:_DS_REVISION_LENGTH]
+
+
+def _role_template(role: Obj) -> Any:
+    return (role.get("spec") or {}).get("leaderWorkerTemplate")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leaderworkerset.core.gojson import GoJSONError, dumps, format_float, loads
+from leaderworkerset.core.gojson import GoJSONError, dumps, dumps_typed, format_float, loads
 
 GOLDEN = Path(__file__).parent / "golden" / "revision_vectors.json"
 
@@ -59,6 +59,22 @@ def test_matches_go(text: str, want: dict[str, Any]) -> None:
 )
 def test_rules(value: Any, want: str) -> None:
     assert dumps(value).decode("utf-8") == want
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        pytest.param(
+            {"name": "x", "image": "<y>"},
+            '{"name":"x","image":"\\u003cy\\u003e"}',
+            id="declaration order kept",
+        ),
+        pytest.param({"n": 9007199254740993}, '{"n":9007199254740993}', id="typed integers exact"),
+        pytest.param({"f": 0.5}, '{"f":0.5}', id="floats as float64"),
+    ],
+)
+def test_typed_encoding(value: Any, want: str) -> None:
+    assert dumps_typed(value).decode("utf-8") == want
 
 
 @pytest.mark.parametrize(

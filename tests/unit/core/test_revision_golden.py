@@ -3,7 +3,8 @@
 Every revision row is an LWS object; the oracle recorded upstream's ControllerRevision for it
 (patch bytes, hash, name, labels, number, owner). Every semantic row is an LWS plus stored
 revision bytes; the oracle recorded whether upstream's ``SetMatchesRevision`` accepts them and what
-``ApplyRevision`` restores. Regenerate with tests/oracle/regen.sh.
+``ApplyRevision`` restores. DS rows hold DisaggregatedSet roles and upstream's ``ComputeRevision``.
+Regenerate with tests/oracle/regen.sh.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from leaderworkerset.core.gonormalize import GoDecodeError
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
     apply_revision,
+    disaggregated_revision,
     hash_patch,
     new_revision,
     revision_patch,
@@ -70,6 +72,16 @@ def test_revision_matches_upstream(row: dict[str, Any]) -> None:
     assert revision["revision"] == want["revision"]
     # Sent with Go's encoding, the stored data are the very bytes that were hashed.
     assert gojson.dumps(revision["data"]).decode("utf-8") == want["patch"]
+
+
+@pytest.mark.parametrize("row", rows("dsRevisions"))
+def test_disaggregated_revision_matches_upstream(row: dict[str, Any]) -> None:
+    want = row["want"]
+    if "error" in want:
+        with pytest.raises(GoDecodeError):
+            disaggregated_revision(row["roles"])
+        return
+    assert disaggregated_revision(row["roles"]) == want["revision"]
 
 
 @pytest.mark.parametrize("row", rows("semantic"))
