@@ -12,7 +12,15 @@ import pytest
 
 pytestmark = pytest.mark.cluster
 
-COMPONENT_NAMES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+# Control-plane components and our own manager (`python -m leaderworkerset.cli manager`).
+COMPONENT_NAMES = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+    "leaderworkerset.cli",
+)
 
 
 def _lws(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,26 +1,117 @@
-"""``lws up``: the demo — a full local cluster, ready to use, in one command."""
+"""``lws up``: the demo in one command.
+
+Starts the full local cluster (building it on first use), installs the CRDs,
+runs ``lws manager`` (controllers + webhooks) as a separate process attached to
+the cluster, applies a sample LeaderWorkerSet of 3 groups x 4 pods, and shows
+the live group tree until Ctrl-C, which stops everything. ``--detach`` leaves
+it all running and prints the kubeconfig; ``lws cluster down`` stops it later.
+"""
 
 from __future__ import annotations
 
-import signal
-import threading
-from typing import Annotated
+import asyncio
+import sys
+import time
+import urllib.request
+from importlib import resources
+from typing import Annotated, Any
 
 import typer
+import yaml
+from rich.console import Console
 
+from leaderworkerset.api import constants as c
+from leaderworkerset.cli import status as status_cmd
 from leaderworkerset.devcluster import build, named
-from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster
+from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster, free_port
+from leaderworkerset.devcluster.processes import wait_for
+from leaderworkerset.runtime.client import ClientOptions, new_client
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES
+
+MANAGER = "lws-manager"
+_console = Console(stderr=True)
 
 
-def _usage(cluster: LocalCluster, name: str) -> str:
-    kubectl = cluster.kubectl
-    return (
-        f"\nLocal cluster {name!r} is up ({len(cluster.options.node_specs or []) or cluster.options.nodes} "
-        f"fake nodes).\n"
-        f"  export KUBECONFIG={cluster.kubeconfig}\n"
-        f"  {kubectl} get nodes\n"
-        f"Component logs: {cluster.logdir}\n"
-    )
+def sample() -> dict[str, Any]:
+    text = (resources.files("leaderworkerset.cli") / "samples" / "demo-lws.yaml").read_text()
+    doc: dict[str, Any] = yaml.safe_load(text)
+    return doc
+
+
+async def _install(cluster: LocalCluster) -> None:
+    from leaderworkerset.crd.install import install_crds
+
+    client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        await install_crds(client.lightkube)
+        await client.apply(
+            NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": c.DEFAULT_NAMESPACE}}
+        )
+    finally:
+        await client.close()
+
+
+async def _apply_sample(cluster: LocalCluster, lws: dict[str, Any]) -> None:
+    client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
+    try:
+        await client.apply(LEADERWORKERSETS, lws)
+    finally:
+        await client.close()
+
+
+def start_manager(cluster: LocalCluster) -> int:
+    """Run `lws manager` against the cluster; return its health port once it is ready."""
+    health = free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "leaderworkerset.cli",
+        "manager",
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+        "--namespace",
+        c.DEFAULT_NAMESPACE,
+        "--webhook-url-host",
+        "127.0.0.1",
+        "--webhook-port",
+        str(free_port()),
+        "--cert-dir",
+        str(cluster.workdir / "webhook-certs"),
+        "--health-probe-bind-address",
+        f"127.0.0.1:{health}",
+        "--metrics-bind-address",
+        f"127.0.0.1:{free_port()}",
+        "--insecure-metrics",
+        "--log-json",
+    ]
+    proc = cluster.attach(MANAGER, argv)
+
+    def ready() -> bool:
+        with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as resp:
+            return bool(resp.status == 200)
+
+    def dead() -> str | None:
+        return f"{MANAGER} (exit code {proc.returncode})" if proc.poll() is not None else None
+
+    wait_for("lws manager readiness", ready, timeout=120, alive=dead)
+    return health
+
+
+class _Steps:
+    """Numbered progress lines with the time each step took."""
+
+    def __init__(self) -> None:
+        self._started: float | None = None
+
+    def __call__(self, title: str) -> None:
+        self.done()
+        _console.print(f"[bold cyan]▶[/bold cyan] {title}", soft_wrap=True)
+        self._started = time.monotonic()
+
+    def done(self) -> None:
+        if self._started is not None:
+            _console.print(f"  [dim]done in {time.monotonic() - self._started:.1f}s[/dim]")
+            self._started = None
 
 
 def up(
@@ -29,24 +120,47 @@ def up(
     detach: Annotated[bool, typer.Option("--detach", help="Leave everything running and exit.")] = False,
 ) -> None:
     """Start the demo: a full local cluster with the controller and a sample LeaderWorkerSet."""
+    lws = sample()
+    _step = _Steps()
     try:
         if named.is_running(name):
             named.down(name)
+        _step("Starting the local cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)")
         cluster = named.up(name, ClusterOptions(shape="full", nodes=nodes))
-    except (ClusterError, build.BuildError, RuntimeError) as err:
+        _step("Installing the CRDs")
+        asyncio.run(_install(cluster))
+        _step("Starting `lws manager` (controllers and admission webhooks)")
+        start_manager(cluster)
+        _step(f"Applying LeaderWorkerSet {lws['metadata']['name']} (3 groups x 4 pods)")
+        asyncio.run(_apply_sample(cluster, lws))
+        _step.done()
+    except (ClusterError, build.BuildError, RuntimeError, TimeoutError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
+        if "cluster" in locals():
+            typer.echo(cluster.log_report(15), err=True)
+            named.down(name)
         raise typer.Exit(1) from err
-    typer.echo(_usage(cluster, name), err=True)
+
+    lws_name, namespace = lws["metadata"]["name"], lws["metadata"].get("namespace", "default")
+    _console.print(
+        f"\nKUBECONFIG={cluster.kubeconfig}\n"
+        f"kubectl: {cluster.kubectl}\n"
+        f"logs: {cluster.logdir} (components and {MANAGER}.log)\n"
+        f"tree: lws status {lws_name} --kubeconfig {cluster.kubeconfig} --watch\n",
+        soft_wrap=True,
+    )
     if detach:
+        flag = "" if name == named.DEFAULT_NAME else f" --name {name}"
+        _console.print(f"Left running; stop with `lws cluster down{flag}`.")
         typer.echo(str(cluster.kubeconfig))
         return
-    typer.echo("Press Ctrl-C to stop the cluster.", err=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    _console.print("Live group tree (Ctrl-C stops the demo and the cluster):")
     try:
-        stop.wait()
+        asyncio.run(
+            status_cmd.show(ClientOptions(kubeconfig=str(cluster.kubeconfig)), namespace, lws_name, True)
+        )
     except KeyboardInterrupt:
         pass
     finally:
         named.down(name)
-        typer.echo(f"cluster {name!r} stopped", err=True)
+        _console.print(f"cluster {name!r} stopped")

@@ -156,6 +156,18 @@ class LocalCluster:
         stop_state(self.state)
         self._procs.clear()
 
+    def attach(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        """Run another process with the cluster (logs beside the components', stopped with them)."""
+        proc = spawn(
+            argv,
+            log=self.logdir / f"{name}.log",
+            cwd=self.workdir,
+            die_with_parent=self.options.die_with_parent,
+        )
+        self.state.pids[name] = proc.pid
+        self.state.save()
+        return proc
+
     # -- components ------------------------------------------------------------------------------
     def _spawn(self, component: str, argv: list[str]) -> None:
         proc = spawn(
@@ -394,9 +406,14 @@ class LocalCluster:
 
 
 def stop_state(state: ClusterState) -> None:
-    """Stop every recorded component of a cluster, newest first, leaving no process behind."""
-    for component in reversed(COMPONENTS):
-        pid = state.pids.get(component)
+    """Stop every recorded process of a cluster, leaving none behind.
+
+    Processes attached on top of the control plane (e.g. the demo's manager)
+    go first, then the components newest first.
+    """
+    attached = [name for name in state.pids if name not in COMPONENTS]
+    for name in [*attached, *reversed(COMPONENTS)]:
+        pid = state.pids.get(name)
         if pid and is_ours(pid, state.workdir):
             terminate(pid)
     state.pids.clear()
