@@ -408,6 +408,38 @@ def revision_cases() -> list[dict[str, Any]]:
         ),
         ("no leaderWorkerTemplate", lws({})),
         (
+            "nulls inside maps and lists",
+            lws(
+                workers(
+                    {
+                        "metadata": {"labels": {"a": None}, "annotations": {"b": None}},
+                        "spec": {
+                            "containers": [
+                                container(resources={"limits": {"memory": None}}, args=[None, "x"])
+                            ],
+                            "tolerations": [None],
+                            "nodeSelector": {"zone": None},
+                        },
+                    }
+                )
+            ),
+        ),
+        (
+            "zero timestamp and explicit zero values",
+            lws(
+                workers(
+                    {
+                        "metadata": {
+                            "creationTimestamp": "0001-01-01T00:00:00Z",
+                            "generation": 0,
+                            "name": "",
+                        },
+                        "spec": {"containers": [container(ports=[{"containerPort": 0}])], "priority": 0},
+                    }
+                )
+            ),
+        ),
+        (
             "large integers lose precision through float64",
             lws(
                 workers(
