@@ -52,6 +52,8 @@ from leaderworkerset.runtime.probes import Check, CheckSet, ping, probe_app
 
 log = structlog.get_logger(__name__)
 
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
 Runnable = Callable[[], Coroutine[Any, Any, None]]
 
 
@@ -165,6 +167,7 @@ class Manager:
             if lost:
                 raise LeadershipLostError(f"leader election lost: {self.options.election_id}")
         finally:
+            self._remove_signal_handlers()
             await self._flush_events()
             await self._stop_servers()
             log.info("manager stopped")
@@ -289,6 +292,18 @@ class Manager:
         if not self.options.handle_signals:
             return
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in _STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stop)
+                loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _on_signal(self, sig: signal.Signals) -> None:
+        log.info("received signal, shutting down gracefully", signal=sig.name)
+        self.stop()
+
+    def _remove_signal_handlers(self) -> None:
+        if not self.options.handle_signals:
+            return
+        loop = asyncio.get_running_loop()
+        for sig in _STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)

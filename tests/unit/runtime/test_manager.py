@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -120,3 +122,21 @@ async def test_without_leader_election_controllers_start_at_once() -> None:
 )
 def test_split_address(address: str, want: tuple[str, int] | None) -> None:
     assert split_address(address) == want
+
+
+async def test_sigterm_stops_the_manager_gracefully() -> None:
+    clock = FakeClock()
+    options = ManagerOptions(
+        health_probe_bind_address="0",
+        metrics_bind_address="0",
+        leader_elect=False,
+        handle_signals=True,
+        freeze_gc_after_sync=False,
+    )
+    manager, controller, _ = manager_with_controller(StubClient(), clock, options)
+    task = asyncio.create_task(manager.run())
+    await settle()
+    os.kill(os.getpid(), signal.SIGTERM)
+    await asyncio.wait_for(task, 5)
+    assert controller.queue.shutting_down
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, "handlers are removed after the run"
