@@ -104,8 +104,14 @@ async def create_leader_pods(
     return [await api.create(PODS, leader_pod(lws, sts, i, key)) for i in range(start, end)]
 
 
-async def create_worker_pods(api: KubeClient, lws: Obj, leader: Obj) -> list[Obj]:
-    """Worker pods `<leader>-1..size-1`, controlled by the leader pod (as upstream's helper)."""
+async def create_worker_pods(
+    api: KubeClient, lws: Obj, leader: Obj, *, node_name: str | None = None
+) -> list[Obj]:
+    """Worker pods `<leader>-1..size-1`, controlled by the leader pod (as upstream's helper).
+
+    `node_name` schedules them: deleting a scheduled pod is graceful (it stays terminating, as on
+    a real node), while an unscheduled pod disappears at once.
+    """
     lwt = lws["spec"]["leaderWorkerTemplate"]
     size = int(lwt.get("size", 1))
     leader_meta = leader["metadata"]
@@ -129,6 +135,8 @@ async def create_worker_pods(api: KubeClient, lws: Obj, leader: Obj) -> list[Obj
             },
             "spec": copy.deepcopy(lwt["workerTemplate"]["spec"]),
         }
+        if node_name:
+            pod["spec"]["nodeName"] = node_name
         created.append(await api.create(PODS, pod))
     return created
 

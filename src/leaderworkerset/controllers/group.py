@@ -31,6 +31,7 @@ from leaderworkerset.core.groups import (
     name_of,
     namespace_of,
     revision_key_of,
+    uid_of,
 )
 from leaderworkerset.core.restart import (
     FOREGROUND,
@@ -176,19 +177,33 @@ class GroupReconciler:
         await self._ensure_replica_service(lws, leader)
         if startup_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # size 1, or waiting for a leader update that re-triggers us
-        namespace = namespace_of(leader)
+        if self._informers.statefulset(namespace_of(leader), name_of(leader)) is not None:
+            return None  # never updated: a group changes only by being recreated
+        if placement_gate(lws, leader) is not WorkerGate.PROCEED:
+            return None  # the leader's scheduling re-triggers us
+        # The cached leader may lag its worker StatefulSet's watch (another stream): read it fresh
+        # before building a group from its revision. This GET happens once per group creation.
+        fresh = await self._fresh_pod(leader)
+        if fresh is None or uid_of(fresh) != uid_of(leader) or is_deleting(fresh):
+            return None  # replaced or going away; the watch brings the next event
         revision = find_revision(
-            lws, revision_key_of(leader), self._informers.set_revisions(namespace, name_of(lws))
+            lws, revision_key_of(fresh), self._informers.set_revisions(namespace_of(fresh), name_of(lws))
         )
         if revision is None:
             return Result(requeue_after=MISSING_REVISION_REQUEUE_SECONDS)
-        require_leader_dns(leader)
-        if placement_gate(lws, leader) is not WorkerGate.PROCEED:
-            return None
-        if self._informers.statefulset(namespace, name_of(leader)) is not None:
-            return None  # never updated: a group changes only by being recreated
-        await self._create_worker_statefulset(lws, leader, revision)
+        require_leader_dns(fresh)
+        if placement_gate(lws, fresh) is not WorkerGate.PROCEED:
+            return None  # the leader's scheduling re-triggers us
+        await self._create_worker_statefulset(lws, fresh, revision)
         return None
+
+    async def _fresh_pod(self, pod: Obj) -> Obj | None:
+        try:
+            return await self._client.get(PODS, namespace_of(pod), name_of(pod))
+        except Exception as err:
+            if is_not_found(err):
+                return None
+            raise
 
     async def _ensure_replica_service(self, lws: Obj, leader: Obj) -> None:
         service = replica_service(lws, leader)
@@ -212,15 +227,9 @@ class GroupReconciler:
         return topology_node_selector(node, topology_key)
 
     async def _create_worker_statefulset(self, lws: Obj, leader: Obj, revision: Mapping[str, Any]) -> None:
-        # The projection lacks the containers (TPU requests); one GET per group creation.
-        full_leader = await self._client.get(PODS, namespace_of(leader), name_of(leader))
-        if (full_leader.get("metadata") or {}).get("uid") != (leader.get("metadata") or {}).get("uid"):
-            return  # replaced meanwhile; the new leader has its own reconcile coming
+        """`leader` is the full pod (the projection lacks the containers, read for TPU requests)."""
         body = worker_statefulset(
-            lws,
-            full_leader,
-            revision_spec(lws, revision),
-            node_selector=await self._node_selector(lws, full_leader),
+            lws, leader, revision_spec(lws, revision), node_selector=await self._node_selector(lws, leader)
         )
         try:
             await self._client.create(STATEFULSETS, body)
