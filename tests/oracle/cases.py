@@ -440,7 +440,7 @@ def revision_cases() -> list[dict[str, Any]]:
             ),
         ),
         (
-            "large integers lose precision through float64",
+            "large integers lose precision through float64 (int64 overflow on apply)",
             lws(
                 workers(
                     template(
