@@ -281,11 +281,13 @@ class CertManager:
         self._client = client
         self._config = config
         self._clock = clock
+        self.artifacts: CertArtifacts | None = None
 
     async def reconcile(self) -> CertArtifacts:
         artifacts = await self._ensure_secret()
         write_cert_dir(self._config.cert_dir, artifacts)
         await self._inject(artifacts.ca_cert)
+        self.artifacts = artifacts
         return artifacts
 
     async def run(

@@ -34,6 +34,8 @@ class WebhookRunConfig:
     ip_addresses: tuple[str, ...] = ()
     options: WebhookOptions = field(default_factory=WebhookOptions)
     cert_refresh_interval: float = 600.0
+    # Dev cluster: once serving, point our webhook configurations at https://<host>:<port>.
+    register_url_configurations: bool = False
 
     def cert_config(self) -> certs.CertConfig:
         return certs.CertConfig(
@@ -56,6 +58,7 @@ async def serve(
     """Run cert management (when internal) and the HTTPS server until `stop` is set."""
     ready = certs_ready or asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
+    manager: certs.CertManager | None = None
     if config.internal_cert_management:
         if client is None:
             raise ValueError("internal certificate management needs an API client")
@@ -72,6 +75,8 @@ async def serve(
     )
     await server.start()
     try:
+        if config.register_url_configurations and client is not None and manager and manager.artifacts:
+            await install_local_configurations(client, server.port, manager.artifacts.ca_cert, config.host)
         await stop.wait()
     finally:
         await server.stop()
@@ -85,11 +90,13 @@ async def _ready_or_stopped(ready: asyncio.Event, stop: asyncio.Event) -> None:
         waiter.cancel()
 
 
-async def install_local_configurations(client: KubeClient, port: int, ca_bundle: bytes) -> None:
-    """Dev cluster: point our two webhook configurations at https://127.0.0.1:<port> (server-side apply)."""
+async def install_local_configurations(
+    client: KubeClient, port: int, ca_bundle: bytes, host: str = LOCAL_HOST
+) -> None:
+    """Dev cluster: point our two webhook configurations at https://<host>:<port> (server-side apply)."""
     refs = {"MutatingWebhookConfiguration": certs.MUTATING_CONFIGURATIONS}
     refs["ValidatingWebhookConfiguration"] = certs.VALIDATING_CONFIGURATIONS
-    for configuration in render_for_url(LOCAL_HOST, port, ca_bundle):
+    for configuration in render_for_url(host or LOCAL_HOST, port, ca_bundle):
         await client.apply(refs[configuration["kind"]], configuration)
 
 
@@ -102,4 +109,5 @@ def local_run_config(cert_dir: Path, port: int, namespace: str = c.DEFAULT_NAMES
         namespace=namespace,
         extra_dns_names=("localhost",),
         ip_addresses=(LOCAL_HOST,),
+        register_url_configurations=True,
     )

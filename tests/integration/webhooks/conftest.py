@@ -64,10 +64,14 @@ def _scoped(configuration: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
+async def lws_crds(kube: AsyncClient) -> list[str]:
+    return await install_crds(kube)
+
+
+@pytest.fixture(scope="session")
 async def registered_webhooks(
-    kube: AsyncClient, webhook_client: KubeClient, webhook_server: tuple[WebhookServer, bytes]
+    lws_crds: list[str], webhook_client: KubeClient, webhook_server: tuple[WebhookServer, bytes]
 ) -> AsyncIterator[None]:
-    await install_crds(kube)
     server, ca = webhook_server
     configurations = [_scoped(cfg) for cfg in render_for_url("127.0.0.1", server.port, ca)]
     for configuration in configurations:
