@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	k8s.io/api v0.37.1
 	k8s.io/apimachinery v0.37.1
+	sigs.k8s.io/lws v0.9.0
 )
 
 require (

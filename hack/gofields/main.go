@@ -22,11 +22,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 )
 
 // The LWS template types of sigs.k8s.io/lws v1.0 (api/leaderworkerset/v1). They are restated here
 // because the v1.0 module is not served by the module proxy; only the field names, Go types and JSON
-// tags matter, and those are kept identical to upstream's.
+// tags matter. checkMirror verifies them against the newest served module (v0.9.0): every upstream
+// field must appear here, in the same order, with the same tag and kind; v1.0 additions come last.
 type LeaderWorkerTemplate struct {
 	LeaderTemplate                       *corev1.PodTemplateSpec                                 `json:"leaderTemplate,omitempty"`
 	WorkerTemplate                       corev1.PodTemplateSpec                                  `json:"workerTemplate"`
@@ -227,7 +229,43 @@ func moduleVersions() map[string]string {
 	return versions
 }
 
+// checkMirror fails the generation when a restated LWS type drifts from the upstream module's.
+func checkMirror(mirror, upstream reflect.Type) {
+	if mirror.NumField() < upstream.NumField() {
+		panic(fmt.Sprintf("%v: mirror has fewer fields than upstream", mirror))
+	}
+	for i := 0; i < upstream.NumField(); i++ {
+		want, got := upstream.Field(i), mirror.Field(i)
+		if want.Name != got.Name || want.Tag.Get("json") != got.Tag.Get("json") || !sameShape(want.Type, got.Type) {
+			panic(fmt.Sprintf("%v field %d: upstream %s %v `%s`, mirror %s %v `%s`", mirror, i,
+				want.Name, want.Type, want.Tag.Get("json"), got.Name, got.Type, got.Tag.Get("json")))
+		}
+	}
+}
+
+// sameShape compares types as JSON sees them: identical k8s types, the same kind for the LWS
+// package's named scalar types (mirrored by plain strings), same-named restated structs.
+func sameShape(a, b reflect.Type) bool {
+	if a == b {
+		return true
+	}
+	if a.Kind() != b.Kind() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		return sameShape(a.Elem(), b.Elem())
+	case reflect.Struct:
+		return a.Name() == b.Name()
+	default:
+		return true // same scalar kind
+	}
+}
+
 func main() {
+	checkMirror(reflect.TypeOf(LeaderWorkerTemplate{}), reflect.TypeOf(lwsv1.LeaderWorkerTemplate{}))
+	checkMirror(reflect.TypeOf(SubGroupPolicy{}), reflect.TypeOf(lwsv1.SubGroupPolicy{}))
+	checkMirror(reflect.TypeOf(NetworkConfig{}), reflect.TypeOf(lwsv1.NetworkConfig{}))
 	w := &walker{structs: map[string]Struct{}}
 	roots := map[string]string{
 		"LeaderWorkerTemplate":  w.ref(reflect.TypeOf(LeaderWorkerTemplate{})).Name,
