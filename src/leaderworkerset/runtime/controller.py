@@ -121,6 +121,21 @@ class _Enqueuer(Generic[T]):
         self._enqueue(obj)
 
 
+class _ReconcileChildren:
+    """This controller's metric children, bound once (label lookups cost more than the updates)."""
+
+    def __init__(self, metrics: RuntimeMetrics, name: str) -> None:
+        reconcile = metrics.reconcile
+        self.results = {
+            result: reconcile.total.labels(name, result)
+            for result in (RESULT_SUCCESS, RESULT_ERROR, RESULT_REQUEUE, RESULT_REQUEUE_AFTER)
+        }
+        self.errors = reconcile.errors.labels(name)
+        self.time = reconcile.time.labels(name)
+        self.active = reconcile.active_workers.labels(name)
+        self.max_concurrent = reconcile.max_concurrent.labels(name)
+
+
 class Controller:
     def __init__(
         self,
@@ -138,12 +153,12 @@ class Controller:
         self.max_concurrent = max_concurrent
         self._reconcile = reconcile
         self._clock: Clock = clock or RealClock()
-        self._metrics = metrics
         self.queue: WorkQueue[ObjectKey] = WorkQueue(
             name, clock=self._clock, rate_limiter=rate_limiter, metrics=metrics.workqueue if metrics else None
         )
         self.informers: list[Informer[object]] = []
         self._active = 0
+        self._children = _ReconcileChildren(metrics, name) if metrics is not None else None
 
     def watch(
         self, informer: Informer[T], mapper: Mapper[T] = own_key, predicate: Predicate[T] | None = None
@@ -157,9 +172,9 @@ class Controller:
 
     async def run(self) -> None:
         """Run workers until the queue shuts down (via `stop`); cancellation stops them at once."""
-        if self._metrics is not None:
-            self._metrics.reconcile.max_concurrent.labels(self.name).set(self.max_concurrent)
-            self._metrics.reconcile.active_workers.labels(self.name).set(0)
+        if self._children is not None:
+            self._children.max_concurrent.set(self.max_concurrent)
+            self._children.active.set(0)
         log.info("starting workers", controller=self.name, worker_count=self.max_concurrent)
         try:
             async with asyncio.TaskGroup() as group:
@@ -219,20 +234,20 @@ class Controller:
 
     # ----- metrics --------------------------------------------------------------------------------
     def _count(self, result: str, error: bool = False) -> None:
-        if self._metrics is None:
+        if self._children is None:
             return
-        self._metrics.reconcile.total.labels(self.name, result).inc()
+        self._children.results[result].inc()
         if error:
-            self._metrics.reconcile.errors.labels(self.name).inc()
+            self._children.errors.inc()
 
     def _observe(self, seconds: float) -> None:
-        if self._metrics is not None:
-            self._metrics.reconcile.time.labels(self.name).observe(seconds)
+        if self._children is not None:
+            self._children.time.observe(seconds)
 
     def _set_active(self, delta: int) -> None:
         self._active += delta
-        if self._metrics is not None:
-            self._metrics.reconcile.active_workers.labels(self.name).set(self._active)
+        if self._children is not None:
+            self._children.active.set(self._active)
 
     @property
     def active_workers(self) -> int:

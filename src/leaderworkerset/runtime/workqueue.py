@@ -27,31 +27,37 @@ class ShutDownError(Exception):
 
 
 class _QueueMetrics:
-    """Bound metric children for one queue; a no-op when metrics are not wanted."""
+    """Metric children bound once per queue (label lookups are not free); no-ops without metrics."""
 
     def __init__(self, metrics: WorkQueueMetrics | None, name: str) -> None:
-        self._m = metrics
-        self._labels = (name, name)
+        self._on = metrics is not None
+        if metrics is not None:
+            labels = (name, name)  # controller-runtime sets both `name` and `controller` to the name
+            self._depth = metrics.depth.labels(*labels)
+            self._adds = metrics.adds.labels(*labels)
+            self._retries = metrics.retries.labels(*labels)
+            self._queue_duration = metrics.queue_duration.labels(*labels)
+            self._work_duration = metrics.work_duration.labels(*labels)
 
     def depth(self, value: int) -> None:
-        if self._m is not None:
-            self._m.depth.labels(*self._labels).set(value)
+        if self._on:
+            self._depth.set(value)
 
     def added(self) -> None:
-        if self._m is not None:
-            self._m.adds.labels(*self._labels).inc()
+        if self._on:
+            self._adds.inc()
 
     def retried(self) -> None:
-        if self._m is not None:
-            self._m.retries.labels(*self._labels).inc()
+        if self._on:
+            self._retries.inc()
 
     def waited(self, seconds: float) -> None:
-        if self._m is not None:
-            self._m.queue_duration.labels(*self._labels).observe(seconds)
+        if self._on:
+            self._queue_duration.observe(seconds)
 
     def worked(self, seconds: float) -> None:
-        if self._m is not None:
-            self._m.work_duration.labels(*self._labels).observe(seconds)
+        if self._on:
+            self._work_duration.observe(seconds)
 
 
 class WorkQueue(Generic[K]):
