@@ -22,6 +22,7 @@ import msgspec
 import structlog
 
 from leaderworkerset.runtime.clock import Clock, RealClock
+from leaderworkerset.runtime.codecs import ListMeta, ListPage
 from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError
 from leaderworkerset.runtime.listwatch import ListerWatcher, WatchEvent
 from leaderworkerset.runtime.objects import ObjectKey, key_of
@@ -80,6 +81,8 @@ class ReflectorOptions:
 
 class _RVOnly(msgspec.Struct):
     resourceVersion: str = ""  # noqa: N815
+    name: str = ""
+    namespace: str = ""
 
 
 class _Bookmark(msgspec.Struct):
@@ -89,6 +92,7 @@ class _Bookmark(msgspec.Struct):
 _EVENT_DECODER = msgspec.json.Decoder(WatchEvent)
 _BOOKMARK_DECODER = msgspec.json.Decoder(_Bookmark)
 _STATUS_DECODER = msgspec.json.Decoder(ApiStatus)
+_RAW_PAGE_DECODER = msgspec.json.Decoder(ListPage[msgspec.Raw])
 
 
 class Informer(Generic[T]):
@@ -145,17 +149,37 @@ class Informer(Generic[T]):
         continue_token: str | None = None
         resource_version = ""
         while True:
-            page = self.store.codec.decode_list(
+            page_items, meta = self._decode_page(
                 await self._lw.list_page(self._opts.page_size, continue_token)
             )
-            items.extend(page.items or ())
-            resource_version = page.metadata.resourceVersion or resource_version
-            continue_token = page.metadata.continue_
+            items.extend(page_items)
+            resource_version = meta.resourceVersion or resource_version
+            continue_token = meta.continue_
             if not continue_token:
                 break
         self.lists += 1
         self._replace(items, resource_version)
         self._synced.set()
+
+    def _decode_page(self, raw: bytes) -> tuple[list[T], ListMeta]:
+        """Decode a list page; an item the codec rejects is skipped (and logged), not fatal."""
+        try:
+            page = self.store.codec.decode_list(raw)
+            return list(page.items or ()), page.metadata
+        except msgspec.ValidationError:
+            raw_page = _RAW_PAGE_DECODER.decode(raw)
+        items = [obj for item in raw_page.items or () if (obj := self._decode_object(item)) is not None]
+        return items, raw_page.metadata
+
+    def _decode_object(self, raw: msgspec.Raw | bytes) -> T | None:
+        try:
+            return self.store.codec.decode_object(bytes(raw))
+        except msgspec.ValidationError as exc:
+            # Retrying cannot help (the server will send the same object again): skip it loudly.
+            meta = _BOOKMARK_DECODER.decode(raw).metadata
+            log.error("cannot decode object, skipping it", informer=self.name, error=str(exc),
+                      name=meta.name, namespace=meta.namespace)  # fmt: skip
+            return None
 
     def _replace(self, items: list[T], resource_version: str) -> None:
         """Make the store equal to a fresh list, reporting the differences as events."""
@@ -201,7 +225,10 @@ class Informer(Generic[T]):
             return
         if event.type == ERROR:
             raise ApiStatusError(_STATUS_DECODER.decode(event.object))
-        obj = self.store.codec.decode_object(bytes(event.object))
+        obj = self._decode_object(event.object)
+        if obj is None:
+            self.store.resource_version = _BOOKMARK_DECODER.decode(event.object).metadata.resourceVersion
+            return
         meta = self.store.codec.meta(obj)
         if event.type == DELETED:
             # Handlers get the final state the server sent, which is newer than the cached one.

@@ -11,6 +11,7 @@ from leaderworkerset.runtime.clock import FakeClock
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError
 from leaderworkerset.runtime.objects import ObjectKey
+from leaderworkerset.runtime.projections import POD_CODEC, Pod
 from leaderworkerset.runtime.reflector import FuncHandler, Informer
 from leaderworkerset.runtime.store import Store
 from tests.unit.runtime.builders import bookmark, error_event, event, list_body, obj
@@ -199,5 +200,23 @@ async def test_late_handler_receives_existing_objects(lw: FakeListerWatcher, clo
     inf.add_handler(late.handler())
     assert sorted(late.events) == ["add a", "add b"]
     assert inf.store.get(ObjectKey("default", "a")) is not None
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_undecodable_objects_are_skipped_not_retried_forever(
+    lw: FakeListerWatcher, clock: FakeClock
+) -> None:
+    bad = obj("bad", rv="2", status={"phase": 42})  # the Pod projection wants a string
+    lw.lists.append([list_body([obj("a"), bad], rv="10")])
+    lw.watches.append(
+        [event("ADDED", obj("bad2", rv="11", status={"phase": 7})), event("ADDED", obj("b", rv="12"))]
+    )
+    informer: Informer[Pod] = Informer("pods", lw, Store(POD_CODEC), clock=clock)
+    task = asyncio.create_task(informer.run())
+    await asyncio.wait_for(lw.blocked.wait(), 1)
+    assert sorted(k.name for k in informer.store.keys()) == ["a", "b"]  # noqa: SIM118
+    assert lw.list_calls == 1
+    assert lw.watch_rvs == ["10", "12"]
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
