@@ -89,6 +89,8 @@ class _Bookmark(msgspec.Struct):
     metadata: _RVOnly
 
 
+_YIELD_EVERY = 500
+
 _EVENT_DECODER = msgspec.json.Decoder(WatchEvent)
 _BOOKMARK_DECODER = msgspec.json.Decoder(_Bookmark)
 _STATUS_DECODER = msgspec.json.Decoder(ApiStatus)
@@ -158,7 +160,7 @@ class Informer(Generic[T]):
             if not continue_token:
                 break
         self.lists += 1
-        self._replace(items, resource_version)
+        await self._replace(items, resource_version)
         self._synced.set()
 
     def _decode_page(self, raw: bytes) -> tuple[list[T], ListMeta]:
@@ -181,13 +183,16 @@ class Informer(Generic[T]):
                       name=meta.name, namespace=meta.namespace)  # fmt: skip
             return None
 
-    def _replace(self, items: list[T], resource_version: str) -> None:
+    async def _replace(self, items: list[T], resource_version: str) -> None:
         """Make the store equal to a fresh list, reporting the differences as events."""
         seen: set[ObjectKey] = set()
-        for obj in items:
+        for count, obj in enumerate(items, 1):
             key, old = self.store.upsert(obj)
             seen.add(key)
             self._notify(old, obj)
+            if count % _YIELD_EVERY == 0:
+                # Let webhooks and probes answer while a large list is filed (10k pods ≈ 0.2 s).
+                await asyncio.sleep(0)
         for key in set(self.store.keys()) - seen:
             gone = self.store.delete(key)
             if gone is not None:
