@@ -34,6 +34,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock, RealClock
@@ -70,6 +71,7 @@ class ManagerOptions:
     metrics_secure: bool = True
     metrics_cert_dir: str | None = None
     tls_min_version: ssl.TLSVersion | None = None
+    tls: TLSSettings | None = None  # the Configuration's tls block (min version and cipher suites)
     leader_elect: bool = True
     election_namespace: str = c.DEFAULT_NAMESPACE
     election_id: str = c.DEFAULT_LEADER_ELECTION_ID
@@ -263,7 +265,7 @@ class Manager:
                 else None
             )
             context = (
-                server_ssl_context(opts.metrics_cert_dir, min_version=opts.tls_min_version)
+                server_ssl_context(opts.metrics_cert_dir, min_version=opts.tls_min_version, tls=opts.tls)
                 if opts.metrics_secure
                 else None
             )

@@ -26,8 +26,10 @@ from cryptography.x509.oid import NameOID
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.resources import ResourceRef
+from leaderworkerset.runtime.tlsconfig import server_context
 
 TOKEN_REVIEWS = ResourceRef("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False)
 SUBJECT_ACCESS_REVIEWS = ResourceRef(
@@ -137,12 +139,12 @@ def self_signed_pair(host: str = "localhost") -> tuple[bytes, bytes]:
 
 
 def server_ssl_context(
-    cert_dir: str | None = None, *, min_version: ssl.TLSVersion | None = None
+    cert_dir: str | None = None, *, min_version: ssl.TLSVersion | None = None, tls: TLSSettings | None = None
 ) -> ssl.SSLContext:
     """TLS for the metrics server: tls.crt/tls.key from cert_dir, else a generated self-signed pair."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = min_version or ssl.TLSVersion.TLSv1_2
-    context.set_alpn_protocols(["http/1.1"])  # HTTP/2 disabled, as upstream does
+    context = server_context(tls)
+    if min_version is not None:
+        context.minimum_version = min_version
     if cert_dir and (Path(cert_dir) / "tls.crt").exists():
         context.load_cert_chain(str(Path(cert_dir) / "tls.crt"), str(Path(cert_dir) / "tls.key"))
         return context

@@ -4,23 +4,15 @@ options, and resolve what needs I/O: the operator namespace for the leader-elect
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.config import Configuration, parse_go_duration
+from leaderworkerset.api.tls import parse_tls_options
 from leaderworkerset.runtime.client import ClientOptions
 from leaderworkerset.runtime.manager import ManagerOptions
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-
-# Go's tls.Version* names as upstream's `tls.minVersion` accepts them.
-TLS_VERSIONS = {
-    "VersionTLS10": ssl.TLSVersion.TLSv1,
-    "VersionTLS11": ssl.TLSVersion.TLSv1_1,
-    "VersionTLS12": ssl.TLSVersion.TLSv1_2,
-    "VersionTLS13": ssl.TLSVersion.TLSv1_3,
-}
 
 
 def operator_namespace(path: Path = SERVICE_ACCOUNT_NAMESPACE) -> str:
@@ -30,15 +22,6 @@ def operator_namespace(path: Path = SERVICE_ACCOUNT_NAMESPACE) -> str:
     except OSError:
         return c.DEFAULT_NAMESPACE
     return namespace or c.DEFAULT_NAMESPACE
-
-
-def tls_min_version(name: str | None) -> ssl.TLSVersion | None:
-    if not name:
-        return None
-    try:
-        return TLS_VERSIONS[name]
-    except KeyError:
-        raise ValueError(f"unsupported TLS min version {name!r}; one of {sorted(TLS_VERSIONS)}") from None
 
 
 def client_options(cfg: Configuration, kubeconfig: str | None = None) -> ClientOptions:
@@ -60,7 +43,7 @@ def manager_options(
         readiness_endpoint=cfg.health.readiness_endpoint_name,
         metrics_bind_address=cfg.metrics.bind_address,
         metrics_secure=metrics_secure,
-        tls_min_version=tls_min_version(cfg.tls.min_version if cfg.tls else None),
+        tls=parse_tls_options(cfg.tls),
         leader_elect=bool(election.leader_elect),
         election_namespace=namespace or election.resource_namespace or operator_namespace(),
         election_id=election.resource_name,

@@ -9,6 +9,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry
 
+from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.runtime.clock import FakeClock
 from leaderworkerset.runtime.metrics import new_runtime_metrics
 from leaderworkerset.runtime.metricsserver import (
@@ -20,6 +21,7 @@ from leaderworkerset.runtime.metricsserver import (
 )
 from leaderworkerset.runtime.probes import CheckSet, ping, probe_app
 from leaderworkerset.runtime.resources import ResourceRef
+from leaderworkerset.runtime.tlsconfig import server_context
 
 
 def failing() -> bool:
@@ -129,3 +131,34 @@ async def test_metrics_without_authorizer_is_open() -> None:
 def test_self_signed_context_serves_http11_only() -> None:
     context = server_ssl_context(None)
     assert context.minimum_version.name == "TLSv1_2"
+
+
+@pytest.mark.parametrize(
+    ("settings", "want_min", "want_in", "want_out"),
+    [
+        pytest.param(None, "TLSv1_2", "ECDHE-RSA-AES128-GCM-SHA256", None, id="defaults: TLS 1.2+"),
+        pytest.param(
+            TLSSettings(min_version="TLSv1_2", cipher_suite_ids=(0xC02F,)),
+            "TLSv1_2",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "ECDHE-RSA-AES256-GCM-SHA384",
+            id="cipher list restricts TLS 1.2 suites",
+        ),
+        pytest.param(TLSSettings(min_version="TLSv1_3"), "TLSv1_3", None, None, id="TLS 1.3 only"),
+    ],
+)
+def test_tls_settings(
+    settings: TLSSettings | None, want_min: str, want_in: str | None, want_out: str | None
+) -> None:
+    context = server_context(settings)
+    assert context.minimum_version.name == want_min
+    names = {cipher["name"] for cipher in context.get_ciphers()}
+    if want_in is not None:
+        assert want_in in names
+    if want_out is not None:
+        assert want_out not in names
+
+
+def test_unknown_cipher_id_is_an_error() -> None:
+    with pytest.raises(ValueError, match="not available"):
+        server_context(TLSSettings(cipher_suite_ids=(0xFFFF,)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ssl
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from leaderworkerset.runtime.settings import (
     client_options,
     manager_options,
     operator_namespace,
-    tls_min_version,
 )
 
 
@@ -51,7 +49,8 @@ def test_overrides_are_carried() -> None:
     assert opts.leader_elect is False
     assert (opts.lease_duration, opts.renew_deadline, opts.retry_period) == (60.0, 30.0, 0.5)
     assert opts.election_namespace == "ops"
-    assert opts.tls_min_version == ssl.TLSVersion.TLSv1_3
+    assert opts.tls is not None
+    assert opts.tls.min_version == "TLSv1_3"
     assert (client_options(cfg).qps, client_options(cfg).burst) == (50.0, 100)
 
 
@@ -68,8 +67,3 @@ def test_operator_namespace(tmp_path: Path, content: str | None, want: str) -> N
     if content is not None:
         path.write_text(content)
     assert operator_namespace(path) == want
-
-
-def test_unknown_tls_version_rejected() -> None:
-    with pytest.raises(ValueError, match="unsupported TLS min version"):
-        tls_min_version("VersionSSL30")
