@@ -113,16 +113,33 @@ func runRevision(c *revisionCase) error {
 	if err != nil {
 		return err
 	}
+	restored, applyErr := restoredPatch(k8sClient, lws, computed)
 	c.Want = map[string]any{
-		"name":      cr.Name,
-		"labels":    cr.Labels,
-		"revision":  cr.Revision,
-		"patch":     string(cr.Data.Raw),
-		"hash":      revision.GetRevisionKey(computed),
-		"owner":     cr.OwnerReferences,
-		"namespace": cr.Namespace,
+		"restoredPatch": restored,
+		"applyError":    applyErr,
+		"name":          cr.Name,
+		"labels":        cr.Labels,
+		"revision":      cr.Revision,
+		"patch":         string(cr.Data.Raw),
+		"hash":          revision.GetRevisionKey(computed),
+		"owner":         cr.OwnerReferences,
+		"namespace":     cr.Namespace,
 	}
 	return nil
+}
+
+// restoredPatch applies a revision back to its LWS and renders the patch again ("" and the error
+// text when upstream cannot apply it).
+func restoredPatch(k8sClient client.Client, lws *leaderworkerset.LeaderWorkerSet, cr *appsv1.ControllerRevision) (string, string) {
+	restored, err := revision.ApplyRevision(lws, cr)
+	if err != nil {
+		return "", err.Error()
+	}
+	again, err := revision.NewRevision(context.Background(), k8sClient, restored, "")
+	if err != nil {
+		return "", err.Error()
+	}
+	return string(again.Data.Raw), ""
 }
 
 func runSemantic(c *semanticCase) error {

@@ -239,19 +239,20 @@ _SCALAR_KINDS = frozenset({"string", "bool", "int", "uint", "float"})
 
 
 def _omitted(field: GoField, item: Any, encoded: Any) -> bool:
-    if field.omitempty and _is_empty(field.type, encoded):
+    if field.omitempty and _is_empty(field.type, item, encoded):
         return True
     return field.omitzero and _is_zero(field.type, item, encoded)
 
 
-def _is_empty(go_type: GoType, encoded: Any) -> bool:
+def _is_empty(go_type: GoType, item: Any, encoded: Any) -> bool:
     """encoding/json's omitempty: false/0/"", nil pointers, empty slices and maps; never a struct
     (custom-marshalled ones such as Quantity included)."""
     kind = go_type.kind
     if kind in _SCALAR_KINDS:
         return not encoded
     if kind == "ptr":
-        return encoded is None
+        # Decided on the input: a set pointer to a zero Time is kept and written as null.
+        return item is None
     if kind in ("slice", "map", "bytes"):
         return encoded is None or len(encoded) == 0
     return False
@@ -274,7 +275,7 @@ def _is_zero(go_type: GoType, item: Any, encoded: Any) -> bool:
         return all(
             _is_zero(f.type, given.get(f.json), go_encode(f.type, given.get(f.json), f.json)) for f in fields
         )
-    return encoded is None  # pointers, slices, maps: only nil is zero
+    return item is None  # pointers, slices, maps: only nil (null or absent input) is zero
 
 
 # --------------------------------------------------------------------------------------------------
