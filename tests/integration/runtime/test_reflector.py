@@ -161,3 +161,19 @@ async def test_relists_when_version_expired(
         await eventually(lambda: sorted(k.name for k in store.keys()) == ["during", "late"])  # noqa: SIM118
     finally:
         await stop(task)
+
+
+async def test_paginated_initial_list(
+    client: KubeClient, namespace: str, informer_parts: tuple[HttpListerWatcher, Store[Pod]]
+) -> None:
+    await asyncio.gather(*(client.create(PODS, pod(f"p{i:02d}", namespace, "mine")) for i in range(23)))
+    lw, store = informer_parts
+    counting = FlakyListerWatcher(lw)
+    informer = Informer("pods", counting, store, options=ReflectorOptions(page_size=5))
+    task = await start(informer)
+    try:
+        assert len(store) == 23
+        assert counting.list_calls == 1, "five pages, one list"
+        assert int(store.resource_version) > 0
+    finally:
+        await stop(task)
