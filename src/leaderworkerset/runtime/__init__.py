@@ -1,6 +1,29 @@
 """The controller runtime (design.md §3, §4): client, watch-fed caches, work queue, controller loop,
 event recorder, leader election and manager. Import the pieces from their modules; the most used
 names are re-exported here.
+
+    client = new_client(ClientOptions(kubeconfig=path, qps=500, burst=500))
+    mgr = Manager(client, ManagerOptions(election_namespace="lws-system"))
+    lws = mgr.cache.informer(LEADERWORKERSETS, DictCodec())
+    pods = mgr.cache.informer(PODS, POD_CODEC, label_selector=c.LABEL_SET_NAME,
+                              indexers={"set": index_by_namespaced_labels(c.LABEL_SET_NAME)})
+    recorder = mgr.event_recorder(c.EVENT_COMPONENT_LWS)
+
+    async def reconcile(key: ObjectKey) -> Result | None:
+        obj = lws.store.get(key)                   # cached, read-only
+        if obj is None:
+            return None
+        members = pods.store.by_index("set", label_values(key.namespace, key.name))
+        await client.apply(STATEFULSETS, desired)  # forced server-side apply, field manager "lws"
+        recorder.normal(object_ref(obj), reason, action, note)
+        return Result(requeue_after=30)           # or raise: retried with per-key backoff
+
+    ctl = Controller("leaderworkerset", reconcile, max_concurrent=4, metrics=mgr.metrics)
+    ctl.watch(lws)                                             # For()
+    ctl.watch(pods, label_mapper(c.LABEL_SET_NAME))            # map pod -> owning LWS
+    mgr.add_controller(ctl)                                    # leader only
+    mgr.add_runnable("webhooks", webhook_server.run)           # every replica
+    await mgr.run()                                            # until SIGTERM / lost lease
 """
 
 from leaderworkerset.runtime.cache import Cache
