@@ -21,6 +21,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from importlib import resources
@@ -108,7 +109,7 @@ def go_encode(go_type: GoType, value: Any, path: str) -> Any:
 def _encode_struct(go_type: GoType, value: Any, path: str) -> dict[str, Any]:
     if value is None:
         value = {}
-    if not isinstance(value, dict):
+    if not isinstance(value, Mapping):
         raise GoDecodeError(f"{path}: expected an object, got {_json_kind(value)}")
     out: dict[str, Any] = {}
     for field in go_table().structs[go_type.name]:
@@ -139,7 +140,7 @@ def _encode_slice(go_type: GoType, value: Any, path: str) -> list[Any] | None:
 def _encode_map(go_type: GoType, value: Any, path: str) -> dict[str, Any] | None:
     if value is None:
         return None
-    if not isinstance(value, dict):
+    if not isinstance(value, Mapping):
         raise GoDecodeError(f"{path}: expected an object, got {_json_kind(value)}")
     assert go_type.elem is not None
     elem = go_type.elem
@@ -271,7 +272,7 @@ def _is_zero(go_type: GoType, item: Any, encoded: Any) -> bool:
         return isinstance(encoded, int) and encoded == 0
     if kind == "struct":
         fields = go_table().structs[go_type.name]
-        given = item if isinstance(item, dict) else {}
+        given = item if isinstance(item, Mapping) else {}
         return all(
             _is_zero(f.type, given.get(f.json), go_encode(f.type, given.get(f.json), f.json)) for f in fields
         )
@@ -321,6 +322,6 @@ def _json_kind(value: Any) -> str:
         return "string"
     if isinstance(value, list):
         return "array"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "object"
     return type(value).__name__
