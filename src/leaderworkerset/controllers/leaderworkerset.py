@@ -274,7 +274,13 @@ class LeaderWorkerSetReconciler:
         )
         if plan.changed:
             # PUT with the cached resourceVersion: a stale read conflicts instead of going backwards.
-            await self._client.update(LEADERWORKERSETS, {**round_.lws, "status": plan.status}, "status")
+            body = {
+                **round_.lws,
+                "apiVersion": c.LWS_API_VERSION,  # list items of some kinds come without them
+                "kind": c.LWS_KIND,
+                "status": plan.status,
+            }
+            await self._client.update(LEADERWORKERSETS, body, "status")
             if plan.event is not None:
                 record(self._recorder, round_.lws, plan.event)
         return plan.update_done

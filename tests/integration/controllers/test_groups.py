@@ -105,6 +105,7 @@ async def leader_restarted_once_during_update(api: KubeClient, ns: str) -> None:
     await _start_workers(api, ns, leader=f"{NAME}-3")
     await expect.expect_available(api, ns)
     await kubelet.update_lws(api, ns, NAME, _rename_worker("new-worker-name"))
+    await expect.expect_valid_leader_statefulset(api, ns, 4)
     await expect.expect_status_replicas(api, ns, 4, 0)
     await kubelet.set_group_ready(api, ns, f"{NAME}-3")
     await expect.expect_status_replicas(api, ns, 4, 1)
@@ -200,6 +201,7 @@ async def old_group_rebuilt_with_old_spec(api: KubeClient, ns: str) -> None:
     await expect.expect_available(api, ns)
     await expect.expect_revisions(api, ns, 1)
     await kubelet.update_lws(api, ns, NAME, _rename_worker("new-worker-name"))
+    await expect.expect_valid_leader_statefulset(api, ns, 4)
     await expect.expect_status_replicas(api, ns, 4, 0)
     await expect.expect_revisions(api, ns, 2)
     await kubelet.set_group_ready(api, ns, f"{NAME}-3")
@@ -226,6 +228,7 @@ async def old_group_rebuilt_with_old_size(api: KubeClient, ns: str) -> None:
         lws["spec"]["leaderWorkerTemplate"]["size"] = 2
 
     await kubelet.update_lws(api, ns, NAME, resize)
+    await expect.expect_valid_leader_statefulset(api, ns, 4)
     await expect.expect_revisions(api, ns, 2)
     await kubelet.set_group_ready(api, ns, f"{NAME}-3")
     await _expect_worker_revision(api, ns, f"{NAME}-3", updated=True)

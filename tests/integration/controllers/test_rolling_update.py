@@ -16,7 +16,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.integration.controllers import expect
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -26,8 +26,10 @@ pytestmark = [pytest.mark.cluster]
 NAME = "test-sample"
 Action = Callable[[KubeClient, str], Awaitable[None]]
 
-AVAILABLE = "available"  # Available, not Progressing, no UpdateInProgress
+AVAILABLE = "available"  # Available, not Progressing
 ROLLING = "rolling"  # not Available, Progressing, UpdateInProgress
+UNAVAILABLE = "unavailable"  # not Available, Progressing
+UPDATING = "updating"  # Progressing, UpdateInProgress (Available not checked)
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,36 @@ def old_leaders(start: int, end: int) -> Action:
     return create_leaders(start, end, stale=True)
 
 
+def unready(index: int) -> Action:
+    """Upstream's SetStatefulsetToUnReady: the worker StatefulSet is rolling its own pods."""
+
+    async def act(api: KubeClient, ns: str) -> None:
+        status = {"currentRevision": "fuz", "updateRevision": "bar"}
+        await api.patch_status(STATEFULSETS, ns, f"{NAME}-{index}", {"status": status})
+
+    return act
+
+
+def partition(n: int) -> Callable[[dict[str, Any]], None]:
+    def fn(lws: dict[str, Any]) -> None:
+        lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]["partition"] = n
+
+    return fn
+
+
+def size(n: int) -> Callable[[dict[str, Any]], None]:
+    def fn(lws: dict[str, Any]) -> None:
+        lws["spec"]["leaderWorkerTemplate"]["size"] = n
+
+    return fn
+
+
+async def applied(api: KubeClient, ns: str) -> None:
+    """Wait until the controller applied the new revision (group readiness relabels leaders to it)."""
+    lws = await kubelet.get_lws(api, ns, NAME)
+    await expect.expect_valid_leader_statefulset(api, ns, int(lws["spec"]["replicas"]))
+
+
 async def delete_groups_above_replicas(api: KubeClient, ns: str) -> None:
     await kubelet.delete_groups_above_replicas(api, ns)
 
@@ -159,7 +191,7 @@ async def expect_state(api: KubeClient, ns: str, want: Want) -> None:
         await expect.expect_valid_leader_statefulset(api, ns, want.replicas)
     if want.partition is not None:
         await expect.expect_partition(api, ns, want.partition)
-    if want.event is not None:
+    if want.event is not None:  # GroupsUpdating: a partition move or the UpdateInProgress condition
         await expect.expect_event(api, ns, c.EVENT_GROUPS_UPDATING, want.event)
     if want.state == AVAILABLE:
         await expect.expect_available(api, ns)
@@ -170,10 +202,21 @@ async def expect_state(api: KubeClient, ns: str, want: Want) -> None:
         await expect.expect_condition(
             api, ns, c.CONDITION_UPDATE_IN_PROGRESS, c.CONDITION_TRUE, c.MESSAGE_GROUPS_UPDATING
         )
+    elif want.state == UNAVAILABLE:
+        await expect.expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_FALSE)
+        await expect.expect_progressing(api, ns)
+    elif want.state == UPDATING:
+        await expect.expect_progressing(api, ns)
+        await expect.expect_condition(
+            api, ns, c.CONDITION_UPDATE_IN_PROGRESS, c.CONDITION_TRUE, c.MESSAGE_GROUPS_UPDATING
+        )
     if want.ready is not None and want.updated is not None:
         await expect.expect_status_replicas(api, ns, want.ready, want.updated)
     if want.revisions is not None:
         await expect.expect_revisions(api, ns, want.revisions)
+
+
+RESIZE_EVENT = "Rolling Upgrade is in progress, with 2 groups ready of total 2 groups"
 
 
 def settled(n: int, **more: Any) -> Step:
@@ -386,6 +429,77 @@ CASES = [
             ),
         ),
         id="multiple rolling update with maxSurge set",
+    ),
+    pytest.param(
+        Case(
+            lambda b: b.replicas(4).max_unavailable(2),
+            (
+                settled(4),
+                step(unready(1), ready=3, updated=4, state=UNAVAILABLE),
+                step(change(worker_container("new-worker-name")), replicas=4, partition=3, ready=3, updated=0,
+                     state=ROLLING),
+                settled(4),
+            ),
+        ),
+        id="rolling update with unhealthy pods below partition",
+    ),
+    pytest.param(
+        Case(
+            lambda b: b.replicas(2).max_unavailable(1),
+            (
+                settled(2),
+                step(unready(0), partition=0, state=UNAVAILABLE),
+                step(unready(1), partition=0, state=UNAVAILABLE),
+                step(change(worker_container("new-worker-name")), replicas=2, partition=1, ready=0, updated=0,
+                     state=ROLLING),
+                step(ready(1), partition=0),
+                step(ready(0), state=AVAILABLE),
+            ),
+        ),
+        id="rolling update with no ready replicas",
+    ),
+    pytest.param(
+        Case(
+            lambda b: b.replicas(2).size(3),
+            (
+                settled(2),
+                step(change(size(4)), applied, ready_all(2), replicas=2, partition=0, ready=2, updated=2,
+                     state=AVAILABLE, event=RESIZE_EVENT),
+            ),
+        ),
+        id="resize should update the size of the replicas",
+    ),
+    pytest.param(
+        Case(
+            lambda b: b.replicas(6).partition(4),
+            (
+                step(ready_all(6), replicas=6, partition=4, ready=6, updated=6, state=AVAILABLE),
+                step(change(worker_container("new-worker-name")), replicas=6, partition=5, ready=6, updated=0,
+                     state=UPDATING),
+                step(ready(5), replicas=6, partition=4, ready=6, updated=1, state=UPDATING),
+                step(ready(4), replicas=6, partition=4, ready=6, updated=2, state=AVAILABLE),
+                step(change(partition(2)), replicas=6, partition=3, ready=6, updated=2, state=UPDATING),
+                step(ready(3), replicas=6, partition=2, ready=6, updated=3, state=UPDATING),
+                step(ready(2), replicas=6, partition=2, ready=6, updated=4, state=AVAILABLE),
+            ),
+        ),
+        id="rolling update with the partition setting",
+    ),
+    pytest.param(
+        Case(
+            lambda b: b.replicas(3).max_surge(1).partition(2),
+            (
+                step(ready_all(3), replicas=3, partition=2, ready=3, updated=3, state=AVAILABLE),
+                step(change(worker_container("new-worker-name")), replicas=4, partition=2, ready=3, updated=0,
+                     state=UPDATING),
+                step(create_leaders(3, 4), ready(3, 2), replicas=4, partition=2, ready=4, updated=2,
+                     state=AVAILABLE),
+                step(change(partition(0)), replicas=4, partition=0, ready=4, updated=2, state=UPDATING),
+                step(ready(1, 0), replicas=3, partition=0, ready=4, updated=4, state=AVAILABLE),
+                step(delete_groups(3, 4), replicas=3, partition=0, ready=3, updated=3, state=AVAILABLE),
+            ),
+        ),
+        id="rolling update with the partition and maxSurge setting",
     ),
 ]  # fmt: skip
 
