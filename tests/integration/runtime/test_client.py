@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from lightkube import AsyncClient
 
+from leaderworkerset.crd.install import install_crds
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.errors import ApiStatusError, is_conflict, is_not_found
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, ResourceRef
-from tests.support.wait import eventually
 
 pytestmark = pytest.mark.cluster
 
-UPSTREAM = Path("/work/shared/upstream")
 CONFIGMAPS = ResourceRef("", "v1", "ConfigMap", "configmaps")
 CRDS = ResourceRef(
     "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False
@@ -29,22 +27,6 @@ def configmap(namespace: str, data: dict[str, str]) -> dict[str, Any]:
         "metadata": {"name": "cm", "namespace": namespace},
         "data": data,
     }
-
-
-async def ensure_lws_crd(client: KubeClient) -> None:
-    crd = yaml.safe_load((UPSTREAM / "crds" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml").read_text())
-    try:
-        await client.create(CRDS, crd)
-    except ApiStatusError as exc:
-        if not is_already_exists(exc):
-            raise
-
-    async def established() -> bool:
-        got = await client.get(CRDS, None, crd["metadata"]["name"])
-        conditions = (got.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
-
-    await eventually(established)
 
 
 async def test_server_side_apply_owns_and_forces(client: KubeClient, namespace: str) -> None:
@@ -84,8 +66,10 @@ async def test_delete_preconditions(client: KubeClient, namespace: str) -> None:
     assert is_not_found(gone.value)
 
 
-async def test_status_subresource_apply_on_our_crd(client: KubeClient, namespace: str) -> None:
-    await ensure_lws_crd(client)
+async def test_status_subresource_apply_on_our_crd(
+    client: KubeClient, kube: AsyncClient, namespace: str
+) -> None:
+    await install_crds(kube)  # the project's CRDs, as the controllers' tests install them
     lws = {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
