@@ -1,0 +1,168 @@
+"""End-to-end smoke on the full local cluster: our controllers and pod webhook with the real
+StatefulSet controller, garbage collector, scheduler and kwok nodes.
+
+A 2x3 LeaderWorkerSet becomes Available; a container restart in one group (simulated kubelet
+report) recreates exactly that group, and the set becomes Available again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lightkube import AsyncClient
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.setup import register_controllers
+from leaderworkerset.crd.install import install_crds
+from leaderworkerset.devcluster import chaos
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster.kube import RestClient
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.runtime.errors import ApiStatusError
+from leaderworkerset.runtime.manager import Manager, ManagerOptions
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
+from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks.configurations import render_for_url
+from leaderworkerset.webhooks.server import WebhookServer
+from tests.integration.controllers import expect
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.wait import LONG_TIMEOUT, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+SESSION = uuid.uuid4().hex[:8]
+SELECTOR_LABEL = "controllers-e2e.leaderworkerset.test/session"
+CONFIGURATION_REFS = {
+    "MutatingWebhookConfiguration": certs.MUTATING_CONFIGURATIONS,
+    "ValidatingWebhookConfiguration": certs.VALIDATING_CONFIGURATIONS,
+}
+NAME = "test-sample"
+
+
+def _scoped(configuration: dict[str, Any]) -> dict[str, Any]:
+    """Only namespaces of this session are sent to this short-lived webhook server."""
+    configuration["metadata"]["name"] = f"{configuration['metadata']['name']}-e2e-{SESSION}"
+    for webhook in configuration["webhooks"]:
+        webhook["namespaceSelector"] = {"matchLabels": {SELECTOR_LABEL: SESSION}}
+        webhook["timeoutSeconds"] = 10
+    return configuration
+
+
+@pytest.fixture(scope="module")
+async def full_api(full_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+    client = new_client(ClientOptions(kubeconfig=str(full_cluster.kubeconfig)))
+    yield client
+    await client.close()
+
+
+@pytest.fixture(scope="module")
+async def full_stack(
+    full_kube: AsyncClient,
+    full_cluster: LocalCluster,
+    full_api: KubeClient,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[None]:
+    """CRDs, our webhooks (URL-registered, session-scoped) and controllers on the full cluster."""
+    await install_crds(full_kube)
+    cert_dir: Path = tmp_path_factory.mktemp("e2e-webhook-certs")
+    artifacts = certs.generate(
+        certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",)), certs.utc_now()
+    )
+    certs.write_cert_dir(cert_dir, artifacts)
+    server = WebhookServer(cert_dir, host="127.0.0.1", port=0)
+    await server.start()
+    configurations = [_scoped(cfg) for cfg in render_for_url("127.0.0.1", server.port, artifacts.ca_cert)]
+    for configuration in configurations:
+        await full_api.create(CONFIGURATION_REFS[configuration["kind"]], configuration)
+
+    manager = Manager(
+        new_client(ClientOptions(kubeconfig=str(full_cluster.kubeconfig))),
+        ManagerOptions(
+            leader_elect=False, health_probe_bind_address="0", metrics_bind_address="0", handle_signals=False
+        ),
+    )
+    register_controllers(manager)
+    task = asyncio.create_task(manager.run(), name="lws-manager-e2e")
+    yield
+    manager.stop()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, timeout=15)
+    await manager.client.close()
+    for configuration in configurations:
+        with contextlib.suppress(ApiStatusError):
+            await full_api.delete(
+                CONFIGURATION_REFS[configuration["kind"]], None, configuration["metadata"]["name"]
+            )
+    await server.stop()
+
+
+@pytest.fixture
+async def e2e_namespace(full_api: KubeClient, full_stack: None, full_namespace: str) -> str:
+    await full_api.merge_patch(
+        NAMESPACES, None, full_namespace, {"metadata": {"labels": {SELECTOR_LABEL: SESSION}}}
+    )
+    return full_namespace
+
+
+async def _group_pods(api: KubeClient, ns: str) -> list[dict[str, Any]]:
+    return await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}")
+
+
+async def _all_ready(api: KubeClient, ns: str, count: int) -> list[dict[str, Any]]:
+    pods = [p for p in await _group_pods(api, ns) if not p["metadata"].get("deletionTimestamp")]
+    ready = [
+        p
+        for p in pods
+        if any(
+            cond["type"] == "Ready" and cond["status"] == "True"
+            for cond in (p.get("status") or {}).get("conditions") or []
+        )
+    ]
+    if len(ready) != count:
+        raise AssertionError(f"{len(ready)} of {count} pods ready")
+    return ready
+
+
+async def test_lws_becomes_available_and_recovers_a_group(
+    full_api: KubeClient, full_cluster: LocalCluster, e2e_namespace: str
+) -> None:
+    ns = e2e_namespace
+    lws = LeaderWorkerSetBuilder(ns).replicas(2).size(3).obj()
+    for template in ("leaderTemplate", "workerTemplate"):
+        container = lws["spec"]["leaderWorkerTemplate"][template]["spec"]["containers"][0]
+        container["resources"] = {"requests": {"cpu": "100m"}}
+    await full_api.create(LEADERWORKERSETS, lws)
+
+    pods = await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
+    await expect.expect_available(full_api, ns)
+    env = {e["name"]: e.get("value") for e in pods[0]["spec"]["containers"][0].get("env") or []}
+    assert env[c.ENV_LWS_GROUP_SIZE] == "3", env
+    leader_uid = (await full_api.get(PODS, ns, f"{NAME}-1"))["metadata"]["uid"]
+    untouched_uid = (await full_api.get(PODS, ns, f"{NAME}-0"))["metadata"]["uid"]
+
+    # A worker container of group 1 crashes: the whole group is recreated, group 0 is untouched.
+    await asyncio.to_thread(
+        chaos.restart_container, RestClient.from_kubeconfig(full_cluster.kubeconfig), ns, f"{NAME}-1-2"
+    )
+
+    async def group_replaced() -> bool:
+        leader = await full_api.get(PODS, ns, f"{NAME}-1")
+        return bool(leader["metadata"]["uid"] != leader_uid)
+
+    await eventually(group_replaced, timeout=LONG_TIMEOUT)
+    await expect.expect_event(
+        full_api,
+        ns,
+        c.EVENT_RECREATE_GROUP,
+        f"Worker pod {NAME}-1-2 failed, deleted leader pod {NAME}-1 to recreate group 1",
+    )
+    await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
+    await expect.expect_available(full_api, ns)
+    assert (await full_api.get(PODS, ns, f"{NAME}-0"))["metadata"]["uid"] == untouched_uid
+    assert len(await expect.events_with(full_api, ns, c.EVENT_RECREATE_GROUP)) == 1
