@@ -98,6 +98,10 @@ class LeaderWorkerSetBuilder:
         self._rolling["partition"] = value
         return self
 
+    def leader_container_name(self, name: str) -> Self:
+        self._lwt["leaderTemplate"]["spec"]["containers"][0]["name"] = name
+        return self
+
     def no_leader_template(self) -> Self:
         self._lwt.pop("leaderTemplate", None)
         return self

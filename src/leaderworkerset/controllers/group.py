@@ -23,7 +23,7 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
-from leaderworkerset.controllers.leaderworkerset import record
+from leaderworkerset.controllers.leaderworkerset import error_text, record
 from leaderworkerset.core.groups import (
     is_deleting,
     is_leader_pod,
@@ -236,7 +236,7 @@ class GroupReconciler:
         except Exception as err:
             if is_already_exists(err):
                 return  # upstream ignores this silently, without an event
-            record(self._recorder, lws, worker_statefulset_failed_event(leader, str(err)))
+            record(self._recorder, lws, worker_statefulset_failed_event(leader, error_text(err)))
             raise
         record(self._recorder, lws, worker_statefulset_created_event(leader))
 

@@ -50,7 +50,7 @@ from leaderworkerset.core.statefulsets import leader_statefulset
 from leaderworkerset.core.status import plan_status
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
-from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
@@ -83,6 +83,13 @@ def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:
             name=name,
         )
     recorder.record(lws_ref(lws), event.type, event.reason, event.action, event.message, related)
+
+
+def error_text(err: BaseException) -> str:
+    """What Go's `%v` prints for an API error: the Status message, without code and reason."""
+    if isinstance(err, ApiStatusError) and err.status.message:
+        return err.status.message
+    return str(err)
 
 
 def lws_ref(lws: Obj) -> ObjectReference:
@@ -238,7 +245,7 @@ class LeaderWorkerSetReconciler:
                 c.EVENT_ACTION_UPDATE,
                 c.MSG_FAILED_UPDATE_LEADER_STS,
             )
-        note = message.replace("%v", "%s") % (name, err)
+        note = message.replace("%v", "%s") % (name, error_text(err))
         self._recorder.warning(lws_ref(round_.lws), reason, action, note)
 
     # ----- step 4: the shared headless Service ----------------------------------------------------
@@ -251,7 +258,7 @@ class LeaderWorkerSetReconciler:
         except Exception as err:
             if is_already_exists(err):
                 return
-            note = c.MSG_FAILED_CREATE_HEADLESS_SERVICE.replace("%v", "%s") % err
+            note = c.MSG_FAILED_CREATE_HEADLESS_SERVICE.replace("%v", "%s") % error_text(err)
             self._recorder.warning(lws_ref(round_.lws), c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, note)
             raise
 

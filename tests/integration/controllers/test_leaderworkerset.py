@@ -244,6 +244,24 @@ async def available_with_event(api: KubeClient, ns: str) -> None:
     )
 
 
+async def invalid_template_reported(api: KubeClient, ns: str) -> None:
+    """An LWS the CRD accepts but whose leader StatefulSet the API server rejects: a Warning event
+    with the API server's message, retried, and the controller keeps serving other sets."""
+
+    async def failed_create() -> bool:
+        for event in await expect.events_with(api, ns, c.EVENT_FAILED_CREATE):
+            note = event.get("note") or ""
+            prefix = f"Failed to create leader statefulset {NAME}: "
+            if event.get("type") == "Warning" and note.startswith(prefix) and "is invalid" in note:
+                return True
+        raise AssertionError("no FailedCreate event")
+
+    await eventually(failed_create)
+    healthy = LeaderWorkerSetBuilder(ns, name="healthy").replicas(1).size(1).obj()
+    await api.create(LEADERWORKERSETS, healthy)
+    await expect.expect_valid_leader_statefulset(api, ns, 1, name="healthy")
+
+
 CASES = [
     pytest.param(Case(lambda b: b.replicas(2), scale_up), id="scale up number of groups"),
     pytest.param(Case(lambda b: b.replicas(4), scale_down), id="scale down number of groups"),
@@ -304,3 +322,9 @@ async def test_leaderworkerset(api: KubeClient, ns: str, case: Case) -> None:
     lws = await api.create(LEADERWORKERSETS, case.build(LeaderWorkerSetBuilder(ns)).obj())
     await kubelet.create_leader_pods(api, lws, 0, int(lws["spec"]["replicas"]))
     await case.steps(api, ns)
+
+
+async def test_invalid_template_is_reported_not_fatal(api: KubeClient, ns: str) -> None:
+    lws = LeaderWorkerSetBuilder(ns).leader_container_name("Not_A_DNS_Label").obj()
+    await api.create(LEADERWORKERSETS, lws)
+    await invalid_template_reported(api, ns)
