@@ -6,9 +6,10 @@ and counted, like client-go's broadcaster, because losing an event is better tha
 controller.
 
 Repeats are folded into an EventSeries the way client-go's events library does: the first occurrence
-creates an Event; an identical one (same regarding object, type, reason, action, note and reporter)
-within the series window patches `series.count` / `series.lastObservedTime` of that Event instead of
-creating another.
+creates an Event; the first identical repeat (same regarding object, type, reason, action, note and
+reporter) within the series window patches `series` (count 2) onto that Event; later repeats only
+count in memory and are written by the periodic series refresh, so an event storm costs two API
+calls per distinct event, not one per occurrence. Series unseen for 6 minutes are finished.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from leaderworkerset.runtime.resources import EVENTS
 
 log = structlog.get_logger(__name__)
 
-SERIES_WINDOW = 6 * 60.0  # client-go's isKeyNotExpired window for series
+SERIES_WINDOW = 6 * 60.0  # client-go's finishTime: a series unseen this long is over
+SERIES_REFRESH = 30 * 60.0  # client-go's refreshTime: how often pending series counts are written
 MAX_NOTE_LENGTH = 1024  # the API server rejects longer notes
 DEFAULT_QUEUE_SIZE = 1000
 
@@ -88,6 +90,11 @@ class _Series:
     name: str
     count: int
     last_seen: float
+    last_observed: datetime.datetime
+    written_count: int = 1
+
+    def body(self) -> dict[str, Any]:
+        return {"count": self.count, "lastObservedTime": micro_time(self.last_observed)}
 
 
 class EventSink:
@@ -165,10 +172,33 @@ class EventRecorder:
         return self._queue.qsize()
 
     async def run(self) -> None:
-        """Write queued events until cancelled."""
+        """Write queued events, and refresh series periodically, until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._write_loop())
+            group.create_task(self._refresh_loop())
+
+    async def _write_loop(self) -> None:
         while True:
             event = await self._queue.get()
             await self.write(event)
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await self._clock.sleep(SERIES_REFRESH)
+            await self.refresh_series()
+
+    async def refresh_series(self) -> None:
+        """Write counts gathered since the last write; forget series that have finished."""
+        now = self._clock.now()
+        for key, series in list(self._series.items()):
+            if series.count > series.written_count:
+                try:
+                    await self._sink.patch_series(series.namespace, series.name, series.body())
+                    series.written_count = series.count
+                except Exception as exc:
+                    log.warning("could not refresh event series", event=series.name, error=str(exc))
+            if now - series.last_seen > SERIES_WINDOW:
+                del self._series[key]
 
     async def flush(self) -> None:
         """Write everything queued so far (graceful shutdown, tests)."""
@@ -188,27 +218,31 @@ class EventRecorder:
         now = self._clock.now()
         series = self._series.get(key)
         if series is not None and now - series.last_seen <= SERIES_WINDOW:
-            series.count += 1
-            series.last_seen = now
-            body = {"count": series.count, "lastObservedTime": micro_time(event.observed_at)}
-            try:
-                await self._sink.patch_series(series.namespace, series.name, body)
+            if await self._repeat(series, event, now):
                 return
-            except Exception as exc:
-                if not is_not_found(exc):
-                    raise
-                # The event expired on the server (TTL): start a new one below.
+        elif series is not None and series.count > series.written_count:
+            # The old series finished with counts not yet written: record them before starting anew.
+            await self._sink.patch_series(series.namespace, series.name, series.body())
         namespace = event.regarding.namespace or "default"
         name = f"{event.regarding.name}.{int(event.observed_at.timestamp() * 1e9):x}"
         await self._sink.create(namespace, self._body(event, namespace, name))
-        self._series[key] = _Series(namespace, name, 1, now)
-        self._expire_series(now)
+        self._series[key] = _Series(namespace, name, 1, now, event.observed_at)
 
-    def _expire_series(self, now: float) -> None:
-        if len(self._series) < 4096:
-            return
-        for key in [k for k, s in self._series.items() if now - s.last_seen > SERIES_WINDOW]:
-            del self._series[key]
+    async def _repeat(self, series: _Series, event: PendingEvent, now: float) -> bool:
+        """Fold a repeat into its series; False when the Event is gone and must be created again."""
+        series.count += 1
+        series.last_seen = now
+        series.last_observed = event.observed_at
+        if series.count > 2:
+            return True  # counted; the periodic refresh writes it
+        try:
+            await self._sink.patch_series(series.namespace, series.name, series.body())
+        except Exception as exc:
+            if not is_not_found(exc):
+                raise
+            return False  # the Event expired on the server (TTL)
+        series.written_count = series.count
+        return True
 
     def _body(self, event: PendingEvent, namespace: str, name: str) -> dict[str, Any]:
         body: dict[str, Any] = {

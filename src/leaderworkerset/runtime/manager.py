@@ -248,6 +248,7 @@ class Manager:
         for recorder in self.recorders.values():
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(recorder.flush(), timeout=5.0)
+                await asyncio.wait_for(recorder.refresh_series(), timeout=5.0)
 
     # ----- servers and signals ------------------------------------------------------------------
     async def _start_servers(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError
 from leaderworkerset.runtime.events import EventRecorder, EventSink, ObjectReference, object_ref
 from leaderworkerset.runtime.projections import POD_CODEC
 from tests.unit.runtime.builders import encode, obj
+from tests.unit.runtime.fakes import settle
 
 T0 = datetime.datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=datetime.UTC)
 LWS = ObjectReference(
@@ -72,9 +74,10 @@ async def test_event_body_matches_events_k8s_io_v1() -> None:
 @pytest.mark.parametrize(
     ("notes", "advance", "want_created", "want_series_counts"),
     [
-        pytest.param(["a", "a", "a"], 0.0, 1, [2, 3], id="repeats fold into a series"),
+        pytest.param(["a", "a", "a", "a"], 0.0, 1, [2, 4], id="repeats fold into a series, refreshed later"),
         pytest.param(["a", "b"], 0.0, 2, [], id="different notes are different events"),
         pytest.param(["a", "a"], 361.0, 2, [], id="repeat after the series window starts afresh"),
+        pytest.param(["a", "a"], 0.0, 1, [2], id="nothing left to refresh after the first repeat"),
     ],
 )
 async def test_series(
@@ -87,6 +90,7 @@ async def test_series(
         rec.warning(LWS, "FailedCreate", "Create", note)
         await rec.flush()
         clock.advance(advance)
+    await rec.refresh_series()
     assert len(sink.created) == want_created
     assert [p[2]["count"] for p in sink.patched] == want_series_counts
 
@@ -145,3 +149,36 @@ async def test_long_notes_are_truncated() -> None:
 )
 def test_object_ref(source: Any, kw: dict[str, str], want: ObjectReference) -> None:
     assert object_ref(source, **kw) == want
+
+
+async def test_writer_refreshes_series_periodically_and_finishes_them() -> None:
+    sink = FakeSink()
+    clock = FakeClock()
+    rec = recorder(sink, clock)
+    writer = asyncio.create_task(rec.run())
+    for _ in range(5):
+        rec.normal(LWS, "R", "Update", "n")
+    await settle()
+    assert [p[2]["count"] for p in sink.patched] == [2]
+    clock.advance(30 * 60.0)
+    await settle()
+    assert [p[2]["count"] for p in sink.patched] == [2, 5]
+    rec.normal(LWS, "R", "Update", "n")
+    await settle()
+    assert len(sink.created) == 2, "the series finished after 6 quiet minutes: a new event starts"
+    writer.cancel()
+    await asyncio.gather(writer, return_exceptions=True)
+
+
+async def test_finished_series_writes_its_last_count_before_a_new_event() -> None:
+    sink = FakeSink()
+    clock = FakeClock()
+    rec = recorder(sink, clock)
+    for _ in range(3):
+        rec.normal(LWS, "R", "Update", "n")
+    await rec.flush()
+    clock.advance(7 * 60.0)
+    rec.normal(LWS, "R", "Update", "n")
+    await rec.flush()
+    assert [p[2]["count"] for p in sink.patched] == [2, 3]
+    assert len(sink.created) == 2
