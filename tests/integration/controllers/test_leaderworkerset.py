@@ -13,8 +13,15 @@ from dataclasses import dataclass
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.revision import hash_patch, revision_patch
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, SERVICES, STATEFULSETS
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+)
 from tests.integration.controllers import expect
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -328,3 +335,16 @@ async def test_invalid_template_is_reported_not_fatal(api: KubeClient, ns: str) 
     lws = LeaderWorkerSetBuilder(ns).leader_container_name("Not_A_DNS_Label").obj()
     await api.create(LEADERWORKERSETS, lws)
     await invalid_template_reported(api, ns)
+
+
+async def test_revision_stores_the_hashed_bytes(api: KubeClient, ns: str) -> None:
+    """The ControllerRevision's data is exactly the patch its key was hashed from (spec §6.1), so a
+    Go controller reading it computes the same key."""
+    lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).obj())
+    revisions = await expect.expect_revisions(api, ns, 1)
+    name = revisions[0]["metadata"]["name"]
+    response = await api.http.get(CONTROLLER_REVISIONS.object_path(ns, name))
+    patch = revision_patch(lws)
+    assert b'"data":' + patch in response.content, response.content[:600]
+    assert revisions[0]["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] == hash_patch(patch)
+    assert name == f"{NAME}-{hash_patch(patch)}-1"
