@@ -58,6 +58,10 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 Runnable = Callable[[], Coroutine[Any, Any, None]]
 
 
+class CacheSyncTimeoutError(RuntimeError):
+    """The caches did not sync in time (e.g. a CRD is missing); the process should exit non-zero."""
+
+
 class LeadershipLostError(RuntimeError):
     """Raised by `Manager.run` when the lease was lost; the process should exit non-zero."""
 
@@ -79,6 +83,7 @@ class ManagerOptions:
     renew_deadline: float = DEFAULT_RENEW_DEADLINE
     retry_period: float = DEFAULT_RETRY_PERIOD
     graceful_shutdown_timeout: float = 30.0
+    cache_sync_timeout: float = 120.0
     # After the initial sync, move the cache into the GC's permanent generation: it is long-lived and
     # acyclic, and otherwise every full collection walks all of it (see benchmarks/runtime_decode.py).
     freeze_gc_after_sync: bool = True
@@ -152,8 +157,17 @@ class Manager:
     # ----- run ----------------------------------------------------------------------------------
     async def run(self) -> None:
         self._install_signal_handlers()
-        await self._start_servers()
-        self.servers_started.set()
+        try:
+            await self._start_servers()
+            self.servers_started.set()
+            await self._run_tasks()
+        finally:
+            self._remove_signal_handlers()
+            await self._flush_events()
+            await self._stop_servers()
+            log.info("manager stopped")
+
+    async def _run_tasks(self) -> None:
         try:
             async with asyncio.TaskGroup() as group:
                 background = [group.create_task(self.cache.run(), name="cache")]
@@ -166,13 +180,13 @@ class Manager:
                 lost = await self._lead_until_stopped(group)
                 for task in background:
                     task.cancel()
-            if lost:
-                raise LeadershipLostError(f"leader election lost: {self.options.election_id}")
-        finally:
-            self._remove_signal_handlers()
-            await self._flush_events()
-            await self._stop_servers()
-            log.info("manager stopped")
+        except BaseExceptionGroup as group_error:
+            # One failing part (a runnable, the cache sync) is the usual case: surface it unwrapped.
+            if len(group_error.exceptions) == 1:
+                raise group_error.exceptions[0] from None
+            raise
+        if lost:
+            raise LeadershipLostError(f"leader election lost: {self.options.election_id}")
 
     async def _lead_until_stopped(self, group: asyncio.TaskGroup) -> bool:
         """Run leader-only work while leading; returns True if leadership was lost."""
@@ -182,7 +196,7 @@ class Manager:
             elector_task = group.create_task(self.elector.run(), name="leader-election")
             if not await self._first(self.elector.leading.wait(), elector_task):
                 return await self._finish_election(elector_task)
-        if not await self._first(self.cache.wait_for_sync(), elector_task):
+        if not await self._first(self._wait_for_sync(), elector_task):
             return await self._finish_election(elector_task)
         log.info("caches synced, starting controllers", controllers=[c.name for c in self.controllers])
         if self.options.freeze_gc_after_sync:
@@ -196,6 +210,19 @@ class Manager:
         await self._stop_controllers(leader_tasks)
         return await self._finish_election(elector_task)
 
+    async def _wait_for_sync(self) -> None:
+        """Caches synced, or CacheSyncTimeoutError after `cache_sync_timeout` (controller-runtime's 2 min)."""
+        sync = asyncio.ensure_future(self.cache.wait_for_sync())
+        timer = asyncio.ensure_future(self.clock.sleep(self.options.cache_sync_timeout))
+        try:
+            await asyncio.wait({sync, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+        if not sync.done():
+            sync.cancel()
+            pending = [name for name, inf in self.cache.informers.items() if not inf.has_synced()]
+            raise CacheSyncTimeoutError(f"timed out waiting for caches to sync: {', '.join(pending)}")
+
     async def _first(self, awaitable: Awaitable[object], elector_task: asyncio.Task[None] | None) -> bool:
         """Wait for `awaitable`; False if a stop was requested or the election ended first."""
         waiting = asyncio.ensure_future(awaitable)
@@ -205,7 +232,10 @@ class Manager:
             watched.add(elector_task)  # type: ignore[arg-type]
         try:
             done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
-            return waiting in done
+            if waiting in done:
+                waiting.result()  # re-raise its failure (e.g. CacheSyncTimeoutError)
+                return True
+            return False
         finally:
             waiting.cancel()
             stop.cancel()

@@ -12,7 +12,13 @@ from prometheus_client import CollectorRegistry, Counter
 
 from leaderworkerset.runtime.clock import FakeClock
 from leaderworkerset.runtime.controller import Controller, Result
-from leaderworkerset.runtime.manager import LeadershipLostError, Manager, ManagerOptions, split_address
+from leaderworkerset.runtime.manager import (
+    CacheSyncTimeoutError,
+    LeadershipLostError,
+    Manager,
+    ManagerOptions,
+    split_address,
+)
 from leaderworkerset.runtime.objects import ObjectKey
 from tests.unit.runtime.fakes import settle
 from tests.unit.runtime.test_leaderelection import FakeLeases
@@ -140,3 +146,36 @@ async def test_sigterm_stops_the_manager_gracefully() -> None:
     await asyncio.wait_for(task, 5)
     assert controller.queue.shutting_down
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, "handlers are removed after the run"
+
+
+class NeverSyncs:
+    """An informer whose list keeps failing (e.g. its CRD is not installed)."""
+
+    name = "leaderworkersets.leaderworkerset.x-k8s.io"
+
+    def has_synced(self) -> bool:
+        return False
+
+    async def wait_for_sync(self) -> None:
+        await asyncio.Event().wait()
+
+    async def run(self) -> None:
+        await asyncio.Event().wait()
+
+
+async def test_cache_sync_timeout_fails_the_manager_and_releases_the_lease() -> None:
+    leases, clock = StubClient(), FakeClock()
+    manager, _controller, seen = manager_with_controller(leases, clock)
+    manager.cache.informers[NeverSyncs.name] = NeverSyncs()  # type: ignore[assignment]
+    task = asyncio.create_task(manager.run())
+    await settle()
+    assert manager.elector is not None
+    assert manager.elector.is_leader
+    clock.advance(119.0)
+    await settle()
+    assert not task.done()
+    clock.advance(1.0)
+    with pytest.raises(CacheSyncTimeoutError, match="leaderworkersets"):
+        await asyncio.wait_for(task, 1)
+    assert seen == []
+    assert leases.holder is None
