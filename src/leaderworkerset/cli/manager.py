@@ -21,6 +21,7 @@ import os
 import ssl
 import tempfile
 from dataclasses import dataclass
+from dataclasses import replace as replace_dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +35,7 @@ from leaderworkerset.api.tls import parse_tls_options
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.logging import configure_logging
 from leaderworkerset.runtime.manager import Manager, ManagerOptions
+from leaderworkerset.runtime.resources import NAMESPACES
 
 log = structlog.get_logger("manager")
 
@@ -87,73 +89,73 @@ def manager_options(settings: Settings) -> ManagerOptions:
     )
 
 
-async def _local_webhook_certs(client: KubeClient, settings: Settings, cert_dir: Path, port: int) -> None:
-    """Dev cluster: a certificate for the host address and URL webhook configurations pointing at it."""
-    from leaderworkerset.webhooks import certs, configurations
+def webhook_options(cfg: api_config.Configuration) -> Any:
+    """What the admission handlers need to know from the Configuration (gang scheduling, gates)."""
+    from leaderworkerset.webhooks.admission import WebhookOptions
+    from leaderworkerset.webhooks.pod import volcano_pod_group_injector
+    from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
-    host = settings.webhook_url_host or "127.0.0.1"
-    artifacts = certs.generate(
-        certs.CertConfig(
-            namespace=settings.namespace,
-            cert_dir=cert_dir,
-            ip_addresses=(host,),
-            extra_dns_names=("localhost",),
+    gates = {**c.FEATURE_GATE_DEFAULTS, **(cfg.feature_gates or {})}
+    gang = cfg.gang_scheduling_management
+    provider = gang.scheduler_provider if gang else None
+    return WebhookOptions(
+        scheduling=SchedulingAdmission(
+            feature_gate_enabled=gates[c.FEATURE_WORKLOAD_AWARE_SCHEDULING], provider=provider
         ),
-        certs.utc_now(),
+        pod_group_injector=volcano_pod_group_injector if provider == c.SCHEDULER_PROVIDER_VOLCANO else None,
     )
-    certs.write_cert_dir(cert_dir, artifacts)
-    refs = {
-        "MutatingWebhookConfiguration": certs.MUTATING_CONFIGURATIONS,
-        "ValidatingWebhookConfiguration": certs.VALIDATING_CONFIGURATIONS,
-    }
-    for configuration in configurations.render_for_url(host, port, artifacts.ca_cert):
-        await client.apply(refs[configuration["kind"]], configuration, force=True)
 
 
-async def _cluster_webhook_certs(
-    client: KubeClient, settings: Settings, cert_dir: Path, stop: asyncio.Event, ready: asyncio.Event
-) -> None:
-    from leaderworkerset.webhooks import certs
-
-    icm = settings.config.internal_cert_management
-    if icm is not None and icm.enable is False:
-        ready.set()  # cert-manager (or the operator) provides the cert dir
-        return
-    config = certs.CertConfig(
-        namespace=settings.namespace,
-        service_name=(icm.webhook_service_name if icm else None) or c.DEFAULT_WEBHOOK_SERVICE_NAME,
-        secret_name=(icm.webhook_secret_name if icm else None) or c.DEFAULT_WEBHOOK_SECRET_NAME,
-        cert_dir=cert_dir,
-    )
-    await certs.CertManager(client, config).run(stop, ready)
-
-
-def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
-    from leaderworkerset.webhooks.server import WebhookServer
+def webhook_run_config(settings: Settings) -> Any:
+    from leaderworkerset.webhooks import runner
 
     cfg = settings.config
     port = cfg.webhook.port or c.DEFAULT_WEBHOOK_PORT
     cert_dir = Path(cfg.webhook.cert_dir or c.DEFAULT_WEBHOOK_CERT_DIR)
-    cert_dir.mkdir(parents=True, exist_ok=True)
+    options = webhook_options(cfg)
+    if settings.webhook_url_host:
+        local = runner.local_run_config(cert_dir, port, settings.namespace)
+        return replace_dataclass(
+            local, host=settings.webhook_url_host, ip_addresses=(settings.webhook_url_host,), options=options
+        )
+    icm = cfg.internal_cert_management
+    return runner.WebhookRunConfig(
+        host=cfg.webhook.host,
+        port=port,
+        cert_dir=cert_dir,
+        # With internal management off, cert-manager (or the operator) fills the cert dir.
+        internal_cert_management=not (icm is not None and icm.enable is False),
+        namespace=settings.namespace,
+        service_name=(icm.webhook_service_name if icm else None) or c.DEFAULT_WEBHOOK_SERVICE_NAME,
+        secret_name=(icm.webhook_secret_name if icm else None) or c.DEFAULT_WEBHOOK_SECRET_NAME,
+        options=options,
+    )
+
+
+def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
+    from leaderworkerset.webhooks import runner
+
+    config = webhook_run_config(settings)
+    config.cert_dir.mkdir(parents=True, exist_ok=True)
     certs_ready = asyncio.Event()
-    stopping = asyncio.Event()
 
     async def serve() -> None:
+        # The manager cancels runnables on shutdown; turn that into runner's own stop
+        # signal so the server closes and the certificate loop ends cleanly.
+        stop = asyncio.Event()
         if settings.webhook_url_host:
-            await _local_webhook_certs(client, settings, cert_dir, port)
-            certs_ready.set()
-        else:
-            asyncio.get_running_loop().create_task(
-                _cluster_webhook_certs(client, settings, cert_dir, stopping, certs_ready)
+            # Dev cluster: the certificate Secret lives in our namespace, which may not exist yet.
+            await client.apply(
+                NAMESPACES,
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings.namespace}},
             )
-            await certs_ready.wait()
-        server = WebhookServer(cert_dir, host=cfg.webhook.host, port=port)
-        await server.start()
+        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready))
         try:
-            await asyncio.Event().wait()  # until the manager cancels us
-        finally:
-            stopping.set()
-            await server.stop()
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            stop.set()
+            await task
+            raise
 
     mgr.add_runnable("webhooks", serve)
 

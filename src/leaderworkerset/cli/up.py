@@ -26,7 +26,7 @@ from leaderworkerset.devcluster import build, named
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster, free_port
 from leaderworkerset.devcluster.processes import wait_for
 from leaderworkerset.runtime.client import ClientOptions, new_client
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES
+from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
 MANAGER = "lws-manager"
 _console = Console(stderr=True)
@@ -44,9 +44,6 @@ async def _install(cluster: LocalCluster) -> None:
     client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
     try:
         await install_crds(client.lightkube)
-        await client.apply(
-            NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": c.DEFAULT_NAMESPACE}}
-        )
     finally:
         await client.close()
 
