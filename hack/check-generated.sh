@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when the committed generated manifests differ from what the generator produces now.
+# Fails when committed generated files differ from what their generators produce now:
+# the CRDs (both copies) and the Go field table used for revision hashing.
 # Regenerates into a temporary directory (the tree is never modified) and diffs both copies:
 # the packaged one (src/leaderworkerset/crd/manifests) and the deploy one (deploy/crds).
 set -euo pipefail
@@ -19,4 +20,8 @@ for committed in src/leaderworkerset/crd/manifests deploy/crds; do
     status=1
   fi
 done
+# The Go field table behind revision hashing (core/data/gofields.json) is generated from k8s.io/api.
+if ! hack/gofields/regen.sh --check >&2; then
+  status=1
+fi
 exit "$status"
