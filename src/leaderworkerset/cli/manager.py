@@ -134,8 +134,10 @@ def webhook_run_config(settings: Settings) -> Any:
 
 def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     from leaderworkerset.webhooks import runner
+    from leaderworkerset.webhooks.metrics import new_webhook_metrics
 
     config = webhook_run_config(settings)
+    metrics = new_webhook_metrics(mgr.registry)
     config.cert_dir.mkdir(parents=True, exist_ok=True)
     certs_ready = asyncio.Event()
 
@@ -149,7 +151,7 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
                 NAMESPACES,
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings.namespace}},
             )
-        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready))
+        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:

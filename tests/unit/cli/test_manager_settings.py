@@ -1,0 +1,141 @@
+"""How `lws manager` turns upstream's Configuration file plus flags into its settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import config as api_config
+from leaderworkerset.api import constants as c
+from leaderworkerset.cli import manager
+from leaderworkerset.runtime.client import ClientOptions
+from leaderworkerset.webhooks.pod import volcano_pod_group_injector
+
+UPSTREAM_CONFIG = (
+    Path(__file__).resolve().parents[4]
+    / "shared"
+    / "upstream"
+    / "config"
+    / ("controller_manager_config.yaml")
+)
+
+NO_FLAGS: dict[str, Any] = dict.fromkeys(
+    (
+        "webhook_port",
+        "cert_dir",
+        "metrics_bind_address",
+        "health_probe_bind_address",
+        "leader_elect",
+        "lease_duration",
+        "renew_deadline",
+        "retry_period",
+        "lease_name",
+        "qps",
+        "burst",
+    )
+)
+
+
+def _settings(cfg: api_config.Configuration, **kwargs: Any) -> manager.Settings:
+    return manager.Settings(config=cfg, client=ClientOptions(), namespace="lws-system", **kwargs)
+
+
+def test_upstream_configuration_file_gives_upstream_defaults() -> None:
+    cfg, warnings = api_config.load_configuration_with_warnings(UPSTREAM_CONFIG)
+    options = manager.manager_options(_settings(cfg))
+
+    assert warnings, "v1alpha1 is accepted with a deprecation warning"
+    assert options.leader_elect is True
+    assert (options.lease_duration, options.renew_deadline, options.retry_period) == (15.0, 10.0, 2.0)
+    assert options.election_id == c.DEFAULT_LEADER_ELECTION_ID
+    assert options.election_namespace == "lws-system"
+    assert options.metrics_bind_address == ":8443"
+    assert options.health_probe_bind_address == ":8081"
+
+
+@pytest.mark.parametrize(
+    ("flags", "check"),
+    [
+        pytest.param(
+            {"leader_elect": False}, lambda o, cfg: o.leader_elect is False, id="no leader election"
+        ),
+        pytest.param(
+            {"lease_duration": "30s", "renew_deadline": "20s"},
+            lambda o, cfg: (o.lease_duration, o.renew_deadline) == (30.0, 20.0),
+            id="lease timings",
+        ),
+        pytest.param(
+            {"metrics_bind_address": "0"}, lambda o, cfg: o.metrics_bind_address == "0", id="metrics disabled"
+        ),
+        pytest.param({"webhook_port": 19443}, lambda o, cfg: cfg.webhook.port == 19443, id="webhook port"),
+        pytest.param(
+            {"qps": 50.0, "burst": 80},
+            lambda o, cfg: (cfg.client_connection.qps, cfg.client_connection.burst) == (50.0, 80),
+            id="client rate limits",
+        ),
+    ],
+)
+def test_explicit_flags_win_over_the_file(flags: dict[str, Any], check: Any) -> None:
+    cfg = manager._merge(api_config.load_configuration(UPSTREAM_CONFIG), **{**NO_FLAGS, **flags})
+
+    assert check(manager.manager_options(_settings(cfg)), cfg)
+
+
+def test_webhooks_only_replica_does_not_take_part_in_leader_election() -> None:
+    cfg = api_config.load_configuration(UPSTREAM_CONFIG)
+
+    assert manager.manager_options(_settings(cfg, run_controllers=False)).leader_elect is False
+
+
+def test_local_url_mode_issues_a_certificate_for_the_host_and_registers_url_configurations() -> None:
+    cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
+
+    run = manager.webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1"))
+
+    assert run.register_url_configurations is True
+    assert run.ip_addresses == ("127.0.0.1",)
+    assert run.port == 19443
+
+
+def test_in_cluster_mode_uses_the_configured_service_and_secret() -> None:
+    cfg = api_config.load_configuration(
+        "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\n"
+        "internalCertManagement: {enable: true, webhookServiceName: my-svc, webhookSecretName: my-secret}\n"
+    )
+
+    run = manager.webhook_run_config(_settings(cfg))
+
+    assert (run.service_name, run.secret_name, run.internal_cert_management) == ("my-svc", "my-secret", True)
+    assert run.register_url_configurations is False
+
+
+def test_external_certificates_turn_internal_management_off() -> None:
+    cfg = api_config.load_configuration(
+        "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\ninternalCertManagement: {enable: false}\n"
+    )
+
+    assert manager.webhook_run_config(_settings(cfg)).internal_cert_management is False
+
+
+def test_volcano_gang_scheduling_makes_the_pod_webhook_stamp_pod_groups() -> None:
+    cfg = api_config.load_configuration(
+        "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\n"
+        "gangSchedulingManagement: {schedulerProvider: volcano}\n"
+    )
+
+    options = manager.webhook_options(cfg)
+
+    assert options.pod_group_injector is volcano_pod_group_injector
+    assert options.scheduling.provider == "volcano"
+    assert options.scheduling.feature_gate_enabled is False
+
+
+def test_workload_aware_scheduling_gate_reaches_the_lws_webhook() -> None:
+    cfg = api_config.load_configuration(
+        "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\n"
+        "featureGates: {WorkloadAwareScheduling: true}\n"
+    )
+
+    assert manager.webhook_options(cfg).scheduling.feature_gate_enabled is True
