@@ -1,0 +1,554 @@
+"""User journeys on the full local cluster, with `lws manager` (controllers + webhooks) as a
+separate process: upstream's e2e suite (test/e2e/e2e_test.go) plus a controller crash.
+
+Every test works in a fresh namespace on the shared cluster and manager. Where a journey needs to
+see *every* intermediate state (the surge peak of a rollout, the ready groups during one, how often
+a group was recreated), it watches the objects from a consistent list onward instead of sampling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.devcluster import chaos
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster.kube import RestClient
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError
+from leaderworkerset.runtime.listwatch import HttpListerWatcher
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+    ResourceRef,
+)
+from tests.integration.controllers.expect import (
+    NAME,
+    expect_condition,
+    expect_status_replicas,
+    expect_valid_leader_statefulset,
+    expect_valid_services,
+    expect_valid_worker_statefulsets,
+)
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.manager import ManagerProcess
+from tests.support.wait import LONG_TIMEOUT, consistently, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
+NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
+
+
+# ----- reading the cluster -------------------------------------------------------------------------
+def labels(obj: Obj) -> dict[str, str]:
+    return obj["metadata"].get("labels") or {}
+
+
+def uid(obj: Obj) -> str:
+    return str(obj["metadata"]["uid"])
+
+
+def is_ready(pod: Obj) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return pod["metadata"].get("deletionTimestamp") is None and any(
+        cond["type"] == "Ready" and cond["status"] == "True" for cond in conditions
+    )
+
+
+def is_leader(pod: Obj) -> bool:
+    return labels(pod).get(c.LABEL_WORKER_INDEX) == "0"
+
+
+def ordinals(pod_name: str, name: str = NAME) -> tuple[int, int]:
+    """(group, worker) from a pod's name: `<lws>-<group>` leads, `<lws>-<group>-<worker>` works."""
+    group, _, worker = pod_name.removeprefix(f"{name}-").partition("-")
+    return int(group), int(worker or 0)
+
+
+def group_of(pod: Obj) -> int:
+    return int(labels(pod)[c.LABEL_GROUP_INDEX])
+
+
+def ready_groups(pods: list[Obj], size: int) -> int:
+    """Groups whose `size` pods all exist and are Ready (whatever their revision)."""
+    by_group: dict[int, list[Obj]] = defaultdict(list)
+    for pod in pods:
+        if c.LABEL_GROUP_INDEX in labels(pod):
+            by_group[group_of(pod)].append(pod)
+    return sum(1 for members in by_group.values() if len(members) == size and all(map(is_ready, members)))
+
+
+async def current_revision_key(api: KubeClient, ns: str, name: str = NAME) -> str:
+    """The revision key every up-to-date object carries: the leader StatefulSet's."""
+    sts = await api.get(STATEFULSETS, ns, name)
+    return labels(sts)[c.LABEL_TEMPLATE_REVISION_HASH]
+
+
+async def get_or_none(api: KubeClient, ref: ResourceRef, ns: str, name: str) -> Obj | None:
+    try:
+        return await api.get(ref, ns, name)
+    except ApiStatusError as err:
+        if err.code == 404:
+            return None
+        raise
+
+
+async def pods_by_name(api: KubeClient, ns: str, name: str = NAME) -> dict[str, Obj]:
+    pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+    return {pod["metadata"]["name"]: pod for pod in pods}
+
+
+class Watch:
+    """Every change of one kind in a namespace, in resourceVersion order, from a consistent list on.
+
+    ``observe(objects)`` is called with the current objects (by name) after the list and after
+    each event, so it sees every state the API server went through — nothing is sampled.
+    """
+
+    def __init__(self, api: KubeClient, ref: ResourceRef, ns: str, observe: Callable[[dict[str, Obj]], None]):
+        self.api, self.ref, self.ns, self.observe = api, ref, ns, observe
+        self.objects: dict[str, Obj] = {}
+        self.added: list[Obj] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Watch:
+        listing = await self.api.request("GET", self.ref.collection_path(self.ns))
+        self.objects = {obj["metadata"]["name"]: obj for obj in listing.get("items") or []}
+        self.added = list(self.objects.values())
+        self.observe(self.objects)
+        self._task = asyncio.create_task(self._run(listing["metadata"]["resourceVersion"]))
+        return self
+
+    async def _run(self, resource_version: str) -> None:
+        watcher = HttpListerWatcher(self.api.http, self.ref, self.ns)
+        while True:
+            async for line in watcher.watch(resource_version, 300):
+                event = json.loads(line)
+                obj = event["object"]
+                if event["type"] == "ERROR":
+                    raise RuntimeError(f"watch {self.ref.kind}: {obj}")
+                resource_version = obj["metadata"]["resourceVersion"]
+                if event["type"] == "BOOKMARK":
+                    continue
+                name = obj["metadata"]["name"]
+                if event["type"] == "DELETED":
+                    self.objects.pop(name, None)
+                else:
+                    if event["type"] == "ADDED":
+                        self.added.append(obj)
+                    self.objects[name] = obj
+                self.observe(self.objects)
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        if self._task.done():
+            self._task.result()  # surface a broken watch instead of silently checking nothing
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+# ----- acting on the cluster -----------------------------------------------------------------------
+async def create(api: KubeClient, lws: Obj) -> Obj:
+    return await api.create(LEADERWORKERSETS, lws, lws["metadata"]["namespace"])
+
+
+async def update_worker_image(api: KubeClient, ns: str, image: str = NEW_IMAGE, name: str = NAME) -> None:
+    """upstream's UpdateWorkerTemplate: a new worker image, hence a new revision and a rollout."""
+    path = "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/image"
+    await api.json_patch(LEADERWORKERSETS, ns, name, [{"op": "replace", "path": path, "value": image}])
+
+
+async def kubectl(cluster: LocalCluster, *args: str) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        str(cluster.kubectl),
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, f"kubectl {' '.join(args)}: {err.decode()}"
+    return out.decode()
+
+
+# ----- expectations --------------------------------------------------------------------------------
+async def expect_available(api: KubeClient, ns: str, replicas: int, name: str = NAME) -> None:
+    """Available with upstream's message, every group ready and updated, status counts agree."""
+    await expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_TRUE, c.MESSAGE_ALL_GROUPS_READY, name)
+    await expect_status_replicas(api, ns, ready=replicas, updated=replicas, name=name)
+
+    async def counts() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, name)
+        status = lws["status"]
+        assert status.get("replicas") == replicas, f"status.replicas {status.get('replicas')} != {replicas}"
+        conditions = {cond["type"]: cond["status"] for cond in status["conditions"]}
+        assert conditions.get(c.CONDITION_PROGRESSING) != c.CONDITION_TRUE, f"still progressing: {conditions}"
+        assert conditions.get(c.CONDITION_UPDATE_IN_PROGRESS) != c.CONDITION_TRUE, f"updating: {conditions}"
+        return True
+
+    await eventually(counts)
+
+
+async def expect_valid_pods(api: KubeClient, ns: str, replicas: int, size: int, name: str = NAME) -> None:
+    """upstream's ExpectValidPods and more: every group complete, Ready, on the current revision,
+    labelled and annotated by the webhook, with the LWS_* variables first in every container."""
+
+    async def check() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, name)
+        key = await current_revision_key(api, ns, name)
+        unique = (lws["spec"].get("networkConfig") or {}).get(
+            "subdomainPolicy"
+        ) == c.SUBDOMAIN_UNIQUE_PER_REPLICA
+        pods = await pods_by_name(api, ns, name)
+        want = {f"{name}-{g}" if w == 0 else f"{name}-{g}-{w}" for g in range(replicas) for w in range(size)}
+        assert set(pods) == want, f"pods {sorted(pods)} != {sorted(want)}"
+        for pod_name, pod in pods.items():
+            group, worker = ordinals(pod_name, name)
+            assert is_ready(pod), f"{pod_name} not ready"
+            assert labels(pod).get(c.LABEL_SET_NAME) == name
+            assert labels(pod).get(c.LABEL_GROUP_INDEX) == str(group), f"{pod_name} group index"
+            assert labels(pod).get(c.LABEL_WORKER_INDEX) == str(worker), f"{pod_name} worker index"
+            assert labels(pod).get(c.LABEL_TEMPLATE_REVISION_HASH) == key, f"{pod_name} not on revision {key}"
+            assert labels(pod).get(c.LABEL_GROUP_KEY), f"{pod_name} has no group key"
+            annotations = pod["metadata"].get("annotations") or {}
+            assert annotations.get(c.ANNOTATION_SIZE) == str(size), f"{pod_name} size annotation"
+            if worker:
+                assert annotations.get(c.ANNOTATION_LEADER_NAME) == f"{name}-{group}", (
+                    f"{pod_name} leader-name"
+                )
+            subdomain = f"{name}-{group}" if unique else name
+            want_env = [
+                {"name": c.ENV_LWS_LEADER_ADDRESS, "value": f"{name}-{group}.{subdomain}.{ns}"},
+                {"name": c.ENV_LWS_GROUP_SIZE, "value": str(size)},
+                {"name": c.ENV_LWS_WORKER_INDEX, "value": str(worker)},
+            ]
+            for container in pod["spec"]["containers"]:
+                env = container.get("env") or []
+                assert env[:3] == want_env, f"{pod_name}/{container['name']} env {env}"
+        return True
+
+    await eventually(check, timeout=LONG_TIMEOUT)
+
+
+async def expect_deployed(api: KubeClient, ns: str, replicas: int, size: int, name: str = NAME) -> None:
+    await expect_available(api, ns, replicas, name)
+    await expect_valid_leader_statefulset(api, ns, replicas, name)
+    await expect_valid_worker_statefulsets(api, ns, name=name)
+    await expect_valid_pods(api, ns, replicas, size, name)
+
+
+async def expect_gone(api: KubeClient, ns: str, ref: ResourceRef) -> None:
+    async def none_left() -> bool:
+        left = [obj["metadata"]["name"] for obj in await api.list(ref, ns)]
+        assert not left, f"{ref.kind}s left: {left}"
+        return True
+
+    await eventually(none_left, timeout=LONG_TIMEOUT)
+
+
+async def lws_revisions(api: KubeClient, ns: str, name: str = NAME) -> list[Obj]:
+    """The LWS's own ControllerRevisions (the StatefulSet controller keeps its own beside them)."""
+    revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+    return [
+        r
+        for r in revisions
+        if any(o["kind"] == c.LWS_KIND for o in r["metadata"].get("ownerReferences") or [])
+    ]
+
+
+async def revision_count(api: KubeClient, ns: str, name: str = NAME) -> int:
+    return len(await lws_revisions(api, ns, name))
+
+
+async def expect_revisions(api: KubeClient, ns: str, count: int, name: str = NAME) -> None:
+    async def check() -> bool:
+        keys = [labels(r).get(c.LABEL_TEMPLATE_REVISION_HASH) for r in await lws_revisions(api, ns, name)]
+        assert len(keys) == count, f"{len(keys)} revisions {keys}, want {count}"
+        return True
+
+    await eventually(check)
+
+
+def leader_uids_by_group(watch: Watch) -> dict[int, set[str]]:
+    """Every leader pod UID each group ever had while ``watch`` ran: >1 means the group was recreated."""
+    seen: dict[int, set[str]] = defaultdict(set)
+    for pod in watch.added:
+        if is_leader(pod):
+            seen[group_of(pod)].add(uid(pod))
+    return dict(seen)
+
+
+# ----- the journeys ------------------------------------------------------------------------------
+async def test_deploy_four_groups_of_five(api: KubeClient, ns: str) -> None:
+    lws = LeaderWorkerSetBuilder(ns).replicas(4).size(5).restart_policy(c.RESTART_POLICY_NONE).obj()
+    created = await create(api, lws)
+
+    # The defaulting webhook ran on create.
+    assert created["spec"]["leaderWorkerTemplate"]["restartPolicy"] == c.RESTART_POLICY_NONE
+    assert created["spec"]["startupPolicy"] == c.STARTUP_POLICY_LEADER_CREATED
+    await expect_deployed(api, ns, replicas=4, size=5)
+    await expect_valid_services(api, ns, 1)
+    workers = [s for s in await api.list(STATEFULSETS, ns) if s["metadata"]["name"] != NAME]
+    assert sorted(s["metadata"]["name"] for s in workers) == [f"{NAME}-{g}" for g in range(4)]
+    for sts in workers:
+        for key in (c.LABEL_SET_NAME, c.LABEL_GROUP_INDEX, c.LABEL_GROUP_KEY, c.LABEL_TEMPLATE_REVISION_HASH):
+            assert labels(sts).get(key), f"{sts['metadata']['name']} has no {key}"
+    await expect_revisions(api, ns, 1)
+
+
+async def test_rolling_update_with_max_surge_grows_the_leader_statefulset_to_seven(
+    api: KubeClient, ns: str
+) -> None:
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(4).max_surge(4).obj())
+    await expect_deployed(api, ns, replicas=4, size=2)
+    old_key = await current_revision_key(api, ns)
+
+    replicas_seen: list[int] = []
+
+    def record(sets: dict[str, Obj]) -> None:
+        if NAME in sets:
+            replicas_seen.append(sets[NAME]["spec"]["replicas"])
+
+    async with Watch(api, STATEFULSETS, ns, record):
+        await update_worker_image(api, ns)
+        await eventually(lambda: max(replicas_seen) == 7, message=f"leader replicas seen {replicas_seen}")
+        await expect_deployed(api, ns, replicas=4, size=2)
+
+    # upstream caps the surge at replicas - 1 (the last group is updated in place): 4 + 3.
+    assert max(replicas_seen) == 7, replicas_seen
+    assert replicas_seen[-1] == 4
+    assert await current_revision_key(api, ns) != old_key
+    await expect_revisions(api, ns, 1)  # the old revision is truncated once the update is done
+
+
+async def test_rolling_update_with_max_unavailable_zero_keeps_every_group_ready(
+    api: KubeClient, ns: str
+) -> None:
+    replicas, size = 4, 2
+    await create(
+        api, LeaderWorkerSetBuilder(ns).replicas(replicas).size(size).max_surge(1).max_unavailable(0).obj()
+    )
+    await expect_deployed(api, ns, replicas, size)
+
+    ready_seen: list[int] = []
+    leader_replicas: list[int] = []
+    async with (
+        Watch(api, PODS, ns, lambda pods: ready_seen.append(ready_groups(list(pods.values()), size))),
+        Watch(api, STATEFULSETS, ns, lambda sets: leader_replicas.append(sets[NAME]["spec"]["replicas"])),
+    ):
+        await update_worker_image(api, ns)
+        await eventually(
+            lambda: max(leader_replicas) == replicas + 1, message=f"leader replicas {leader_replicas}"
+        )
+        await expect_deployed(api, ns, replicas, size)
+
+    assert min(ready_seen) >= replicas, f"ready groups dropped to {min(ready_seen)} during the update"
+    assert max(leader_replicas) == replicas + 1
+
+
+async def test_foreground_delete_removes_everything(api: KubeClient, ns: str) -> None:
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(2).size(3).obj())
+    await expect_deployed(api, ns, replicas=2, size=3)
+
+    await api.delete(LEADERWORKERSETS, ns, NAME, propagation="Foreground")
+
+    async def lws_gone() -> bool:
+        return await get_or_none(api, LEADERWORKERSETS, ns, NAME) is None
+
+    await eventually(lws_gone, timeout=LONG_TIMEOUT)
+    for ref in (STATEFULSETS, PODS, SERVICES, CONTROLLER_REVISIONS):
+        await expect_gone(api, ns, ref)
+
+
+async def test_a_deleted_or_restarted_pod_recreates_its_group_once(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    replicas, size = 3, 3
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(replicas).size(size).obj())
+    await expect_deployed(api, ns, replicas, size)
+    before = {name: uid(pod) for name, pod in (await pods_by_name(api, ns)).items()}
+
+    async def expect_only_group_recreated(
+        watch: Watch, group: int, baseline: dict[str, str]
+    ) -> dict[str, str]:
+        async def recreated() -> bool:
+            now = {name: uid(pod) for name, pod in (await pods_by_name(api, ns)).items()}
+            assert set(now) == set(baseline), f"pods {sorted(now)}"
+            for name, pod_uid in now.items():
+                in_group = name == f"{NAME}-{group}" or name.startswith(f"{NAME}-{group}-")
+                assert (pod_uid != baseline[name]) == in_group, (
+                    f"{name}: replaced={pod_uid != baseline[name]}"
+                )
+            return True
+
+        await eventually(recreated, timeout=LONG_TIMEOUT)
+        await expect_deployed(api, ns, replicas, size)
+        await consistently(
+            lambda: all(len(uids) == 1 for g, uids in leader_uids_by_group(watch).items() if g != group)
+        )
+        leaders = leader_uids_by_group(watch)
+        assert len(leaders[group]) == 2, f"group {group} leader recreated {len(leaders[group]) - 1} times"
+        return {name: uid(pod) for name, pod in (await pods_by_name(api, ns)).items()}
+
+    async with Watch(api, PODS, ns, lambda _: None) as watch:
+        await api.delete(PODS, ns, f"{NAME}-0-1")
+        after_delete = await expect_only_group_recreated(watch, 0, before)
+
+    async with Watch(api, PODS, ns, lambda _: None) as watch:
+        rest = RestClient.from_kubeconfig(full_cluster.kubeconfig)
+        await asyncio.to_thread(chaos.restart_container, rest, ns, f"{NAME}-2-2")
+        await expect_only_group_recreated(watch, 2, after_delete)
+
+
+async def test_kubectl_scale_changes_the_number_of_groups(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(2).size(2).obj())
+    await expect_deployed(api, ns, replicas=2, size=2)
+
+    await kubectl(full_cluster, "-n", ns, "scale", f"lws/{NAME}", "--replicas=5")
+    await expect_deployed(api, ns, replicas=5, size=2)
+
+    await kubectl(full_cluster, "-n", ns, "scale", f"lws/{NAME}", "--replicas=1")
+    await expect_deployed(api, ns, replicas=1, size=2)
+
+    async def one_worker_statefulset() -> bool:
+        names = sorted(s["metadata"]["name"] for s in await api.list(STATEFULSETS, ns))
+        assert names == [NAME, f"{NAME}-0"], names
+        return True
+
+    await eventually(one_worker_statefulset)
+    scale = json.loads(await kubectl(full_cluster, "-n", ns, "get", f"lws/{NAME}", "-o", "json"))
+    assert scale["spec"]["replicas"] == 1
+
+
+async def test_leader_ready_startup_creates_workers_only_after_the_leader_is_ready(
+    api: KubeClient, ns: str
+) -> None:
+    """kwok makes every bound pod Ready at once, so the leaders are held Pending with a scheduling
+    gate: LeaderCreated starts its workers anyway; LeaderReady waits until the gate is lifted and the
+    leader is Ready."""
+    hold = [{"name": "e2e.leaderworkerset.sigs.k8s.io/hold"}]
+
+    def gated(name: str, policy: str) -> Obj:
+        lws = LeaderWorkerSetBuilder(ns, name).replicas(1).size(3).startup_policy(policy).obj()
+        lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["schedulingGates"] = hold
+        return lws
+
+    await create(api, gated("created", c.STARTUP_POLICY_LEADER_CREATED))
+    await create(api, gated("ready", c.STARTUP_POLICY_LEADER_READY))
+
+    async def leader_pending(name: str) -> bool:
+        leader = await get_or_none(api, PODS, ns, f"{name}-0")
+        assert leader is not None, f"no leader pod {name}-0 yet"
+        assert leader["status"].get("phase") == "Pending"
+        assert not is_ready(leader)
+        return True
+
+    await eventually(lambda: leader_pending("ready"))
+    await eventually(lambda: leader_pending("created"))
+    await expect_valid_worker_statefulsets(api, ns, name="created")
+
+    async def only_the_leader_statefulset() -> bool:
+        sets = await api.list(STATEFULSETS, ns, label_selector=f"{c.LABEL_SET_NAME}=ready")
+        assert [s["metadata"]["name"] for s in sets] == ["ready"]
+        return True
+
+    await consistently(only_the_leader_statefulset)
+
+    await api.json_patch(PODS, ns, "ready-0", [{"op": "remove", "path": "/spec/schedulingGates"}])
+    await expect_valid_worker_statefulsets(api, ns, name="ready")
+    await expect_available(api, ns, 1, name="ready")
+    leader = await api.get(PODS, ns, "ready-0")
+    ready_at = next(cond for cond in leader["status"]["conditions"] if cond["type"] == "Ready")
+    workers = await api.get(STATEFULSETS, ns, "ready-0")
+    # RFC 3339 UTC timestamps with second precision compare as strings.
+    assert workers["metadata"]["creationTimestamp"] >= ready_at["lastTransitionTime"]
+
+
+async def test_unique_per_replica_subdomains_include_surge_groups(api: KubeClient, ns: str) -> None:
+    lws = (
+        LeaderWorkerSetBuilder(ns)
+        .replicas(4)
+        .max_surge(4)
+        .subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA)
+        .obj()
+    )
+    await create(api, lws)
+    await expect_deployed(api, ns, replicas=4, size=2)
+    await expect_valid_services(api, ns, 4)
+
+    services_seen: list[set[str]] = []
+    leader_replicas: list[int] = []
+    async with (
+        Watch(api, SERVICES, ns, lambda services: services_seen.append(set(services))),
+        Watch(api, STATEFULSETS, ns, lambda sets: leader_replicas.append(sets[NAME]["spec"]["replicas"])),
+    ):
+        await update_worker_image(api, ns)
+        await eventually(lambda: max(leader_replicas) == 7, message=f"leader replicas {leader_replicas}")
+        await eventually(
+            lambda: {f"{NAME}-{g}" for g in range(7)} in services_seen,
+            message="no moment with one Service per group, surge groups included",
+        )
+        await expect_deployed(api, ns, replicas=4, size=2)
+
+    await expect_valid_services(api, ns, 4)
+
+
+async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twice(
+    api: KubeClient, ns: str, restartable_manager: ManagerProcess
+) -> None:
+    replicas, size = 4, 3
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(replicas).size(size).obj())
+    await expect_deployed(api, ns, replicas, size)
+    await expect_revisions(api, ns, 1)
+    old_key = await current_revision_key(api, ns)
+
+    async with (
+        Watch(api, PODS, ns, lambda _: None) as pods,
+        Watch(api, CONTROLLER_REVISIONS, ns, lambda _: None) as revisions,
+    ):
+        await update_worker_image(api, ns)
+
+        def rollout_started() -> bool:
+            return any(
+                is_leader(p) and labels(p).get(c.LABEL_TEMPLATE_REVISION_HASH) != old_key for p in pods.added
+            )
+
+        await eventually(rollout_started, interval=0.01)
+        restartable_manager.kill()
+        status = (await api.get(LEADERWORKERSETS, ns, NAME))["status"]
+        assert status.get("updatedReplicas", 0) < replicas, (
+            "the rollout finished before the manager was killed"
+        )
+
+        await restartable_manager.start()
+        await expect_deployed(api, ns, replicas, size)
+        await consistently(lambda: all(len(uids) == 2 for uids in leader_uids_by_group(pods).values()))
+
+    leaders = leader_uids_by_group(pods)
+    assert sorted(leaders) == list(range(replicas)), f"groups seen {sorted(leaders)}"
+    for group, uids in leaders.items():
+        assert len(uids) == 2, f"group {group} had {len(uids)} leaders: recreated {len(uids) - 1} times"
+    lws_owned = [
+        r
+        for r in revisions.added
+        if any(o["kind"] == c.LWS_KIND for o in r["metadata"].get("ownerReferences") or [])
+    ]
+    assert len(lws_owned) == 2, (
+        f"LWS revisions created: {[r['metadata']['name'] for r in lws_owned]}"
+    )  # old + new
+    await expect_revisions(api, ns, 1)
