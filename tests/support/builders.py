@@ -102,6 +102,12 @@ class LeaderWorkerSetBuilder:
         self._lwt["leaderTemplate"]["spec"]["containers"][0]["name"] = name
         return self
 
+    def leader_resources(self, requests: dict[str, str]) -> Self:
+        """Requests and limits (equal, as extended resources require) on the leader container."""
+        container = self._lwt["leaderTemplate"]["spec"]["containers"][0]
+        container["resources"] = {"requests": dict(requests), "limits": dict(requests)}
+        return self
+
     def no_leader_template(self) -> Self:
         self._lwt.pop("leaderTemplate", None)
         return self

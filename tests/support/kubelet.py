@@ -95,13 +95,26 @@ async def leader_statefulset(api: KubeClient, namespace: str, name: str = "test-
 
 
 async def create_leader_pods(
-    api: KubeClient, lws: Obj, start: int, end: int, *, revision_key: str | None = None
+    api: KubeClient,
+    lws: Obj,
+    start: int,
+    end: int,
+    *,
+    revision_key: str | None = None,
+    node_name: str | None = None,
 ) -> list[Obj]:
-    """Leader pods for ordinals [start, end) at `revision_key` (default: the LWS's current one)."""
+    """Leader pods for ordinals [start, end) at `revision_key` (default: the LWS's current one),
+    bound to `node_name` when given (the scheduler's part)."""
     meta = lws["metadata"]
     sts = await leader_statefulset(api, meta["namespace"], meta["name"])
     key = revision_key if revision_key is not None else current_revision_key(lws)
-    return [await api.create(PODS, leader_pod(lws, sts, i, key)) for i in range(start, end)]
+    created = []
+    for i in range(start, end):
+        pod = leader_pod(lws, sts, i, key)
+        if node_name:
+            pod["spec"]["nodeName"] = node_name
+        created.append(await api.create(PODS, pod))
+    return created
 
 
 async def create_worker_pods(

@@ -13,7 +13,13 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    NODES,
+    PODS,
+    STATEFULSETS,
+)
 from tests.integration.controllers import expect
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -270,6 +276,74 @@ async def missing_revision_matches_leader_sts(api: KubeClient, ns: str) -> None:
     await expect.expect_status_replicas(api, ns, 2, 2)
 
 
+# ----- worker StatefulSet contents (ours: upstream checks these in unit tests) ------------------------
+
+TOPOLOGY_KEY = "cloud.google.com/gke-nodepool"
+
+
+async def exclusive_placement_pins_workers(api: KubeClient, ns: str) -> None:
+    """Once a leader is bound, its workers are pinned to the leader's topology domain; a node
+    without the topology label is an error (retried), never a wrongly placed group."""
+    node = f"node-{ns[-6:]}"
+    await api.create(
+        NODES,
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {TOPOLOGY_KEY: "pool-a"}}},
+    )
+    bare = f"bare-{ns[-6:]}"
+    await api.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": bare}})
+    try:
+        lws = await kubelet.get_lws(api, ns, NAME)
+        await expect.expect_worker_statefulsets_not_created(api, ns)
+        await api.delete(PODS, ns, LEADER)
+        await kubelet.create_leader_pods(api, lws, 0, 1, node_name=node)
+
+        async def pinned() -> bool:
+            sts = await _worker_sts(api, ns, LEADER)
+            assert sts["spec"]["template"]["spec"].get("nodeSelector") == {TOPOLOGY_KEY: "pool-a"}
+            annotations = sts["spec"]["template"]["metadata"]["annotations"]
+            assert annotations[c.ANNOTATION_EXCLUSIVE_TOPOLOGY] == TOPOLOGY_KEY
+            return True
+
+        await eventually(pinned)
+        await api.delete(PODS, ns, f"{NAME}-1")
+        await kubelet.create_leader_pods(api, lws, 1, 2, node_name=bare)
+
+        async def not_created() -> bool:
+            return f"{NAME}-1" not in await _worker_sts_names(api, ns)
+
+        await consistently(not_created)
+    finally:
+        for name in (node, bare):
+            await api.delete(NODES, None, name)
+
+
+async def unique_per_replica_worker_service(api: KubeClient, ns: str) -> None:
+    async def check() -> bool:
+        for i in range(2):
+            sts = await _worker_sts(api, ns, f"{NAME}-{i}")
+            assert sts["spec"]["serviceName"] == f"{NAME}-{i}", sts["spec"]["serviceName"]
+            address = sts["spec"]["template"]["metadata"]["annotations"][c.ANNOTATION_LEADER_ADDRESS]
+            assert address == f"{NAME}-{i}.{NAME}-{i}.{ns}", address
+        return True
+
+    await eventually(check)
+
+
+async def tpu_leader_marks_workers(api: KubeClient, ns: str) -> None:
+    async def check() -> bool:
+        sts = await _worker_sts(api, ns, LEADER)
+        annotations = sts["spec"]["template"]["metadata"]["annotations"]
+        assert annotations.get(c.ANNOTATION_LEADER_REQUESTS_TPUS) == "true", annotations
+        assert sts["metadata"]["labels"][c.LABEL_ROLE] == c.ROLE_WORKER
+        return True
+
+    await eventually(check)
+
+
+def _tpu_leader(b: LeaderWorkerSetBuilder) -> LeaderWorkerSetBuilder:
+    return b.replicas(1).leader_resources({"google.com/tpu": "4"})
+
+
 CASES = [
     pytest.param(
         Case(lambda b: b.restart_policy(c.RESTART_POLICY_NONE).replicas(1).size(4), none_policy_keeps_group),
@@ -334,6 +408,15 @@ CASES = [
         Case(lambda b: b.replicas(4).startup_policy(c.STARTUP_POLICY_LEADER_CREATED), leader_created_startup),
         id="create a leaderworkerset with spec.startupPolicy=LeaderCreated",
     ),
+    pytest.param(
+        Case(lambda b: b.exclusive_placement(TOPOLOGY_KEY), exclusive_placement_pins_workers),
+        id="(ours) exclusive placement pins workers to the leader's topology domain",
+    ),
+    pytest.param(
+        Case(lambda b: b.subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA), unique_per_replica_worker_service),
+        id="(ours) UniquePerReplica workers use the leader's own service and address",
+    ),
+    pytest.param(Case(_tpu_leader, tpu_leader_marks_workers), id="(ours) a TPU leader marks its workers"),
 ]
 
 

@@ -348,3 +348,29 @@ async def test_revision_stores_the_hashed_bytes(api: KubeClient, ns: str) -> Non
     assert b'"data":' + patch in response.content, response.content[:600]
     assert revisions[0]["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] == hash_patch(patch)
     assert name == f"{NAME}-{hash_patch(patch)}-1"
+
+
+async def test_creation_is_announced_once(api: KubeClient, ns: str) -> None:
+    """Reconciles that run before the watch shows our own writes must not redo them: one revision,
+    one leader StatefulSet creation, one worker StatefulSet per leader (no event series either)."""
+    lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).obj())
+    await kubelet.create_leader_pods(api, lws, 0, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await expect.expect_progressing(api, ns)
+
+    async def announced_once(reason: str, note: str) -> None:
+        await expect.expect_event(api, ns, reason, note)  # events are written asynchronously
+        events = [e for e in await expect.events_with(api, ns, reason) if e["note"] == note]
+        assert len(events) == 1, events
+        assert events[0].get("series") is None, events
+
+    await announced_once(c.EVENT_GROUPS_PROGRESSING, f"Created leader statefulset {NAME}")
+    for i in range(2):
+        await announced_once(
+            c.EVENT_GROUPS_PROGRESSING, f"Created worker statefulset for leader pod {NAME}-{i}"
+        )
+    key = kubelet.current_revision_key(lws)
+    await announced_once(
+        c.EVENT_CREATING_REVISION, f"Creating revision with key {key} for a newly created LeaderWorkerSet"
+    )
+    await expect.expect_revisions(api, ns, 1)
