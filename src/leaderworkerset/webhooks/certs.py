@@ -248,6 +248,17 @@ def write_cert_dir(cert_dir: Path, artifacts: CertArtifacts) -> bool:
     return changed
 
 
+def with_trusted(ca_bundle: bytes, configuration: Obj) -> bytes:
+    """`ca_bundle` followed by the CAs the configuration's webhooks trust now (each once)."""
+    bundle = ca_bundle
+    for webhook in configuration.get("webhooks") or []:
+        encoded = (webhook.get("clientConfig") or {}).get("caBundle")
+        previous = base64.b64decode(encoded) if isinstance(encoded, str) else b""
+        if previous and previous not in bundle:
+            bundle += previous
+    return bundle
+
+
 # ---- I/O: the Secret, the cert dir and the caBundle of our webhook configurations ---------------
 
 SECRETS = ResourceRef("", "v1", "Secret", "secrets")
@@ -284,9 +295,15 @@ class CertManager:
         self.artifacts: CertArtifacts | None = None
 
     async def reconcile(self) -> CertArtifacts:
+        """Secret, caBundles, then the cert dir. A new CA is trusted before a certificate it signed
+        is served, and the old CA stays trusted while the old certificate may still be served: the
+        pass that writes a new pair adds its CA to the bundles, the next pass (the pair already in
+        place) leaves only the current CA."""
         artifacts = await self._ensure_secret()
+        served = self._config.cert_dir / c.TLS_CERT_FILE
+        rotating = served.exists() and served.read_bytes() != artifacts.cert
+        await self._inject(artifacts.ca_cert, keep_trusted=rotating)
         write_cert_dir(self._config.cert_dir, artifacts)
-        await self._inject(artifacts.ca_cert)
         self.artifacts = artifacts
         return artifacts
 
@@ -340,7 +357,7 @@ class CertManager:
             return
         await self._client.update(SECRETS, {**secret, "data": artifacts.to_secret_data()})
 
-    async def _inject(self, ca_bundle: bytes) -> None:
+    async def _inject(self, ca_bundle: bytes, keep_trusted: bool = False) -> None:
         for ref in (MUTATING_CONFIGURATIONS, VALIDATING_CONFIGURATIONS):
             for name in self._config.configuration_names:
                 try:
@@ -349,6 +366,7 @@ class CertManager:
                     if is_not_found(err):
                         continue
                     raise
-                wanted = inject_ca_bundle(current, ca_bundle)
+                bundle = with_trusted(ca_bundle, current) if keep_trusted else ca_bundle
+                wanted = inject_ca_bundle(current, bundle)
                 if wanted != current:
                     await self._client.update(ref, wanted)
