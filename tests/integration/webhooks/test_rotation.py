@@ -1,0 +1,231 @@
+"""Certificate rotation under load: no admission request fails (spec §4.4).
+
+The CertManager keeps the serving pair in a Secret and the cert dir, and the server reloads the
+files it serves (polling every second, as in production). Here the real kube-apiserver keeps
+creating pods through our pod webhooks (300 creates, 4 in flight) while the manager renews the
+certificate because its renewal window says it is about to expire: first the serving certificate
+under the same CA, then the CA itself (which also rewrites the caBundles). Every create must
+succeed and be mutated, and afterwards a new TLS handshake gets the new certificate.
+
+A CA rotation used to fail 58 of the 200 creates that followed it: the caBundle switched to the
+new CA while the old certificate was still served. The manager now adds the new CA to the bundle
+before the new pair is written and drops the old CA on its next pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import datetime as dt
+import ssl
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError
+from leaderworkerset.runtime.resources import NAMESPACES, PODS
+from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks.configurations import render_for_url
+from leaderworkerset.webhooks.server import WebhookServer
+from tests.integration.webhooks.conftest import REFS
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.cluster
+Obj = dict[str, Any]
+
+TOTAL_CREATES = 300
+ROTATE_AFTER = 100
+CONCURRENCY = 4
+SELECTOR_LABEL = "rotation.leaderworkerset.test/namespace"
+
+
+@dataclass
+class Rig:
+    """Our server on 127.0.0.1, its CertManager, and webhook configurations for one namespace."""
+
+    client: KubeClient
+    namespace: str
+    config: certs.CertConfig
+    manager: certs.CertManager
+    server: WebhookServer
+    names: tuple[str, ...]
+
+
+async def _register(client: KubeClient, namespace: str, port: int, ca: bytes, suffix: str) -> list[Obj]:
+    configurations = render_for_url("127.0.0.1", port, ca)
+    for configuration in configurations:
+        configuration["metadata"]["name"] += f"-rotation-{suffix}"
+        for webhook in configuration["webhooks"]:
+            webhook["namespaceSelector"] = {"matchLabels": {SELECTOR_LABEL: namespace}}
+            webhook["timeoutSeconds"] = 10
+        await client.create(REFS[configuration["kind"]], configuration)
+    return configurations
+
+
+@pytest.fixture
+async def rig(webhook_client: KubeClient, namespace: str, tmp_path: Path) -> AsyncIterator[Rig]:
+    suffix = uuid.uuid4().hex[:6]
+    names = (
+        f"{c.MUTATING_WEBHOOK_CONFIGURATION_NAME}-rotation-{suffix}",
+        f"{c.VALIDATING_WEBHOOK_CONFIGURATION_NAME}-rotation-{suffix}",
+    )
+    config = certs.CertConfig(
+        namespace=namespace,
+        secret_name="webhook-cert",
+        cert_dir=tmp_path,
+        ip_addresses=("127.0.0.1",),
+        configuration_names=names,
+    )
+    manager = certs.CertManager(webhook_client, config)
+    artifacts = await manager.reconcile()
+    server = WebhookServer(tmp_path, host="127.0.0.1", port=0)  # the production reload interval
+    await server.start()
+    configurations = await _register(webhook_client, namespace, server.port, artifacts.ca_cert, suffix)
+    await webhook_client.merge_patch(
+        NAMESPACES, None, namespace, {"metadata": {"labels": {SELECTOR_LABEL: namespace}}}
+    )
+    rig = Rig(webhook_client, namespace, config, manager, server, names)
+    await eventually(lambda: mutated(rig, "probe-0"), message="webhooks not called by the API server")
+    yield rig
+    for configuration in configurations:
+        with contextlib.suppress(ApiStatusError):
+            await webhook_client.delete(REFS[configuration["kind"]], None, configuration["metadata"]["name"])
+    await server.stop()
+
+
+def lws_pod(namespace: str, name: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {c.LABEL_SET_NAME: "sample", c.LABEL_WORKER_INDEX: "0"},
+            "annotations": {c.ANNOTATION_SIZE: "1"},
+        },
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+    }
+
+
+async def mutated(rig: Rig, name: str) -> bool:
+    """Create a leader pod; True when our pod webhook labelled it."""
+    created = await rig.client.create(PODS, lws_pod(rig.namespace, name))
+    return c.LABEL_GROUP_KEY in created["metadata"]["labels"]
+
+
+async def served_certificate(port: int, ca: bytes) -> bytes:
+    """The certificate a new TLS handshake with our server presents (DER)."""
+    context = ssl.create_default_context(cadata=ca.decode())
+    _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
+    try:
+        ssl_object = writer.get_extra_info("ssl_object")
+        der = ssl_object.getpeercert(binary_form=True)
+        assert der is not None
+        return bytes(der)
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError, ssl.SSLError):
+            await writer.wait_closed()
+
+
+def der(pem: bytes) -> bytes:
+    return x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
+
+
+@dataclass
+class Load:
+    """A bounded stream of pod creates through the webhooks, a few in flight at a time."""
+
+    rig: Rig
+    total: int
+    completed: int = 0
+    failures: list[str] = field(default_factory=list)
+    _next: int = 0
+
+    async def worker(self) -> None:
+        while self._next < self.total:
+            index = self._next
+            self._next += 1
+            try:
+                if not await mutated(self.rig, f"load-{index}"):
+                    self.failures.append(f"load-{index}: not mutated")
+            except ApiStatusError as err:
+                self.failures.append(f"load-{index}: {err.status.message}")
+            self.completed += 1
+
+    async def run(self) -> None:
+        await asyncio.gather(*(self.worker() for _ in range(CONCURRENCY)))
+
+
+async def rotate_under_load(rig: Rig, renew_before: dt.timedelta) -> tuple[Load, certs.CertArtifacts, int]:
+    """Run the load; after ROTATE_AFTER creates, reconcile with a renewal window longer than the
+    validity (so the certificate counts as expiring now). Returns the load, the new artifacts and
+    how many creates had completed when the new certificate was first served."""
+    load = Load(rig, TOTAL_CREATES)
+    running = asyncio.create_task(load.run())
+    await eventually(lambda: load.completed >= ROTATE_AFTER, message="load did not start")
+    expiring = replace(rig.config, renew_before=renew_before)
+    renewed = await certs.CertManager(rig.client, expiring).reconcile()
+    await eventually(lambda: _serves(rig, renewed), message="the renewed certificate is not served")
+    served_at = load.completed
+    await running
+    return load, renewed, served_at
+
+
+async def _serves(rig: Rig, artifacts: certs.CertArtifacts) -> bool:
+    """Whether a new handshake presents `artifacts.cert` (an untrusted older one counts as no)."""
+    try:
+        return await served_certificate(rig.server.port, artifacts.ca_cert) == der(artifacts.cert)
+    except ssl.SSLCertVerificationError:
+        return False
+
+
+async def ca_bundles(rig: Rig) -> set[str]:
+    bundles = set()
+    for ref, name in zip(
+        (certs.MUTATING_CONFIGURATIONS, certs.VALIDATING_CONFIGURATIONS), rig.names, strict=True
+    ):
+        configuration = await rig.client.get(ref, None, name)
+        bundles |= {hook["clientConfig"]["caBundle"] for hook in configuration["webhooks"]}
+    return bundles
+
+
+async def test_serving_certificate_renewal_fails_no_admission(rig: Rig) -> None:
+    first = rig.manager.artifacts
+    assert first is not None
+
+    load, renewed, served_at = await rotate_under_load(rig, certs.SERVING_VALIDITY + dt.timedelta(days=1))
+
+    assert load.failures == []
+    assert load.completed == TOTAL_CREATES
+    assert served_at < TOTAL_CREATES, "no request was admitted after the new certificate was served"
+    assert (renewed.ca_cert, renewed.cert != first.cert) == (first.ca_cert, True)
+    assert await _serves(rig, renewed)
+    assert await ca_bundles(rig) == {base64.b64encode(first.ca_cert).decode()}
+
+
+async def test_ca_rotation_fails_no_admission(rig: Rig) -> None:
+    first = rig.manager.artifacts
+    assert first is not None
+
+    load, renewed, served_at = await rotate_under_load(rig, certs.CA_VALIDITY + dt.timedelta(days=1))
+
+    assert load.failures == []
+    assert load.completed == TOTAL_CREATES
+    assert served_at < TOTAL_CREATES, "no request was admitted after the new certificate was served"
+    assert renewed.ca_cert != first.ca_cert
+    assert await _serves(rig, renewed)
+    # The rotating pass trusted both CAs; the next pass drops the old one.
+    assert await ca_bundles(rig) == {base64.b64encode(renewed.ca_cert + first.ca_cert).decode()}
+    await rig.manager.reconcile()
+    assert await ca_bundles(rig) == {base64.b64encode(renewed.ca_cert).decode()}
+    assert await mutated(rig, "after-rotation-0")
