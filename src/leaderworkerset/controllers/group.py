@@ -37,6 +37,7 @@ from leaderworkerset.core.restart import (
     FOREGROUND,
     MISSING_REVISION_REQUEUE_SECONDS,
     RestartAction,
+    RestartDecision,
     WorkerGate,
     check_group_pod,
     decide_restart,
@@ -101,8 +102,7 @@ class GroupReconciler:
 
     # ----- reconcile ----------------------------------------------------------------------------
     async def reconcile(self, key: ObjectKey) -> Result | None:
-        for snapshot in self._snapshots.pop(key, []):
-            await self._restart_policy(snapshot)
+        await self._replay_deletions(key)
         pod = self._informers.pod(key.namespace, key.name)
         if pod is None:
             return None
@@ -115,6 +115,17 @@ class GroupReconciler:
         if not is_leader_pod(pod):
             return None
         return await self._reconcile_leader(pod, lws)
+
+    async def _replay_deletions(self, key: ObjectKey) -> None:
+        """Apply the restart policy to each deletion snapshot; a failed one is kept for the retry."""
+        pending = self._snapshots.pop(key, [])
+        while pending:
+            try:
+                await self._restart_policy(pending[0])
+            except Exception:
+                self._snapshots[key] = [*pending, *self._snapshots.get(key, [])]
+                raise
+            pending.pop(0)
 
     def _lws_of(self, pod: Obj) -> Obj | None:
         lws = self._informers.lws.store.get(ObjectKey(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME]))
@@ -147,14 +158,17 @@ class GroupReconciler:
             owner_statefulset=owner_sts,
         )
         if decision.action is RestartAction.DELETE_LEADER:
-            await self._delete_leader(lws, namespace, decision.leader_name, decision.leader_uid, decision)
+            await self._delete_leader(lws, namespace, decision)
         return decision.stop
 
-    async def _delete_leader(self, lws: Obj, namespace: str, name: str, uid: str, decision: Any) -> None:
+    async def _delete_leader(self, lws: Obj, namespace: str, decision: RestartDecision) -> None:
+        """Foreground deletion (workers go first), preconditioned on the leader's UID so a
+        same-name replacement is never hit; at most once per leader incarnation."""
+        uid = decision.leader_uid
         if uid in self._deleted_leaders:
             return  # already deleted by us; the cache has not caught up yet
         try:
-            await self._client.delete(PODS, namespace, name, propagation=FOREGROUND, uid=uid)
+            await self._client.delete(PODS, namespace, decision.leader_name, propagation=FOREGROUND, uid=uid)
         except Exception as err:
             # Gone, or replaced by a same-name leader (UID precondition): nothing left to restart.
             if is_not_found(err) or is_conflict(err):
