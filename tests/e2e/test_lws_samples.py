@@ -1,0 +1,114 @@
+"""Every LeaderWorkerSet in upstream's samples/ and examples/ reaches Available, applied unchanged
+(only placed in a fresh namespace) on a cluster sized for them (`samples_env`).
+
+Objects of other kinds in those files are not applied, except the ServiceAccounts a LeaderWorkerSet
+runs its pods as (tensorrt-llm_rbac.yaml): without them the StatefulSets cannot create pods.
+The Volcano example names `schedulerName: volcano`; no Volcano scheduler runs here, so its pods are
+created (webhook and controllers did their part) and wait to be scheduled — that is asserted instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS, ResourceRef
+from tests.e2e.conftest import SamplesEnv
+from tests.e2e.test_lws_journeys import expect_available, expect_valid_pods
+from tests.integration.controllers.expect import expect_valid_worker_statefulsets
+from tests.support.wait import consistently, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
+UPSTREAM = Path("/work/shared/upstream")
+SERVICE_ACCOUNTS = ResourceRef("", "v1", "ServiceAccount", "serviceaccounts")
+
+
+def documents() -> Iterator[tuple[str, Obj]]:
+    for folder in ("samples", "examples"):
+        for path in sorted((UPSTREAM / folder).glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if doc:
+                    yield f"{folder}/{path.name}", doc
+
+
+def leaderworkersets() -> list[Any]:
+    return [
+        pytest.param(doc, id=f"{source}:{doc['metadata']['name']}")
+        for source, doc in documents()
+        if doc.get("kind") == c.LWS_KIND
+    ]
+
+
+def pod_templates(lws: Obj) -> list[Obj]:
+    lwt = lws["spec"]["leaderWorkerTemplate"]
+    return [t for t in (lwt.get("leaderTemplate"), lwt["workerTemplate"]) if t]
+
+
+def service_accounts_for(lws: Obj) -> list[Obj]:
+    wanted = {t["spec"].get("serviceAccountName") for t in pod_templates(lws)} - {None}
+    return [
+        doc
+        for _, doc in documents()
+        if doc.get("kind") == "ServiceAccount" and doc["metadata"]["name"] in wanted
+    ]
+
+
+def scheduler_names(lws: Obj) -> set[str]:
+    return {t["spec"].get("schedulerName", "default-scheduler") for t in pod_templates(lws)}
+
+
+@pytest.fixture
+async def sample_ns(samples_env: SamplesEnv, request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    name = f"sample-{uuid.uuid4().hex[:8]}"
+    await samples_env.api.create(
+        NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    )
+    yield name
+    await samples_env.api.delete(NAMESPACES, None, name)
+
+
+@pytest.mark.parametrize("sample", leaderworkersets())
+async def test_upstream_sample_reaches_available(
+    samples_env: SamplesEnv, sample_ns: str, sample: Obj
+) -> None:
+    api, ns = samples_env.api, sample_ns
+    lws = copy.deepcopy(sample)
+    lws["metadata"]["namespace"] = ns
+    name = lws["metadata"]["name"]
+    replicas, size = lws["spec"].get("replicas", 1), lws["spec"]["leaderWorkerTemplate"].get("size", 1)
+    for account in service_accounts_for(lws):
+        await api.create(
+            SERVICE_ACCOUNTS, {**account, "metadata": {**account["metadata"], "namespace": ns}}, ns
+        )
+
+    await api.create(LEADERWORKERSETS, lws, ns)
+
+    if scheduler_names(lws) != {"default-scheduler"}:
+        await expect_pods_wait_for_their_scheduler(api, ns, name, replicas)
+        return
+    await expect_available(api, ns, replicas, name)
+    await expect_valid_worker_statefulsets(api, ns, name=name)
+    await expect_valid_pods(api, ns, replicas, size, name)
+
+
+async def expect_pods_wait_for_their_scheduler(api: Any, ns: str, name: str, replicas: int) -> None:
+    async def leaders_created() -> bool:
+        pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        assert len(pods) == replicas, f"{len(pods)} leader pods, want {replicas}"
+        return True
+
+    async def unscheduled() -> bool:
+        pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        return all(not p["spec"].get("nodeName") and p["status"].get("phase") == "Pending" for p in pods)
+
+    await eventually(leaders_created)
+    await consistently(unscheduled)
