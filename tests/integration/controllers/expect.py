@@ -199,9 +199,16 @@ async def expect_partition(api: KubeClient, ns: str, partition: int, name: str =
     await eventually(check)
 
 
+def _lws_revision(revision: Obj) -> bool:
+    """Ours: controlled by the LWS, or orphaned (a StatefulSet's own revisions copy our labels)."""
+    controllers = [r for r in revision["metadata"].get("ownerReferences") or [] if r.get("controller")]
+    return all(r["kind"] == c.LWS_KIND for r in controllers)
+
+
 async def expect_revisions(api: KubeClient, ns: str, count: int, name: str = NAME) -> list[Obj]:
     async def check() -> list[Obj]:
-        revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        listed = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        revisions = [r for r in listed if _lws_revision(r)]
         _check(len(revisions) == count, f"{len(revisions)} revisions, want {count}")
         return revisions
 

@@ -31,6 +31,7 @@ from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.controllers import expect
+from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import LONG_TIMEOUT, eventually
 
@@ -152,7 +153,10 @@ async def test_lws_becomes_available_and_recovers_a_group(
     )
 
     async def group_replaced() -> bool:
-        leader = await full_api.get(PODS, ns, f"{NAME}-1")
+        try:
+            leader = await full_api.get(PODS, ns, f"{NAME}-1")
+        except ApiStatusError as err:
+            raise AssertionError(str(err)) from err  # between deletion and re-creation
         return bool(leader["metadata"]["uid"] != leader_uid)
 
     await eventually(group_replaced, timeout=LONG_TIMEOUT)
@@ -166,3 +170,37 @@ async def test_lws_becomes_available_and_recovers_a_group(
     await expect.expect_available(full_api, ns)
     assert (await full_api.get(PODS, ns, f"{NAME}-0"))["metadata"]["uid"] == untouched_uid
     assert len(await expect.events_with(full_api, ns, c.EVENT_RECREATE_GROUP)) == 1
+
+
+async def test_rolling_update_with_surge_replaces_every_group(
+    full_api: KubeClient, e2e_namespace: str
+) -> None:
+    """A template change rolls through the real StatefulSet controller: every group ends on the new
+    revision, the surge group is reclaimed, and the old revision is deleted."""
+    ns = e2e_namespace
+    lws = LeaderWorkerSetBuilder(ns).replicas(3).size(2).max_surge(1).obj()
+    for template in ("leaderTemplate", "workerTemplate"):
+        container = lws["spec"]["leaderWorkerTemplate"][template]["spec"]["containers"][0]
+        container["resources"] = {"requests": {"cpu": "100m"}}
+    await full_api.create(LEADERWORKERSETS, lws)
+    await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
+    await expect.expect_available(full_api, ns)
+
+    def new_image(obj: dict[str, Any]) -> None:
+        worker = obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+        worker["image"] = "docker.io/nginxinc/nginx-unprivileged:1.28"
+
+    updated = await kubelet.update_lws(full_api, ns, NAME, new_image)
+    key = kubelet.current_revision_key(updated)
+
+    async def all_on_new_revision() -> bool:
+        pods = await _all_ready(full_api, ns, 6)
+        keys = {p["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] for p in pods}
+        assert keys == {key}, keys
+        return True
+
+    await eventually(all_on_new_revision, timeout=LONG_TIMEOUT)
+    await expect.expect_available(full_api, ns)
+    await expect.expect_valid_leader_statefulset(full_api, ns, 3)
+    await expect.expect_revisions(full_api, ns, 1)
+    await expect.expect_event(full_api, ns, c.EVENT_GROUPS_PROGRESSING, f"deleting surge replica {NAME}-3")
