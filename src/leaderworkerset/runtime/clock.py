@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -28,10 +29,10 @@ class Clock(Protocol):
 
 
 class RealClock:
-    """The running event loop's monotonic clock."""
+    """The monotonic clock the event loop also uses (usable outside the loop, e.g. by a metrics scrape)."""
 
     def now(self) -> float:
-        return asyncio.get_running_loop().time()
+        return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(seconds, 0.0))

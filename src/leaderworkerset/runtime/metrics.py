@@ -32,6 +32,8 @@ class WorkQueueMetrics:
     queue_duration: Histogram
     work_duration: Histogram
     retries: Counter
+    unfinished_work: Gauge
+    longest_running: Gauge
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,20 @@ def _workqueue_metrics(registry: CollectorRegistry) -> WorkQueueMetrics:
         ),
         retries=Counter(
             "workqueue_retries", "Total number of retries handled by workqueue", labels, registry=registry
+        ),
+        unfinished_work=Gauge(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed by "
+            "work_duration. Large values indicate stuck threads. One can deduce the number of stuck "
+            "threads by observing the rate at which this increases.",
+            labels,
+            registry=registry,
+        ),
+        longest_running=Gauge(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.",
+            labels,
+            registry=registry,
         ),
     )
 

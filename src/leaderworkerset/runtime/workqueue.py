@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from leaderworkerset.runtime.clock import Clock, RealClock, TimerHandle
@@ -38,6 +38,14 @@ class _QueueMetrics:
             self._retries = metrics.retries.labels(*labels)
             self._queue_duration = metrics.queue_duration.labels(*labels)
             self._work_duration = metrics.work_duration.labels(*labels)
+            self._unfinished = metrics.unfinished_work.labels(*labels)
+            self._longest = metrics.longest_running.labels(*labels)
+
+    def track_in_flight(self, unfinished: Callable[[], float], longest: Callable[[], float]) -> None:
+        """Gauges computed at scrape time from the keys being processed (client-go polls them)."""
+        if self._on:
+            self._unfinished.set_function(unfinished)
+            self._longest.set_function(longest)
 
     def depth(self, value: int) -> None:
         if self._on:
@@ -85,6 +93,7 @@ class WorkQueue(Generic[K]):
         self._getters: deque[asyncio.Future[None]] = deque()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._metrics.track_in_flight(self._unfinished_seconds, self._longest_running_seconds)
 
     # ----- inspection -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -99,6 +108,14 @@ class WorkQueue(Generic[K]):
 
     def waiting_count(self) -> int:
         return len(self._waiting)
+
+    def _unfinished_seconds(self) -> float:
+        now = self._clock.now()
+        return sum(now - started for started in self._started_at.values())
+
+    def _longest_running_seconds(self) -> float:
+        now = self._clock.now()
+        return max((now - started for started in self._started_at.values()), default=0.0)
 
     # ----- adding -------------------------------------------------------------------------------
     def add(self, key: K) -> None:

@@ -209,3 +209,12 @@ async def test_metrics_follow_controller_runtime_names() -> None:
     assert sample("workqueue_retries_total") == 1
     assert sample("workqueue_queue_duration_seconds_sum") == pytest.approx(2.0)
     assert sample("workqueue_work_duration_seconds_sum") == pytest.approx(3.0)
+    assert sample("workqueue_unfinished_work_seconds") == 0
+    clock.advance(0.005)  # "c" comes back from its backoff
+    await queue.get()
+    clock.advance(4.0)
+    await queue.get()
+    clock.advance(1.0)
+    # Two keys in flight for 5 s and 1 s.
+    assert sample("workqueue_unfinished_work_seconds") == pytest.approx(6.0)
+    assert sample("workqueue_longest_running_processor_seconds") == pytest.approx(5.0)
