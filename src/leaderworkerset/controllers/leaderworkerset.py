@@ -133,13 +133,16 @@ class LeaderWorkerSetReconciler:
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
         self.recent_revisions = RecentRevisions()
+        self._skipped_hash: set[ObjectKey] = set()
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)
         if lws is None or is_deleting(lws):
             return None  # children go away through garbage collection
         if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-            log.info("Hash group identity is not handled by this controller yet; skipping")
+            if key not in self._skipped_hash:  # say it once per set, not on every event
+                self._skipped_hash.add(key)
+                log.warning("Hash group identity is not handled by this controller yet; skipping")
             return None
         leader_sts = self._leader_statefulset(key)
         if leader_sts is not None and is_deleting(leader_sts):
