@@ -77,6 +77,9 @@ class ReflectorOptions:
     initial_backoff: float = 0.8
     max_backoff: float = 30.0
     backoff_reset_after: float = 60.0
+    # controller-runtime's default SyncPeriod: every cached object is redelivered as an update this
+    # often, so a reconcile that silently missed something converges anyway. None disables it.
+    resync_period: float | None = 10 * 3600.0
 
 
 class _RVOnly(msgspec.Struct):
@@ -136,6 +139,12 @@ class Informer(Generic[T]):
 
     async def run(self) -> None:
         """Run until cancelled."""
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self._list_and_watch())
+            if self._opts.resync_period:
+                group.create_task(self._resync_loop(self._opts.resync_period))
+
+    async def _list_and_watch(self) -> None:
         while True:
             try:
                 await self._list_and_replace()
@@ -144,6 +153,13 @@ class Informer(Generic[T]):
                 raise
             except Exception as exc:  # any failure is retried after backoff
                 await self._back_off(exc)
+
+    async def _resync_loop(self, period: float) -> None:
+        while True:
+            await self._clock.sleep(period)
+            if self.has_synced():
+                for obj in self.store:
+                    self._notify(obj, obj)
 
     # ----- list -----------------------------------------------------------------------------------
     async def _list_and_replace(self) -> None:

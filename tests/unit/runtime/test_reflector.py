@@ -12,7 +12,7 @@ from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import POD_CODEC, Pod
-from leaderworkerset.runtime.reflector import FuncHandler, Informer
+from leaderworkerset.runtime.reflector import FuncHandler, Informer, ReflectorOptions
 from leaderworkerset.runtime.store import Store
 from tests.unit.runtime.builders import bookmark, error_event, event, list_body, obj
 from tests.unit.runtime.fakes import FakeListerWatcher, settle
@@ -218,5 +218,26 @@ async def test_undecodable_objects_are_skipped_not_retried_forever(
     assert sorted(k.name for k in informer.store.keys()) == ["a", "b"]  # noqa: SIM118
     assert lw.list_calls == 1
     assert lw.watch_rvs == ["10", "12"]
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_resync_redelivers_cached_objects_as_updates(
+    lw: FakeListerWatcher, clock: FakeClock, recorder: Recorder
+) -> None:
+    lw.lists.append([list_body([obj("a")], rv="5")])
+    informer: Informer[Obj] = Informer(
+        "pods", lw, Store(DictCodec()), clock=clock, options=ReflectorOptions(resync_period=60.0)
+    )
+    informer.add_handler(recorder.handler())
+    task = asyncio.create_task(informer.run())
+    await asyncio.wait_for(lw.blocked.wait(), 1)
+    clock.advance(59.0)
+    await settle()
+    assert recorder.events == ["add a"]
+    clock.advance(1.0)
+    await settle()
+    assert recorder.events == ["add a", "update a 1->1"]
+    assert lw.list_calls == 1, "a resync replays the cache; it does not list again"
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
