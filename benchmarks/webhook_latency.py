@@ -263,17 +263,20 @@ async def paced(call: Callable[[int], Awaitable[bool]], count: int, rate: float,
 
 
 @contextlib.asynccontextmanager
-async def cluster_client(kubeconfig: str | None) -> AsyncIterator[KubeClient]:
+async def cluster_client(kubeconfig: str | None) -> AsyncIterator[tuple[KubeClient, list[int]]]:
+    """A client, and the pids of kube-apiserver and etcd when we started the cluster ourselves."""
     cluster = None
+    pids: list[int] = []
     if kubeconfig is None:
         workdir = Path(tempfile.mkdtemp(prefix="lws-bench-webhook-"))
         cluster = LocalCluster("bench-webhook", workdir, build.ensure_binaries(),
                                ClusterOptions(shape="apiserver", die_with_parent=True))  # fmt: skip
         cluster.start()
         kubeconfig = str(cluster.kubeconfig)
+        pids = [cluster.state.pids["kube-apiserver"], cluster.state.pids["etcd"]]
     client = new_client(ClientOptions(kubeconfig=kubeconfig, qps=10_000, burst=10_000, timeout=60))
     try:
-        yield client
+        yield client, pids
     finally:
         await client.close()
         if cluster is not None:
@@ -320,6 +323,15 @@ def machine() -> str:
     return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, load average {load}"
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux /proc)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
@@ -328,7 +340,7 @@ async def run(args: argparse.Namespace) -> None:
     cert_dir = Path(tempfile.mkdtemp(prefix="lws-bench-certs-"))
     artifacts = certs.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
     certs.write_cert_dir(cert_dir, artifacts)
-    async with cluster_client(args.kubeconfig) as client:
+    async with cluster_client(args.kubeconfig) as (client, pids):
         namespace = f"bench-webhook-{uuid.uuid4().hex[:6]}"
         body = {"metadata": {"name": namespace, "labels": {SELECTOR_LABEL: namespace}}}
         await client.create(NAMESPACES, body)
@@ -336,13 +348,18 @@ async def run(args: argparse.Namespace) -> None:
             with child_server(cert_dir) as server:
                 async with scoped_webhooks(client, namespace, server.port, artifacts.ca_cert):
                     await wait_until_called(client, namespace)
-                    await report(args, client, namespace, server, artifacts.ca_cert)
+                    await report(args, client, namespace, server, artifacts.ca_cert, pids)
         finally:
             await client.delete(NAMESPACES, None, namespace)
 
 
 async def report(
-    args: argparse.Namespace, client: KubeClient, namespace: str, server: ChildServer, ca: bytes
+    args: argparse.Namespace,
+    client: KubeClient,
+    namespace: str,
+    server: ChildServer,
+    ca: bytes,
+    control_plane: list[int],
 ) -> None:
     def make(prefix: str, lws: bool) -> Callable[[int], Obj]:
         return lambda i: pod(namespace, f"{prefix}-{i}", lws)
@@ -350,10 +367,13 @@ async def report(
     print(f"machine: {machine()}")
     print(f"rate {args.rate}/s, {args.count} pods per phase after {args.warmup} warm-up creates")
     await open_loop(client, make("warm", True), args.warmup, args.rate, args.max_seconds)
+    cpu = [cpu_seconds(control_plane)]
     baseline = await open_loop(client, make("plain", False), args.count, args.rate, args.max_seconds)
+    cpu.append(cpu_seconds(control_plane))
     before = server.snapshot()
     lws = await open_loop(client, make("bench", True), args.count, args.rate, args.max_seconds)
     after = server.snapshot()
+    cpu.append(cpu_seconds(control_plane))
     alone = await direct(server.port, ca, namespace, args.count, args.rate, args.max_seconds)
     end = server.snapshot()
 
@@ -376,6 +396,11 @@ async def report(
     for name, start, stop in (("through the API server", before, after), ("posted directly", after, end)):
         per_review = (stop.cpu_seconds - start.cpu_seconds) / (stop.all_requests() - start.all_requests())
         print(f"server process CPU per review, {name}: {ms(per_review)}")
+    if control_plane:
+        plain, hooked = (
+            (cpu[i + 1] - cpu[i]) / max(1, len(p.latencies)) for i, p in enumerate((baseline, lws))
+        )
+        print(f"kube-apiserver + etcd CPU per pod create: baseline {ms(plain)}, with webhooks {ms(hooked)}")
 
 
 def main() -> None:
