@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import ssl
 import tempfile
 from dataclasses import dataclass
 from dataclasses import replace as replace_dataclass
@@ -31,15 +30,13 @@ from msgspec.structs import replace
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
-from leaderworkerset.api.tls import parse_tls_options
+from leaderworkerset.runtime import settings as runtime_settings
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.logging import configure_logging
 from leaderworkerset.runtime.manager import Manager, ManagerOptions
 from leaderworkerset.runtime.resources import NAMESPACES
 
 log = structlog.get_logger("manager")
-
-SERVICE_ACCOUNT_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 @dataclass(frozen=True)
@@ -56,37 +53,12 @@ class Settings:
     max_concurrent_reconciles: int = 5
 
 
-def operator_namespace() -> str:
-    """The manager's own namespace: the service-account's when in a pod, else upstream's default."""
-    try:
-        return SERVICE_ACCOUNT_NAMESPACE_FILE.read_text().strip() or c.DEFAULT_NAMESPACE
-    except OSError:
-        return c.DEFAULT_NAMESPACE
-
-
-def _duration(text: str, default: float) -> float:
-    return api_config.parse_go_duration(text) if text else default
-
-
 def manager_options(settings: Settings) -> ManagerOptions:
-    cfg = settings.config
-    election = cfg.leader_election or api_config.LeaderElectionConfiguration()
-    tls = parse_tls_options(cfg.tls)
-    min_version = getattr(ssl.TLSVersion, tls.min_version) if tls and tls.min_version else None
-    return ManagerOptions(
-        health_probe_bind_address=cfg.health.health_probe_bind_address or c.DEFAULT_HEALTH_PROBE_BIND_ADDRESS,
-        liveness_endpoint=cfg.health.liveness_endpoint_name or c.DEFAULT_LIVENESS_ENDPOINT,
-        readiness_endpoint=cfg.health.readiness_endpoint_name or c.DEFAULT_READINESS_ENDPOINT,
-        metrics_bind_address=cfg.metrics.bind_address or c.DEFAULT_METRICS_BIND_ADDRESS,
-        metrics_secure=settings.metrics_secure,
-        tls_min_version=min_version,
-        leader_elect=bool(election.leader_elect) and settings.run_controllers,
-        election_namespace=election.resource_namespace or settings.namespace,
-        election_id=election.resource_name or c.DEFAULT_LEADER_ELECTION_ID,
-        lease_duration=_duration(election.lease_duration, 15.0),
-        renew_deadline=_duration(election.renew_deadline, 10.0),
-        retry_period=_duration(election.retry_period, 2.0),
+    """Runtime options from the merged Configuration; a webhooks-only replica never leads."""
+    options = runtime_settings.manager_options(
+        settings.config, metrics_secure=settings.metrics_secure, namespace=settings.namespace
     )
+    return replace_dataclass(options, leader_elect=options.leader_elect and settings.run_controllers)
 
 
 def webhook_options(cfg: api_config.Configuration) -> Any:
@@ -295,16 +267,10 @@ def manager(
         )
     # Upstream's deployment switches webhooks off with ENABLE_WEBHOOKS=false.
     webhooks_enabled = not disable_webhooks and os.environ.get(c.ENV_ENABLE_WEBHOOKS, "true") != "false"
-    client_cfg = cfg.client_connection or api_config.ClientConnection()
     settings = Settings(
         config=cfg,
-        client=ClientOptions(
-            kubeconfig=kubeconfig,
-            context=context,
-            qps=client_cfg.qps or c.DEFAULT_CLIENT_QPS,
-            burst=client_cfg.burst or c.DEFAULT_CLIENT_BURST,
-        ),
-        namespace=namespace or operator_namespace(),
+        client=replace_dataclass(runtime_settings.client_options(cfg, kubeconfig), context=context),
+        namespace=namespace or runtime_settings.operator_namespace(),
         run_controllers=not webhooks_only,
         run_webhooks=webhooks_enabled,
         webhook_url_host=webhook_url_host,
