@@ -9,13 +9,16 @@ configurations scoped to a fresh namespace, then creates pods open-loop at --rat
 
 1. baseline: pods without the `leaderworkerset.sigs.k8s.io/name` label (the objectSelector skips
    our webhooks), for the API server's own create latency;
-2. LWS pods: leader pods with the name label, so each create calls mpod.kb.io and vpod.kb.io.
+2. LWS pods: leader pods with the name label, so each create calls mpod.kb.io and vpod.kb.io;
+3. the same mutating AdmissionReview posted straight to our server (TLS, keep-alive).
 
 Reported: the handler time measured server-side by the server's
 `controller_runtime_webhook_latency_seconds` histogram (fine buckets here, quantiles interpolated
 as Prometheus' histogram_quantile does), and the client-observed end-to-end create latency, p50 and
-p99 each. Bounded by --count pods per phase and --max-seconds per phase; warm-up creates are not
-counted. Everything stays on 127.0.0.1; the cluster we started and the namespace are removed.
+p99 each; then the CPU time our server process spends per review, and (when the benchmark started
+the cluster) the CPU time kube-apiserver + etcd spend per pod create with and without the webhooks.
+Bounded by --count pods per phase and --max-seconds per phase; warm-up creates are not counted.
+Everything stays on 127.0.0.1; the cluster we started and the namespace are removed.
 """
 
 from __future__ import annotations
