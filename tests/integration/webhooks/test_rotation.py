@@ -229,3 +229,27 @@ async def test_ca_rotation_fails_no_admission(rig: Rig) -> None:
     await rig.manager.reconcile()
     assert await ca_bundles(rig) == {base64.b64encode(renewed.ca_cert).decode()}
     assert await mutated(rig, "after-rotation-0")
+
+
+async def test_a_half_written_pair_keeps_the_old_certificate_served(tmp_path: Path) -> None:
+    """A writer that replaces tls.key and tls.crt one after the other (not atomically, unlike a
+    Secret volume) can be caught in between by a poll: that pair is skipped, not half-loaded."""
+    config = certs.CertConfig(ip_addresses=("127.0.0.1",), cert_dir=tmp_path)
+    first = certs.generate(config, certs.utc_now())
+    certs.write_cert_dir(tmp_path, first)
+    server = WebhookServer(tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
+    await server.start()
+    try:
+        assert server.reloader is not None
+        expiring = replace(config, renew_before=certs.SERVING_VALIDITY + dt.timedelta(days=1))
+        second, _ = certs.ensure(first, expiring, certs.utc_now())
+
+        (tmp_path / c.TLS_KEY_FILE).write_bytes(second.key)
+        assert not server.reloader.reload_if_changed()
+        assert await served_certificate(server.port, first.ca_cert) == der(first.cert)
+
+        (tmp_path / c.TLS_CERT_FILE).write_bytes(second.cert)
+        assert server.reloader.reload_if_changed()
+        assert await served_certificate(server.port, first.ca_cert) == der(second.cert)
+    finally:
+        await server.stop()
