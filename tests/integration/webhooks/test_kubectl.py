@@ -2,13 +2,17 @@
 
 The real kubectl (v1.37.2) talks to the real kube-apiserver, which calls our webhook server over
 TLS. A rejected object prints `Error from server (Forbidden): ...` followed by upstream's message
-exactly: the webhook name, "denied the request", and the Go-rendered field errors.
+exactly: the webhook name, "denied the request", and the Go-rendered field errors. The last test
+runs the webhooks as users do locally, in an `lws manager --webhook-url-host 127.0.0.1` process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +21,11 @@ import pytest
 import yaml
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster.cluster import LocalCluster, free_port
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError
+from leaderworkerset.webhooks import certs
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.cluster
 Obj = dict[str, Any]
@@ -221,3 +229,50 @@ async def test_reapply_changing_subgroup_size_is_denied_as_immutable(
 async def test_dry_run_server_goes_through_the_webhooks(kubectl: Kubectl, webhook_namespace: str) -> None:
     result = await kubectl.apply(manifest(webhook_namespace, "2cube"), "--dry-run=server")
     assert result.stderr == ON_CREATE + f'metadata.name: Invalid value: "2cube": {DNS1035}\n'
+
+
+# ---- the same through the `lws manager` process in local dev URL mode ---------------------------
+
+
+@pytest.fixture
+async def manager_webhooks(
+    apiserver_cluster: LocalCluster, webhook_client: KubeClient, lws_crds: list[str], tmp_path: Path
+) -> AsyncIterator[None]:
+    """`lws manager --webhooks-only --webhook-url-host 127.0.0.1` as a separate process; it issues
+    its certificate and registers upstream-named URL configurations for the whole cluster, which
+    are removed again afterwards."""
+    lws = Path(sys.executable).parent / "lws"
+    argv = [
+        *("manager", "--kubeconfig", str(apiserver_cluster.kubeconfig), "--webhooks-only"),
+        *("--webhook-url-host", "127.0.0.1", "--webhook-port", str(free_port())),
+        *("--cert-dir", str(tmp_path / "certs"), "--namespace", "lws-kubectl-test"),
+        *("--metrics-bind-address", "0", "--health-probe-bind-address", f"127.0.0.1:{free_port()}"),
+    ]
+    with (tmp_path / "manager.log").open("wb") as log:
+        process = await asyncio.create_subprocess_exec(str(lws), *argv, stdout=log, stderr=log)
+    try:
+        yield
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 30)
+        for ref, name in (
+            (certs.MUTATING_CONFIGURATIONS, c.MUTATING_WEBHOOK_CONFIGURATION_NAME),
+            (certs.VALIDATING_CONFIGURATIONS, c.VALIDATING_WEBHOOK_CONFIGURATION_NAME),
+        ):
+            with contextlib.suppress(ApiStatusError):
+                await webhook_client.delete(ref, None, name)
+
+
+async def test_apply_through_the_lws_manager_process(
+    kubectl: Kubectl, manager_webhooks: None, namespace: str
+) -> None:
+    body = manifest(namespace, leaderWorkerTemplate=template(size=0))
+
+    async def denied() -> Result | None:
+        result = await kubectl.apply(body, "--dry-run=server")
+        return result if result.code else None
+
+    result = await eventually(denied, timeout=60, message="the manager's webhooks never answered")
+    assert result.stderr == (
+        ON_CREATE + "spec.leaderWorkerTemplate.size: Invalid value: 0: size must be equal or greater than 1\n"
+    )
