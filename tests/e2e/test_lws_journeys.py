@@ -293,14 +293,40 @@ def leader_uids_by_group(watch: Watch) -> dict[int, set[str]]:
     return dict(seen)
 
 
+def expect_each_group_recreated_once(watch: Watch, replicas: int) -> bool:
+    leaders = leader_uids_by_group(watch)
+    assert sorted(leaders) == list(range(replicas)), f"groups seen {sorted(leaders)}"
+    for group, uids in leaders.items():
+        history = [
+            (
+                p["metadata"]["uid"][:8],
+                labels(p).get(c.LABEL_TEMPLATE_REVISION_HASH),
+                p["metadata"]["creationTimestamp"],
+            )
+            for p in watch.added
+            if is_leader(p) and group_of(p) == group
+        ]
+        assert len(uids) == 2, (
+            f"group {group} recreated {len(uids) - 1} times: leaders (uid, revision, created) {history}"
+        )
+    return True
+
+
 # ----- the journeys ------------------------------------------------------------------------------
 async def test_deploy_four_groups_of_five(api: KubeClient, ns: str) -> None:
     lws = LeaderWorkerSetBuilder(ns).replicas(4).size(5).restart_policy(c.RESTART_POLICY_NONE).obj()
+    for defaulted in ("rolloutStrategy", "networkConfig", "startupPolicy"):
+        del lws["spec"][defaulted]
     created = await create(api, lws)
 
-    # The defaulting webhook ran on create.
-    assert created["spec"]["leaderWorkerTemplate"]["restartPolicy"] == c.RESTART_POLICY_NONE
+    # The defaulting webhook (and the CRD defaults) filled what the user left out.
+    assert created["spec"]["rolloutStrategy"] == {
+        "type": c.ROLLOUT_STRATEGY_ROLLING_UPDATE,
+        "rollingUpdateConfiguration": {"partition": 0, "maxUnavailable": 1, "maxSurge": 0},
+    }
+    assert created["spec"]["networkConfig"] == {"subdomainPolicy": c.SUBDOMAIN_SHARED}
     assert created["spec"]["startupPolicy"] == c.STARTUP_POLICY_LEADER_CREATED
+    assert created["spec"]["leaderWorkerTemplate"]["restartPolicy"] == c.RESTART_POLICY_NONE
     await expect_deployed(api, ns, replicas=4, size=5)
     await expect_valid_services(api, ns, 1)
     workers = [s for s in await api.list(STATEFULSETS, ns) if s["metadata"]["name"] != NAME]
@@ -592,12 +618,7 @@ async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twic
 
         await restartable_manager.start()
         await expect_deployed(api, ns, replicas, size)
-        await consistently(lambda: all(len(uids) == 2 for uids in leader_uids_by_group(pods).values()))
-
-    leaders = leader_uids_by_group(pods)
-    assert sorted(leaders) == list(range(replicas)), f"groups seen {sorted(leaders)}"
-    for group, uids in leaders.items():
-        assert len(uids) == 2, f"group {group} had {len(uids)} leaders: recreated {len(uids) - 1} times"
+        await consistently(lambda: expect_each_group_recreated_once(pods, replicas))
     lws_owned = [
         r
         for r in revisions.added

@@ -93,22 +93,24 @@ async def test_upstream_sample_reaches_available(
     await api.create(LEADERWORKERSETS, lws, ns)
 
     if scheduler_names(lws) != {"default-scheduler"}:
-        await expect_pods_wait_for_their_scheduler(api, ns, name, replicas)
+        await expect_pods_wait_for_their_scheduler(api, ns, name, replicas * size)
         return
     await expect_available(api, ns, replicas, name)
     await expect_valid_worker_statefulsets(api, ns, name=name)
     await expect_valid_pods(api, ns, replicas, size, name)
 
 
-async def expect_pods_wait_for_their_scheduler(api: Any, ns: str, name: str, replicas: int) -> None:
-    async def leaders_created() -> bool:
-        pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
-        assert len(pods) == replicas, f"{len(pods)} leader pods, want {replicas}"
+async def expect_pods_wait_for_their_scheduler(api: Any, ns: str, name: str, pods: int) -> None:
+    """The controllers and the webhook did their part: every pod exists; none is bound to a node."""
+
+    async def all_created() -> bool:
+        created = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        assert len(created) == pods, f"{len(created)} pods, want {pods}"
         return True
 
     async def unscheduled() -> bool:
-        pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
-        return all(not p["spec"].get("nodeName") and p["status"].get("phase") == "Pending" for p in pods)
+        created = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+        return all(not p["spec"].get("nodeName") and p["status"].get("phase") == "Pending" for p in created)
 
-    await eventually(leaders_created)
+    await eventually(all_created)
     await consistently(unscheduled)
