@@ -24,6 +24,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
+from leaderworkerset.runtime.resources import LEADERWORKERSETS
 from leaderworkerset.webhooks import certs
 from tests.support.wait import eventually
 
@@ -261,6 +262,21 @@ async def manager_webhooks(
         ):
             with contextlib.suppress(ApiStatusError):
                 await webhook_client.delete(ref, None, name)
+        await eventually(
+            lambda: admitted_without_webhooks(webhook_client), message="configurations still active"
+        )
+
+
+async def admitted_without_webhooks(client: KubeClient) -> bool:
+    """Whether the API server admits a LeaderWorkerSet again now that the manager is gone."""
+    body = manifest("default", "probe")
+    try:
+        await client.request(
+            "POST", LEADERWORKERSETS.collection_path("default"), body=body, params={"dryRun": "All"}
+        )
+    except ApiStatusError:
+        return False
+    return True
 
 
 async def test_apply_through_the_lws_manager_process(
