@@ -30,6 +30,7 @@ import math
 import multiprocessing as mp
 import os
 import platform
+import shutil
 import ssl
 import statistics
 import tempfile
@@ -284,6 +285,7 @@ async def cluster_client(kubeconfig: str | None) -> AsyncIterator[tuple[KubeClie
         await client.close()
         if cluster is not None:
             cluster.stop()
+            shutil.rmtree(cluster.workdir, ignore_errors=True)
 
 
 REFS = {"MutatingWebhookConfiguration": certs.MUTATING_CONFIGURATIONS}
@@ -340,7 +342,11 @@ def ms(seconds: float) -> str:
 
 
 async def run(args: argparse.Namespace) -> None:
-    cert_dir = Path(tempfile.mkdtemp(prefix="lws-bench-certs-"))
+    with tempfile.TemporaryDirectory(prefix="lws-bench-certs-") as directory:
+        await measure(args, Path(directory))
+
+
+async def measure(args: argparse.Namespace, cert_dir: Path) -> None:
     artifacts = certs.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
     certs.write_cert_dir(cert_dir, artifacts)
     async with cluster_client(args.kubeconfig) as (client, pids):
