@@ -30,6 +30,7 @@ from msgspec.structs import replace
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.tls import parse_tls_options
 from leaderworkerset.runtime import settings as runtime_settings
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.logging import configure_logging
@@ -85,10 +86,15 @@ def webhook_run_config(settings: Settings) -> Any:
     port = cfg.webhook.port or c.DEFAULT_WEBHOOK_PORT
     cert_dir = Path(cfg.webhook.cert_dir or c.DEFAULT_WEBHOOK_CERT_DIR)
     options = webhook_options(cfg)
+    tls = parse_tls_options(cfg.tls)
     if settings.webhook_url_host:
         local = runner.local_run_config(cert_dir, port, settings.namespace)
         return replace_dataclass(
-            local, host=settings.webhook_url_host, ip_addresses=(settings.webhook_url_host,), options=options
+            local,
+            host=settings.webhook_url_host,
+            ip_addresses=(settings.webhook_url_host,),
+            options=options,
+            tls=tls,
         )
     icm = cfg.internal_cert_management
     return runner.WebhookRunConfig(
@@ -101,6 +107,7 @@ def webhook_run_config(settings: Settings) -> Any:
         service_name=(icm.webhook_service_name if icm else None) or c.DEFAULT_WEBHOOK_SERVICE_NAME,
         secret_name=(icm.webhook_secret_name if icm else None) or c.DEFAULT_WEBHOOK_SECRET_NAME,
         options=options,
+        tls=tls,
     )
 
 

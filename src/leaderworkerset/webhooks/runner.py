@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.admission import WebhookOptions
@@ -33,6 +34,7 @@ class WebhookRunConfig:
     extra_dns_names: tuple[str, ...] = ()
     ip_addresses: tuple[str, ...] = ()
     options: WebhookOptions = field(default_factory=WebhookOptions)
+    tls: TLSSettings | None = None  # the Configuration's tls block, as for the metrics server
     cert_refresh_interval: float = 600.0
     # Dev cluster: once serving, point our webhook configurations at https://<host>:<port>.
     register_url_configurations: bool = False
@@ -71,7 +73,12 @@ async def serve(
         await asyncio.gather(*tasks)
         return
     server = WebhookServer(
-        config.cert_dir, host=config.host, port=config.port, options=config.options, metrics=metrics
+        config.cert_dir,
+        host=config.host,
+        port=config.port,
+        options=config.options,
+        metrics=metrics,
+        tls=config.tls,
     )
     await server.start()
     try:

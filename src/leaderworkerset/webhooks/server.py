@@ -15,6 +15,8 @@ import structlog
 from aiohttp import web
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.tls import TLSSettings
+from leaderworkerset.runtime.tlsconfig import server_context
 from leaderworkerset.webhooks.admission import HANDLERS, WebhookOptions, review
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 
@@ -29,12 +31,12 @@ class CertReloader:
     flight keep their session while new ones get the rotated certificate.
     """
 
-    def __init__(self, cert_dir: Path, min_version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_2) -> None:
+    def __init__(self, cert_dir: Path, tls: TLSSettings | None = None) -> None:
         self.cert_file = cert_dir / c.TLS_CERT_FILE
         self.key_file = cert_dir / c.TLS_KEY_FILE
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.context.minimum_version = min_version
-        self.context.set_alpn_protocols(["http/1.1"])
+        # The Configuration's tls block (minimum version, cipher suites) applies here as upstream;
+        # HTTP/1.1 only.
+        self.context = server_context(tls)
         self._stamp: tuple[int, int, int, int] | None = None
         self.reload_if_changed()
 
@@ -109,8 +111,10 @@ class WebhookServer:
         options: WebhookOptions | None = None,
         metrics: WebhookMetrics | None = None,
         reload_interval: float = 1.0,
+        tls: TLSSettings | None = None,
     ) -> None:
         self._metrics = metrics
+        self._tls = tls
         self._cert_dir = cert_dir
         self._host = host or None
         self._port = port
@@ -123,7 +127,7 @@ class WebhookServer:
         self.port = port
 
     async def start(self) -> None:
-        self.reloader = CertReloader(self._cert_dir)
+        self.reloader = CertReloader(self._cert_dir, self._tls)
         self._runner = web.AppRunner(build_app(self._options, self._metrics), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self.reloader.context)

@@ -139,3 +139,14 @@ def test_workload_aware_scheduling_gate_reaches_the_lws_webhook() -> None:
     )
 
     assert manager.webhook_options(cfg).scheduling.feature_gate_enabled is True
+
+
+def test_tls_options_of_the_configuration_reach_the_webhook_server() -> None:
+    cfg = api_config.load_configuration(
+        "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\ntls: {minVersion: VersionTLS13}\n"
+    )
+
+    for settings in (_settings(cfg), _settings(cfg, webhook_url_host="127.0.0.1")):
+        run = manager.webhook_run_config(settings)
+        assert run.tls is not None
+        assert run.tls.min_version == "TLSv1_3"

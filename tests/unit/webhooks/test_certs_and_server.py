@@ -13,6 +13,7 @@ from cryptography import x509
 from prometheus_client import CollectorRegistry
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.metrics import new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
@@ -144,3 +145,23 @@ def test_long_service_dns_name_still_gets_a_certificate() -> None:
     config = certs.CertConfig(namespace="n" * 60)
     artifacts = certs.generate(config, NOW)
     assert not certs.needs_renewal(artifacts, config, NOW)
+
+
+async def test_server_refuses_tls_below_the_configured_minimum(tmp_path: Path) -> None:
+    artifacts = certs.generate(LOCAL, certs.utc_now())
+    certs.write_cert_dir(tmp_path, artifacts)
+    server = WebhookServer(tmp_path, host="127.0.0.1", port=0, tls=TLSSettings(min_version="TLSv1_3"))
+    await server.start()
+    try:
+        legacy_client = _client_context(artifacts.ca_cert)
+        legacy_client.maximum_version = ssl.TLSVersion.TLSv1_2
+        # The server aborts the handshake: an SSL alert or a reset, depending on timing.
+        with pytest.raises((ssl.SSLError, ConnectionResetError)):
+            await asyncio.open_connection("127.0.0.1", server.port, ssl=legacy_client)
+        modern_client = _client_context(artifacts.ca_cert)
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=modern_client)
+        assert writer.get_extra_info("ssl_object").version() == "TLSv1.3"
+        writer.close()
+        await writer.wait_closed()
+    finally:
+        await server.stop()
