@@ -52,6 +52,7 @@ class Settings:
     webhook_url_host: str | None = None
     metrics_secure: bool = True
     max_concurrent_reconciles: int = 5
+    watch_namespace: str | None = None
 
 
 def manager_options(settings: Settings) -> ManagerOptions:
@@ -154,7 +155,11 @@ async def run(settings: Settings) -> None:
     if settings.run_controllers:
         from leaderworkerset.controllers.setup import register_controllers
 
-        register_controllers(mgr, max_concurrent_reconciles=settings.max_concurrent_reconciles)
+        register_controllers(
+            mgr,
+            max_concurrent_reconciles=settings.max_concurrent_reconciles,
+            namespace=settings.watch_namespace,
+        )
     try:
         await mgr.run()
     finally:
@@ -239,6 +244,9 @@ def manager(
     kube_api_qps: Annotated[float | None, typer.Option(help="Client QPS (default 500).")] = None,
     kube_api_burst: Annotated[int | None, typer.Option(help="Client burst (default 500).")] = None,
     max_concurrent_reconciles: Annotated[int, typer.Option(help="Workers per controller.")] = 5,
+    watch_namespace: Annotated[
+        str | None, typer.Option(help="Only manage LeaderWorkerSets in this namespace (default: all).")
+    ] = None,
     log_json: Annotated[bool | None, typer.Option("--log-json/--log-console")] = None,
 ) -> None:
     """Run the LeaderWorkerSet controllers and admission webhooks."""
@@ -283,6 +291,7 @@ def manager(
         webhook_url_host=webhook_url_host,
         metrics_secure=not insecure_metrics,
         max_concurrent_reconciles=max_concurrent_reconciles,
+        watch_namespace=watch_namespace,
     )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run(settings))

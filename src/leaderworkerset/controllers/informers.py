@@ -107,18 +107,28 @@ class SharedInformers:
         return list(self.revisions.store.by_index(BY_SET, value))
 
 
-def shared_informers(cache: Cache) -> SharedInformers:
-    """Declare the informers on the manager's cache (call once per manager)."""
+def shared_informers(cache: Cache, namespace: str | None = None) -> SharedInformers:
+    """Declare the informers on the manager's cache (call once per manager).
+
+    With `namespace`, every watch is scoped to it on the server, so the manager needs (and reads)
+    nothing outside that namespace.
+    """
     selector = c.LABEL_SET_NAME
     return SharedInformers(
-        lws=cache.informer(LEADERWORKERSETS, DictCodec()),
+        lws=cache.informer(LEADERWORKERSETS, DictCodec(), namespace=namespace),
         statefulsets=cache.informer(
-            STATEFULSETS, STATEFULSET_CODEC, label_selector=selector, indexers=_SET_INDEX
+            STATEFULSETS, STATEFULSET_CODEC, namespace=namespace, label_selector=selector, indexers=_SET_INDEX
         ),
-        pods=cache.informer(PODS, POD_CODEC, label_selector=selector, indexers=_GROUP_INDEXES),
-        services=cache.informer(SERVICES, METADATA_CODEC, label_selector=selector),
+        pods=cache.informer(
+            PODS, POD_CODEC, namespace=namespace, label_selector=selector, indexers=_GROUP_INDEXES
+        ),
+        services=cache.informer(SERVICES, METADATA_CODEC, namespace=namespace, label_selector=selector),
         revisions=cache.informer(
-            CONTROLLER_REVISIONS, DictCodec(), label_selector=selector, indexers=_SET_INDEX
+            CONTROLLER_REVISIONS,
+            DictCodec(),
+            namespace=namespace,
+            label_selector=selector,
+            indexers=_SET_INDEX,
         ),
     )
 

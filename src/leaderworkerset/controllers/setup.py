@@ -23,12 +23,14 @@ def register_controllers(
     *,
     max_concurrent_reconciles: int = leaderworkerset.DEFAULT_MAX_CONCURRENT,
     now: Now | None = None,
+    namespace: str | None = None,
 ) -> RegisteredControllers:
     """Declare the shared caches and add the LWS and pod controllers to `manager`.
 
     Call once per manager, before `manager.run()`. The recorder of both is `leaderworkerset`.
+    `namespace` limits the controllers (and their caches) to one namespace; None watches all.
     """
-    informers = shared_informers(manager.cache)
+    informers = shared_informers(manager.cache, namespace)
     lws_controller = leaderworkerset.setup(
         manager, informers, max_concurrent=max_concurrent_reconciles, now=now
     )
