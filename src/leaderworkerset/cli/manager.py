@@ -145,6 +145,9 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
         return certs_ready.is_set()
 
     mgr.add_readiness_check("webhook-certs", certs_are_ready)
+    # As upstream: controllers start once the certificates are in place, so the pods they cause
+    # are admitted by a pod webhook that can answer.
+    mgr.add_controller_gate(certs_ready.wait)
 
 
 async def run(settings: Settings) -> None:

@@ -126,6 +126,7 @@ class Manager:
         self.recorders: dict[str, EventRecorder] = {}
         self.elector: LeaderElector | None = None
         self._runnables: list[_Runnable] = []
+        self._controller_gates: list[Callable[[], Awaitable[object]]] = []
         self._stop = asyncio.Event()
         self._sites: list[web.AppRunner] = []
         self.bound_ports: dict[str, int] = {}
@@ -137,6 +138,12 @@ class Manager:
 
     def add_runnable(self, name: str, run: Runnable, *, leader_only: bool = False) -> None:
         self._runnables.append(_Runnable(name, run, leader_only))
+
+    def add_controller_gate(self, gate: Callable[[], Awaitable[object]]) -> None:
+        """Controllers start only after every gate has returned (e.g. webhook certificates are in
+        place: upstream starts its controllers only then, so no pod is created while the pod webhook
+        cannot yet answer)."""
+        self._controller_gates.append(gate)
 
     def add_readiness_check(self, name: str, check: Check) -> None:
         self.readiness.add(name, check)
@@ -197,6 +204,9 @@ class Manager:
             if not await self._first(self.elector.leading.wait(), elector_task):
                 return await self._finish_election(elector_task)
         if not await self._first(self._wait_for_sync(), elector_task):
+            return await self._finish_election(elector_task)
+        gates = asyncio.gather(*(gate() for gate in self._controller_gates))
+        if not await self._first(gates, elector_task):
             return await self._finish_election(elector_task)
         log.info("caches synced, starting controllers", controllers=[c.name for c in self.controllers])
         if self.options.freeze_gc_after_sync:

@@ -117,6 +117,31 @@ async def test_without_leader_election_controllers_start_at_once() -> None:
     await asyncio.wait_for(task, 1)
 
 
+async def test_controllers_wait_for_their_gates() -> None:
+    clock = FakeClock()
+    options = ManagerOptions(
+        health_probe_bind_address="0",
+        metrics_bind_address="0",
+        leader_elect=False,
+        handle_signals=False,
+        freeze_gc_after_sync=False,
+    )
+    manager, controller, seen = manager_with_controller(StubClient(), clock, options)
+    certificates_ready = asyncio.Event()
+    manager.add_controller_gate(certificates_ready.wait)
+    task = asyncio.create_task(manager.run())
+    controller.queue.add(ObjectKey("ns", "c"))
+    await settle()
+    assert seen == [], "no reconcile before the gate opens"
+
+    certificates_ready.set()
+    await settle()
+
+    assert seen == [ObjectKey("ns", "c")]
+    manager.stop()
+    await asyncio.wait_for(task, 1)
+
+
 @pytest.mark.parametrize(
     ("address", "want"),
     [
