@@ -82,13 +82,22 @@ def group_of(pod: Obj) -> int:
     return int(labels(pod)[c.LABEL_GROUP_INDEX])
 
 
-def ready_groups(pods: list[Obj], size: int) -> int:
-    """Groups whose `size` pods all exist and are Ready (whatever their revision)."""
+def group_states(pods: list[Obj], size: int) -> dict[int, str]:
+    """Each group's state, e.g. ``{0: "ready", 3: "1/2 ready"}`` (whatever its revision)."""
     by_group: dict[int, list[Obj]] = defaultdict(list)
     for pod in pods:
         if c.LABEL_GROUP_INDEX in labels(pod):
             by_group[group_of(pod)].append(pod)
-    return sum(1 for members in by_group.values() if len(members) == size and all(map(is_ready, members)))
+    states = {}
+    for group, members in sorted(by_group.items()):
+        ready = sum(map(is_ready, members))
+        states[group] = "ready" if ready == len(members) == size else f"{ready}/{len(members)} ready"
+    return states
+
+
+def ready_groups(pods: list[Obj], size: int) -> int:
+    """Groups whose `size` pods all exist and are Ready (whatever their revision)."""
+    return sum(1 for state in group_states(pods, size).values() if state == "ready")
 
 
 async def current_revision_key(api: KubeClient, ns: str, name: str = NAME) -> str:
@@ -312,6 +321,21 @@ def expect_each_group_recreated_once(watch: Watch, replicas: int) -> bool:
     return True
 
 
+async def recreation_evidence(api: KubeClient, ns: str) -> str:
+    """Who replaced a leader: the pod controller (RecreateGroup events) or the StatefulSet
+    controller (one leader StatefulSet revision per template it rolled out)?"""
+    recreate = [e.get("note") for e in await events_with(api, ns, "RecreateGroup")]
+    sts_revisions = [
+        (r["metadata"]["name"], r["revision"])
+        for r in await api.list(CONTROLLER_REVISIONS, ns)
+        if any(
+            o["kind"] == "StatefulSet" and o["name"] == NAME
+            for o in r["metadata"].get("ownerReferences") or []
+        )
+    ]
+    return f"RecreateGroup events: {recreate}; leader StatefulSet revisions: {sts_revisions}"
+
+
 # ----- the journeys ------------------------------------------------------------------------------
 async def test_deploy_four_groups_of_five(api: KubeClient, ns: str) -> None:
     lws = LeaderWorkerSetBuilder(ns).replicas(4).size(5).restart_policy(c.RESTART_POLICY_NONE).obj()
@@ -396,9 +420,15 @@ async def test_rolling_update_with_max_unavailable_zero_keeps_every_group_ready(
     await expect_deployed(api, ns, replicas, size)
 
     ready_seen: list[int] = []
+    states_seen: list[dict[int, str]] = []
     leader_replicas: list[int] = []
+
+    def record(pods: dict[str, Obj]) -> None:
+        states_seen.append(group_states(list(pods.values()), size))
+        ready_seen.append(ready_groups(list(pods.values()), size))
+
     async with (
-        Watch(api, PODS, ns, lambda pods: ready_seen.append(ready_groups(list(pods.values()), size))),
+        Watch(api, PODS, ns, record),
         Watch(api, STATEFULSETS, ns, lambda sets: leader_replicas.append(sets[NAME]["spec"]["replicas"])),
     ):
         await update_worker_image(api, ns)
@@ -407,7 +437,11 @@ async def test_rolling_update_with_max_unavailable_zero_keeps_every_group_ready(
         )
         await expect_deployed(api, ns, replicas, size)
 
-    assert min(ready_seen) >= replicas, f"ready groups dropped to {min(ready_seen)} during the update"
+    low = ready_seen.index(min(ready_seen))
+    around = states_seen[max(0, low - 6) : low + 2]
+    if min(ready_seen) < replicas:
+        evidence = await recreation_evidence(api, ns)
+        raise AssertionError(f"ready groups dropped to {min(ready_seen)}; group states {around}; {evidence}")
     assert max(leader_replicas) == replicas + 1
 
 
@@ -618,7 +652,10 @@ async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twic
 
         await restartable_manager.start()
         await expect_deployed(api, ns, replicas, size)
-        await consistently(lambda: expect_each_group_recreated_once(pods, replicas))
+        try:
+            await consistently(lambda: expect_each_group_recreated_once(pods, replicas))
+        except AssertionError as err:
+            raise AssertionError(f"{err}\n{await recreation_evidence(api, ns)}") from None
     lws_owned = [
         r
         for r in revisions.added
