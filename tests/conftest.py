@@ -13,70 +13,53 @@ attached to the report.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from lightkube import AsyncClient, KubeConfig
-from lightkube.models.meta_v1 import ObjectMeta
+from lightkube import AsyncClient
 from lightkube.resources.core_v1 import Namespace
 
 from leaderworkerset.devcluster.cluster import LocalCluster
 from tests.support import clusters
 
 
-def _worker(request: pytest.FixtureRequest) -> str:
-    return str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
-
-
 @pytest.fixture(scope="session")
 def apiserver_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    cluster = clusters.start("apiserver", _worker(request))
+    cluster = clusters.start("apiserver", clusters.worker_id(request))
     yield cluster
     clusters.stop(cluster)
 
 
 @pytest.fixture(scope="session")
 def full_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    cluster = clusters.start("full", _worker(request))
+    cluster = clusters.start("full", clusters.worker_id(request))
     yield cluster
     clusters.stop(cluster)
 
 
-def _client(cluster: LocalCluster) -> AsyncClient:
-    return AsyncClient(config=KubeConfig.from_file(str(cluster.kubeconfig)), field_manager="lws-tests")
-
-
 @pytest.fixture(scope="session")
 async def kube(apiserver_cluster: LocalCluster) -> AsyncIterator[AsyncClient]:
-    client = _client(apiserver_cluster)
+    client = clusters.client_for(apiserver_cluster)
     yield client
     await client.close()
 
 
 @pytest.fixture(scope="session")
 async def full_kube(full_cluster: LocalCluster) -> AsyncIterator[AsyncClient]:
-    client = _client(full_cluster)
+    client = clusters.client_for(full_cluster)
     yield client
     await client.close()
 
 
-async def _fresh_namespace(client: AsyncClient, request: pytest.FixtureRequest) -> str:
-    base = "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:40].strip("-")
-    name = f"{base}-{uuid.uuid4().hex[:6]}"
-    await client.create(Namespace(metadata=ObjectMeta(name=name)))
-    return name
-
-
 @pytest.fixture
 async def namespace(kube: AsyncClient, request: pytest.FixtureRequest) -> str:
-    return await _fresh_namespace(kube, request)
+    return await clusters.fresh_namespace(kube, request)
 
 
 @pytest.fixture
 async def full_namespace(full_kube: AsyncClient, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    name = await _fresh_namespace(full_kube, request)
+    name = await clusters.fresh_namespace(full_kube, request)
     yield name
     # The namespace controller runs in the full shape: deleting frees fake-node capacity.
     await full_kube.delete(Namespace, name)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from pathlib import Path
+
+import pytest
+from lightkube import AsyncClient, KubeConfig
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Namespace
 
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
@@ -34,3 +40,19 @@ def stop(cluster: LocalCluster) -> None:
         import shutil
 
         shutil.rmtree(cluster.workdir, ignore_errors=True)
+
+
+def worker_id(request: pytest.FixtureRequest) -> str:
+    return str(getattr(request.config, "workerinput", {}).get("workerid", "main"))
+
+
+def client_for(cluster: LocalCluster) -> AsyncClient:
+    return AsyncClient(config=KubeConfig.from_file(str(cluster.kubeconfig)), field_manager="lws-tests")
+
+
+async def fresh_namespace(client: AsyncClient, request: pytest.FixtureRequest) -> str:
+    """A new namespace named after the test (readable in logs), with a random suffix."""
+    base = "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:40].strip("-")
+    name = f"{base}-{uuid.uuid4().hex[:6]}"
+    await client.create(Namespace(metadata=ObjectMeta(name=name)))
+    return name

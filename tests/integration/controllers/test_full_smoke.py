@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.controllers import expect
-from tests.support import kubelet
+from tests.support import clusters, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import LONG_TIMEOUT, eventually
 
@@ -53,6 +53,28 @@ def _scoped(configuration: dict[str, Any]) -> dict[str, Any]:
         webhook["namespaceSelector"] = {"matchLabels": {SELECTOR_LABEL: SESSION}}
         webhook["timeoutSeconds"] = 10
     return configuration
+
+
+# This module runs its controllers in-process. The e2e tests run `lws manager` processes on the
+# shared full cluster, and two controllers acting on the same objects would double every action,
+# so the module gets a full cluster of its own.
+@pytest.fixture(scope="module")
+def full_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
+    cluster = clusters.start("full", f"{clusters.worker_id(request)}-controllers")
+    yield cluster
+    clusters.stop(cluster)
+
+
+@pytest.fixture(scope="module")
+async def full_kube(full_cluster: LocalCluster) -> AsyncIterator[AsyncClient]:
+    client = clusters.client_for(full_cluster)
+    yield client
+    await client.close()
+
+
+@pytest.fixture
+async def full_namespace(full_kube: AsyncClient, request: pytest.FixtureRequest) -> str:
+    return await clusters.fresh_namespace(full_kube, request)
 
 
 @pytest.fixture(scope="module")
