@@ -19,6 +19,7 @@ COMPONENT_NAMES = (
     "kube-controller-manager",
     "kube-scheduler",
     "kwok",
+    "leaderworkerset.devcluster.reaper",
     "leaderworkerset.cli",
 )
 

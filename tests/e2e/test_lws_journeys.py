@@ -51,23 +51,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.full]
 Obj = dict[str, Any]
 NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
 
-# Not strict: the cause is a race in the test cluster's fake kubelet, not in our controller, and it
-# shows only under CPU load. kwok v0.8.0 finalises a terminating pod with a DELETE by *name* (grace 0,
-# no UID precondition); when its pod-delete stage fires twice for the same old worker pod, the second
-# DELETE hits the same-name replacement the worker StatefulSet has just created. A worker of the
-# current group was then really deleted, so the pod controller rightly recreates the group (upstream
-# would too) and the group is recreated twice. Seen in kwok's log as two "Delete pod <lws>-<g>-1"
-# lines ~90 ms apart followed by a failed pod-ready patch of the new pod. Fix planned in devcluster:
-# finalise terminating pods ourselves with a UID precondition instead of kwok's pod-delete stage.
-SPURIOUS_RECREATE_GROUP = pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "test-cluster race: kwok deletes terminating pods by name without a UID precondition, so a "
-        "duplicate pod-delete can remove a just-created same-name worker; the pod controller then "
-        "correctly recreates that group a second time"
-    ),
-)
-
 
 # ----- reading the cluster -------------------------------------------------------------------------
 def labels(obj: Obj) -> dict[str, str]:
@@ -427,7 +410,6 @@ async def test_rolling_update_with_max_surge_grows_the_leader_statefulset_to_sev
     ), notes
 
 
-@SPURIOUS_RECREATE_GROUP
 async def test_rolling_update_with_max_unavailable_zero_keeps_every_group_ready(
     api: KubeClient, ns: str
 ) -> None:
@@ -641,7 +623,6 @@ async def test_unique_per_replica_subdomains_include_surge_groups(api: KubeClien
     await expect_valid_services(api, ns, 4)
 
 
-@SPURIOUS_RECREATE_GROUP
 async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twice(
     api: KubeClient, ns: str, restartable_manager: ManagerProcess
 ) -> None:

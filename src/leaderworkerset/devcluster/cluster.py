@@ -23,6 +23,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ POD_CIDR = "10.64.0.0/10"
 STATE_FILE = "state.json"
 
 # Start order; teardown runs in reverse.
-COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "pod-reaper")
 
 
 class ClusterError(RuntimeError):
@@ -146,6 +147,7 @@ class LocalCluster:
                 self._start_controller_manager()
                 self._start_scheduler()
                 self._start_kwok()
+                self._start_reaper()
                 self._wait_full_ready()
         except (TimeoutError, OSError, subprocess.SubprocessError) as err:
             report = self.log_report()
@@ -326,6 +328,13 @@ class LocalCluster:
             ],
         )
 
+    def _start_reaper(self) -> None:
+        # Confirms pod deletions by UID in place of kwok's by-name pod-delete stage (see reaper.py).
+        self._spawn(
+            "pod-reaper",
+            [sys.executable, "-m", "leaderworkerset.devcluster.reaper", f"--kubeconfig={self.kubeconfig}"],
+        )
+
     def _wait_full_ready(self) -> None:
         timeout = self.options.start_timeout
         for component in ("kube-controller-manager", "kube-scheduler"):
@@ -436,15 +445,15 @@ def _healthz_insecure(port: int) -> bool:
 def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int) -> str:
     """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay.
 
-    kwok drops all default stages as soon as one is configured, so the full
-    default set is listed here.
+    kwok drops all default stages as soon as one is configured, so the set is
+    listed here — without "pod-delete", whose by-name delete can hit a same-name
+    replacement pod; the pod reaper confirms deletions by UID instead.
     """
     files = [
         "node/fast/node-initialize.yaml",
         "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
         "pod/fast/pod-ready.yaml",
         "pod/fast/pod-complete.yaml",
-        "pod/fast/pod-delete.yaml",
     ]
     docs = []
     for rel in files:

@@ -13,6 +13,7 @@ import ssl
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ class RestClient:
         self._tls = ssl.create_default_context(cafile=str(ca))
         self._tls.load_cert_chain(str(cert), str(key))
 
-    def _request(
+    def request(
         self,
         method: str,
         path: str,
@@ -44,7 +45,7 @@ class RestClient:
             return err.code, err.read()
 
     @classmethod
-    def from_kubeconfig(cls, path: Path) -> RestClient:
+    def from_kubeconfig(cls, path: Path, timeout: float = 10.0) -> RestClient:
         config = yaml.safe_load(path.read_text())
         context_name = config["current-context"]
         context = next(c["context"] for c in config["contexts"] if c["name"] == context_name)
@@ -62,15 +63,15 @@ class RestClient:
             target = tmp / name
             target.write_bytes(base64.b64decode(source[field]))
             files[name] = target
-        return cls(cluster["server"], files["ca.crt"], files["client.crt"], files["client.key"])
+        return cls(cluster["server"], files["ca.crt"], files["client.crt"], files["client.key"], timeout)
 
     def get_raw(self, path: str) -> bytes:
-        status, content = self._request("GET", path)
+        status, content = self.request("GET", path)
         _check(status, content, "GET", path)
         return content
 
     def get(self, path: str) -> dict[str, Any] | None:
-        status, content = self._request("GET", path)
+        status, content = self.request("GET", path)
         if status == 404:
             return None
         _check(status, content, "GET", path)
@@ -78,15 +79,27 @@ class RestClient:
         return result
 
     def create(self, collection: str, body: dict[str, Any]) -> dict[str, Any]:
-        status, content = self._request("POST", collection, body)
+        status, content = self.request("POST", collection, body)
         if status == 409:  # already exists: creation is idempotent here
             return self.get(f"{collection}/{body['metadata']['name']}") or {}
         _check(status, content, "POST", collection)
         result: dict[str, Any] = json.loads(content)
         return result
 
+    def watch(
+        self, collection: str, resource_version: str, timeout_seconds: int = 300
+    ) -> Iterator[dict[str, Any]]:
+        """Watch events of a collection from `resource_version` until the server ends the stream."""
+        query = f"?watch=true&resourceVersion={resource_version}&timeoutSeconds={timeout_seconds}"
+        req = urllib.request.Request(self._server + collection + query)
+        with urllib.request.urlopen(req, context=self._tls, timeout=self._timeout) as resp:
+            for line in resp:
+                if line.strip():
+                    event: dict[str, Any] = json.loads(line)
+                    yield event
+
     def patch_status(self, path: str, patch: dict[str, Any]) -> dict[str, Any]:
-        status, content = self._request(
+        status, content = self.request(
             "PATCH", f"{path}/status", patch, content_type="application/strategic-merge-patch+json"
         )
         _check(status, content, "PATCH", path)
