@@ -18,6 +18,7 @@ from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import groups as core_groups
+from leaderworkerset.core.groups import labels_of
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
@@ -48,16 +49,6 @@ async def collect(client: KubeClient, namespace: str, name: str) -> Snapshot | N
     return Snapshot(lws, pods, statefulsets)
 
 
-def _meta(obj: Obj) -> Obj:
-    meta: Obj = obj.get("metadata") or {}
-    return meta
-
-
-def _labels(obj: Obj) -> dict[str, str]:
-    labels: dict[str, str] = _meta(obj).get("labels") or {}
-    return labels
-
-
 def _pod_line(pod: Obj) -> str:
     status = pod.get("status") or {}
     ready = core_groups.pod_ready(pod)
@@ -65,18 +56,18 @@ def _pod_line(pod: Obj) -> str:
     node = (pod.get("spec") or {}).get("nodeName") or "unscheduled"
     restarts = sum(int(s.get("restartCount", 0)) for s in status.get("containerStatuses") or [])
     extra = f" restarts={restarts}" if restarts else ""
-    role = "leader" if _labels(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
+    role = "leader" if labels_of(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
     phase = status.get("phase", "Pending")
-    return f"{mark} {_meta(pod).get('name')} [dim]{role} {phase} on {node}{extra}[/dim]"
+    return f"{mark} {core_groups.name_of(pod)} [dim]{role} {phase} on {node}{extra}[/dim]"
 
 
 def render(snapshot: Snapshot) -> Tree:
     lws = snapshot.lws
-    meta, spec, status = _meta(lws), lws.get("spec") or {}, lws.get("status") or {}
+    meta, spec, status = core_groups.metadata(lws), lws.get("spec") or {}, lws.get("status") or {}
     name = meta.get("name", "")
     size = int((spec.get("leaderWorkerTemplate") or {}).get("size") or 1)
-    leader_sts = next((s for s in snapshot.statefulsets if _meta(s).get("name") == name), None)
-    revision = _labels(leader_sts).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_sts else "?"
+    leader_sts = next((s for s in snapshot.statefulsets if core_groups.name_of(s) == name), None)
+    revision = labels_of(leader_sts).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_sts else "?"
     conditions = ", ".join(
         f"{cond.get('type')}" for cond in status.get("conditions") or [] if cond.get("status") == "True"
     )
@@ -86,9 +77,11 @@ def render(snapshot: Snapshot) -> Tree:
         f"{status.get('updatedReplicas', 0)} updated  size {size}  revision {revision}"
         + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
     )
-    leaders = [p for p in snapshot.pods if _labels(p).get(c.LABEL_WORKER_INDEX) == "0"]
+    leaders = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_WORKER_INDEX) == "0"]
     workers_by_sts = {
-        _meta(sts).get("name", ""): sts for sts in snapshot.statefulsets if _meta(sts).get("name") != name
+        core_groups.name_of(sts): sts
+        for sts in snapshot.statefulsets
+        if core_groups.name_of(sts) != name
     }
     views = core_groups.describe_groups(
         size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
@@ -98,8 +91,8 @@ def render(snapshot: Snapshot) -> Tree:
         updated = "" if view.updated else " [magenta](old revision)[/magenta]"
         why = f" — {'; '.join(view.reasons)}" if view.reasons else ""
         branch = root.add(f"group {view.index}  {view.leader}  rev {view.revision}  {state}{updated}{why}")
-        members = [p for p in snapshot.pods if _labels(p).get(c.LABEL_GROUP_INDEX) == str(view.index)]
-        for pod in sorted(members, key=lambda p: int(_labels(p).get(c.LABEL_WORKER_INDEX, "0") or 0)):
+        members = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == str(view.index)]
+        for pod in sorted(members, key=lambda p: int(labels_of(p).get(c.LABEL_WORKER_INDEX, "0") or 0)):
             branch.add(_pod_line(pod))
     if not views:
         root.add("[dim]no groups yet[/dim]")

@@ -31,7 +31,7 @@ from leaderworkerset.controllers.informers import (
     WriteMemo,
 )
 from leaderworkerset.core import gojson
-from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod
+from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
     plan_revision,
@@ -94,11 +94,6 @@ def error_text(err: BaseException) -> str:
 
 def lws_ref(lws: Obj) -> ObjectReference:
     return object_ref(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)
-
-
-def _meta(obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta: dict[str, Any] = obj.get("metadata") or {}
-    return meta
 
 
 @dataclass
@@ -230,7 +225,7 @@ class LeaderWorkerSetReconciler:
             previous=previous,
             partition=decision.partition,
             revision_created=round_.revision_created,
-            revision_name=None if round_.revision is None else str(_meta(round_.revision).get("name")),
+            revision_name=None if round_.revision is None else name_of(round_.revision),
         ):
             record(self._recorder, round_.lws, event)
 
@@ -270,9 +265,9 @@ class LeaderWorkerSetReconciler:
         namespace, name = round_.key
         pods = self._informers.set_pods(namespace, name)
         workers = {
-            str(_meta(sts).get("name")): sts
+            name_of(sts): sts
             for sts in self._informers.set_statefulsets(namespace, name)
-            if str(_meta(sts).get("name")) != name
+            if name_of(sts) != name
         }
         plan = plan_status(
             round_.lws,
@@ -298,13 +293,12 @@ class LeaderWorkerSetReconciler:
     # ----- step 6: revision history ---------------------------------------------------------------
     async def _truncate_history(self, round_: _Round) -> None:
         for revision in revisions_to_truncate(round_.lws, round_.revision_key, self._revisions(round_.key)):
-            meta = _meta(revision)
             try:
-                await self._client.delete(CONTROLLER_REVISIONS, meta.get("namespace"), str(meta.get("name")))
+                await self._client.delete(CONTROLLER_REVISIONS, namespace_of(revision), name_of(revision))
             except Exception as err:
                 if not is_not_found(err):
                     raise
-            self.recent_revisions.discard(ObjectKey(str(meta.get("namespace") or ""), str(meta.get("name"))))
+            self.recent_revisions.discard(ObjectKey(namespace_of(revision), name_of(revision)))
 
 
 # ----- wiring ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.names import is_dns1035_label, is_dns1123_label
 from leaderworkerset.core.keys import GoParseError, go_atoi
 
 
@@ -213,44 +214,7 @@ def scaled_value(value: int | str, total: int, round_up: bool) -> int:
 
 # ---- names --------------------------------------------------------------------------------------
 
-_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035 = re.compile(_DNS1035_FMT + r"\Z")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL = re.compile(_DNS1123_LABEL_FMT + r"\Z")
-DNS1035_LABEL_MAX_LENGTH = 63
-DNS1123_LABEL_MAX_LENGTH = 63
-_DNS1035_MESSAGE = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-    "start with an alphabetic character, and end with an alphanumeric character"
-)
-_DNS1123_LABEL_MESSAGE = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character"
-)
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    """validation.IsDNS1035Label messages."""
-    errors = []
-    if len(value) > DNS1035_LABEL_MAX_LENGTH:
-        errors.append(_max_len_error(DNS1035_LABEL_MAX_LENGTH))
-    if _DNS1035.match(value) is None:
-        errors.append(regex_error(_DNS1035_MESSAGE, _DNS1035_FMT, "my-name", "abc-123"))
-    return errors
-
-
-def is_dns1123_label(value: str) -> list[str]:
-    """validation.IsDNS1123Label messages."""
-    errors = []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        errors.append(_max_len_error(DNS1123_LABEL_MAX_LENGTH))
-    if _DNS1123_LABEL.match(value) is None:
-        errors.append(regex_error(_DNS1123_LABEL_MESSAGE, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errors
+# The DNS label rules themselves (length, pattern, Go's wording) live in api.names: one place.
 
 
 def _mask_trailing_dash(name: str) -> str:
