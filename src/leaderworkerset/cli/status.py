@@ -79,9 +79,7 @@ def render(snapshot: Snapshot) -> Tree:
     )
     leaders = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_WORKER_INDEX) == "0"]
     workers_by_sts = {
-        core_groups.name_of(sts): sts
-        for sts in snapshot.statefulsets
-        if core_groups.name_of(sts) != name
+        core_groups.name_of(sts): sts for sts in snapshot.statefulsets if core_groups.name_of(sts) != name
     }
     views = core_groups.describe_groups(
         size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
