@@ -835,3 +835,78 @@ def test_blocked_decision_names_the_revision() -> None:
     assert decision.kind == "blocked"
     assert decision.message == c.MSG_REVISION_DRAIN_BLOCKED % "old"
     assert decision.scale_down == decision.scale_up == ()
+
+
+def test_upstream_stalls_on_an_inadmissible_interrupted_rollout() -> None:
+    """Upstream's behaviour, kept: old (role1 at 3, partly drained to 2) -> mid (role0 1, role1 0)
+    interrupted by new with the same targets. The executor drains only the newest old revision
+    (mid), whose one role is the least-advanced on the old scale and drains only at the last old
+    step, while the planner's drains of role1 belong to the parked revision, which this phase does
+    not touch: every reconcile waits, with nothing pending. The DS CEL rule (Static roles all at 0
+    or all above 0) makes the state unreachable for Static roles; found by the interrupted-rollout
+    property test, which therefore draws admissible role sets only."""
+    roles = [static("role0", 1), static("role1", 0), static("role2", 0)]
+    children = [
+        kid("old", "role0", 0, initial=0),
+        kid("old", "role1", 2, initial=3),
+        kid("old", "role2", 0, initial=0),
+        kid("mid", "role0", 1, initial=1, created=T1),
+        kid("mid", "role1", 0, initial=0, created=T1),
+        kid("mid", "role2", 0, initial=0, created=T1),
+        kid("new", "role0", 1, initial=1, created=T2),
+        kid("new", "role1", 0, initial=0, created=T2),
+        kid("new", "role2", 0, initial=0, created=T2),
+    ]
+    decision = decide_rollout("new", roles, children)
+    assert decision.kind == "wait"
+    assert decision.step is not None
+    assert decision.step.past == (1, 1, 0)  # the planner would drain role1, parked in "old"
+    assert all(child.ready_replicas == child.spec_replicas for child in children)
+
+
+@pytest.mark.parametrize(
+    ("roles", "children", "want_step"),
+    [
+        pytest.param(
+            [static(P, 7), static(D, 10)],
+            [
+                kid("old", P, 1, initial=1, created=T0),
+                kid("old", D, 6, initial=10, created=T0),
+                kid("mid", P, 4, initial=7, created=T1),
+                kid("mid", D, 1, initial=10, created=T1),
+                kid("new", P, 3, initial=7, created=T2),
+                kid("new", D, 3, initial=10, created=T2),
+            ],
+            None,
+            id="no planner step",
+        ),
+        pytest.param(
+            [static(D, 6)],
+            [
+                kid("old", P, 2, initial=3, created=T0),
+                kid("old", D, 1, initial=1, created=T0),
+                kid("mid", D, 1, initial=6, created=T1),
+                kid("new", D, 5, initial=6, created=T2),
+            ],
+            Step((2, 1), (5, 0)),  # roles in order decode (spec), prefill (removed): prefill 2 -> 1
+            id="the step only drains the parked revision",
+        ),
+    ],
+)
+def test_upstream_stalls_after_an_interrupted_rollout(
+    roles: list[RoleTarget], children: list[ChildView], want_step: Step | None
+) -> None:
+    """Upstream's behaviour, kept (planner and executor are step-for-step ports). Two old revisions
+    remain, everything is Ready, default budgets; the executor drains only the newest (mid) and
+    parks the other (old), whose Ready replicas lower the new revision's phase target.
+
+    No planner step: parked decode lowers decode's phase target to 4, so decode's new side, held
+    back by the least-advanced role, wants no growth; decode cannot drain without it (its floor is
+    10) and prefill, at its surge ceiling (8 of 7+1), cannot grow without a drain it is not yet due.
+    Parked-only step: the planner drains the removed prefill role, which lives only in the parked
+    revision, and nothing of mid. Either way every reconcile waits and only a change of state or
+    spec moves the rollout. Found by the interrupted-rollout property test."""
+    decision = decide_rollout("new", roles, children)
+    assert decision.kind == "wait"
+    assert decision.step == want_step
+    assert all(child.ready_replicas == child.spec_replicas for child in children)
