@@ -305,6 +305,11 @@ def _check_ready_floor(roles: list[Role], children: list[ChildView]) -> None:
             ceiling += 1
         assert sum(c.ready_replicas for c in children if c.role == r.name) >= floor, (r, children)
         assert sum(c.spec_replicas for c in children if c.role == r.name) <= ceiling, (r, children)
+    # drain coordination: no role of the old revision is gone while another still serves from it
+    old = {c.role: c for c in children if c.revision == OLD}
+    gone = [r.name for r in roles if r.baseline > 0 and old[r.name].spec_replicas == 0]
+    serving = [name for name, child in old.items() if child.ready_replicas > 0]
+    assert not (gone and serving), (gone, serving, children)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -314,7 +319,7 @@ def test_slow_readiness_keeps_the_floor_and_never_deadlocks(
 ) -> None:
     """Readiness arrives one replica at a time in a random order: every wait or blocked decision has
     pending readiness to wait for, Ready capacity never drops below the floor, Spec never exceeds
-    the ceiling, and the rollout completes."""
+    the ceiling, no old role is drained while another still serves, and the rollout completes."""
     total_replicas = sum(r.baseline + r.goal for r in roles)
     final, decisions = _drive(
         roles, _old_children(roles), NEW, ready_order, 20 * total_replicas + 50, check_floor=True
