@@ -751,72 +751,74 @@ def test_upstream_asymmetric_sizes_coordinated_drain() -> None:
 # --------------------------------------------------------------------------------------------------
 
 
+ROLE_BUDGET_CASES = [
+    pytest.param(
+        RoleTarget(P, 3), Budget(1, 0), id="upstream TestExtractRollingUpdateConfig/defaults when nil"
+    ),
+    pytest.param(static(P, 3, 3, 1), Budget(3, 1), id="upstream TestExtractRollingUpdateConfig/custom"),
+    pytest.param(
+        static(D, 2, 2, 0), Budget(2, 0), id="upstream TestExtractRollingUpdateConfig/custom decode"
+    ),
+    pytest.param(static(P, 3, 5, 0), Budget(5, 0), id="upstream TestExtractRollingUpdateConfig/surge only"),
+    pytest.param(
+        static(P, 3, 0, 4),
+        Budget(0, 4),
+        id="upstream TestExtractRollingUpdateConfig/surge=0 with unavail",
+    ),
+    pytest.param(
+        static(P, 3, 0, 0),
+        Budget(1, 0),
+        id="upstream TestExtractRollingUpdateConfig/surge=0 without unavail",
+    ),
+    pytest.param(
+        static(P, 4, "50%", "0"),
+        Budget(2, 0),
+        id="upstream TestExtractRollingUpdateConfigWithPercentages/50% surge",
+    ),
+    pytest.param(
+        static(P, 4, "0", "25%"),
+        Budget(0, 1),
+        id="upstream TestExtractRollingUpdateConfigWithPercentages/25% unavail",
+    ),
+    pytest.param(
+        static(P, 10, "25%", "25%"),
+        Budget(3, 2),
+        id="upstream TestExtractRollingUpdateConfigWithPercentages/surge rounds up, unavail rounds down",
+    ),
+    pytest.param(
+        static(P, 5, "100%", "0"),
+        Budget(5, 0),
+        id="upstream TestExtractRollingUpdateConfigWithPercentages/100%",
+    ),
+    pytest.param(static(P, 0, "50%", "50%"), Budget(1, 0), id="percent of zero desired keeps the default"),
+    pytest.param(static(P, 4, "x%", 1), Budget(0, 1), id="an unparsable value counts as 0, as upstream"),
+]
+
+
 @pytest.mark.parametrize(
     ("role", "want"),
-    [
-        pytest.param(
-            RoleTarget(P, 3), Budget(1, 0), id="upstream TestExtractRollingUpdateConfig/defaults when nil"
-        ),
-        pytest.param(static(P, 3, 3, 1), Budget(3, 1), id="upstream TestExtractRollingUpdateConfig/custom"),
-        pytest.param(
-            static(D, 2, 2, 0), Budget(2, 0), id="upstream TestExtractRollingUpdateConfig/custom decode"
-        ),
-        pytest.param(
-            static(P, 3, 5, 0), Budget(5, 0), id="upstream TestExtractRollingUpdateConfig/surge only"
-        ),
-        pytest.param(
-            static(P, 3, 0, 4),
-            Budget(0, 4),
-            id="upstream TestExtractRollingUpdateConfig/surge=0 with unavail",
-        ),
-        pytest.param(
-            static(P, 3, 0, 0),
-            Budget(1, 0),
-            id="upstream TestExtractRollingUpdateConfig/surge=0 without unavail",
-        ),
-        pytest.param(
-            static(P, 4, "50%", "0"),
-            Budget(2, 0),
-            id="upstream TestExtractRollingUpdateConfigWithPercentages/50% surge",
-        ),
-        pytest.param(
-            static(P, 4, "0", "25%"),
-            Budget(0, 1),
-            id="upstream TestExtractRollingUpdateConfigWithPercentages/25% unavail",
-        ),
-        pytest.param(
-            static(P, 10, "25%", "25%"),
-            Budget(3, 2),
-            id="upstream TestExtractRollingUpdateConfigWithPercentages/surge rounds up, unavail rounds down",
-        ),
-        pytest.param(
-            static(P, 5, "100%", "0"),
-            Budget(5, 0),
-            id="upstream TestExtractRollingUpdateConfigWithPercentages/100%",
-        ),
-        pytest.param(
-            static(P, 0, "50%", "50%"), Budget(1, 0), id="percent of zero desired keeps the default"
-        ),
-        pytest.param(static(P, 4, "x%", 1), Budget(0, 1), id="an unparsable value counts as 0, as upstream"),
-    ],
+    ROLE_BUDGET_CASES,
 )
 def test_role_budget(role: RoleTarget, want: Budget) -> None:
     assert role_budget(role) == want
 
 
+COMMITTED_READY_CASES = [
+    pytest.param(
+        kid("r", P, 2, ready=4, status=0), 2, id="upstream TestPlannerAvailabilityBounds/capped at spec"
+    ),
+    pytest.param(
+        kid("r", P, 3, ready=1, status=0), 1, id="upstream TestPlannerAvailabilityBounds/ready below spec"
+    ),
+    pytest.param(None, 0, id="upstream TestPlannerAvailabilityBounds/no LWS"),
+    pytest.param(kid("r", P, 3, ready=3, status=4), 2, id="one replica pending removal is not counted"),
+    pytest.param(kid("r", P, 1, ready=2, status=4), 0, id="every ready replica may be a removed one"),
+]
+
+
 @pytest.mark.parametrize(
     ("child", "want"),
-    [
-        pytest.param(
-            kid("r", P, 2, ready=4, status=0), 2, id="upstream TestPlannerAvailabilityBounds/capped at spec"
-        ),
-        pytest.param(
-            kid("r", P, 3, ready=1, status=0), 1, id="upstream TestPlannerAvailabilityBounds/ready below spec"
-        ),
-        pytest.param(None, 0, id="upstream TestPlannerAvailabilityBounds/no LWS"),
-        pytest.param(kid("r", P, 3, ready=3, status=4), 2, id="one replica pending removal is not counted"),
-        pytest.param(kid("r", P, 1, ready=2, status=4), 0, id="every ready replica may be a removed one"),
-    ],
+    COMMITTED_READY_CASES,
 )
 def test_committed_ready(child: ChildView | None, want: int) -> None:
     assert committed_ready(child) == want
@@ -910,3 +912,7 @@ def test_upstream_stalls_after_an_interrupted_rollout(
     assert decision.kind == "wait"
     assert decision.step == want_step
     assert all(child.ready_replicas == child.spec_replicas for child in children)
+
+
+def test_budget_and_readiness_case_counts() -> None:
+    assert (len(ROLE_BUDGET_CASES), len(COMMITTED_READY_CASES)) == (12, 5)
