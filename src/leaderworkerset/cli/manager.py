@@ -63,20 +63,28 @@ def manager_options(settings: Settings) -> ManagerOptions:
     return replace_dataclass(options, leader_elect=options.leader_elect and settings.run_controllers)
 
 
+def _scheduler_provider(cfg: api_config.Configuration) -> str | None:
+    gang = cfg.gang_scheduling_management
+    return gang.scheduler_provider if gang else None
+
+
 def webhook_options(cfg: api_config.Configuration) -> Any:
     """What the admission handlers need to know from the Configuration (gang scheduling, gates)."""
     from leaderworkerset.webhooks.admission import WebhookOptions
-    from leaderworkerset.webhooks.pod import volcano_pod_group_injector
+    from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
     from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
     gates = {**c.FEATURE_GATE_DEFAULTS, **(cfg.feature_gates or {})}
-    gang = cfg.gang_scheduling_management
-    provider = gang.scheduler_provider if gang else None
+    provider = _scheduler_provider(cfg)
+    injectors = {
+        c.SCHEDULER_PROVIDER_VOLCANO: volcano_pod_group_injector,
+        c.SCHEDULER_PROVIDER_KUBERNETES: workload_pod_group_injector,
+    }
     return WebhookOptions(
         scheduling=SchedulingAdmission(
             feature_gate_enabled=gates[c.FEATURE_WORKLOAD_AWARE_SCHEDULING], provider=provider
         ),
-        pod_group_injector=volcano_pod_group_injector if provider == c.SCHEDULER_PROVIDER_VOLCANO else None,
+        pod_group_injector=injectors.get(provider or ""),
     )
 
 
@@ -162,6 +170,7 @@ async def run(settings: Settings) -> None:
             mgr,
             max_concurrent_reconciles=settings.max_concurrent_reconciles,
             namespace=settings.watch_namespace,
+            scheduler_provider=_scheduler_provider(settings.config),
         )
     try:
         await mgr.run()
