@@ -18,6 +18,7 @@ from leaderworkerset.core.gang import SchedulingError, lws_controller_ref, same_
 from leaderworkerset.core.groups import (
     annotations_of,
     controller_owner,
+    is_deleting,
     labels_of,
     name_of,
     namespace_of,
@@ -232,14 +233,21 @@ def desired_workload(lws: Obj) -> Obj:
     }
 
 
-def controlled_by(workload: Obj, lws: Obj) -> bool:
-    """Both the ownerReference and `spec.controllerRef` name this LWS incarnation."""
+def controller_ref_names(workload: Obj, api_group: str, owner: Mapping[str, Any]) -> bool:
+    """`spec.controllerRef` names `owner` (an empty apiGroup, the core group, may be omitted)."""
     ref = (workload.get("spec") or {}).get("controllerRef") or {}
     return (
-        same_controller(controller_owner(workload), lws_controller_ref(lws))
-        and ref.get("apiGroup") == c.LWS_GROUP
-        and ref.get("kind") == c.LWS_KIND
-        and ref.get("name") == name_of(lws)
+        (ref.get("apiGroup") or "") == api_group
+        and ref.get("kind") == owner.get("kind")
+        and ref.get("name") == owner.get("name")
+    )
+
+
+def controlled_by(workload: Obj, lws: Obj) -> bool:
+    """Both the ownerReference and `spec.controllerRef` name this LWS incarnation."""
+    lws_owner = lws_controller_ref(lws)
+    return same_controller(controller_owner(workload), lws_owner) and controller_ref_names(
+        workload, c.LWS_GROUP, lws_owner
     )
 
 
@@ -487,12 +495,15 @@ def pod_group_update(current: Obj, desired: Obj, *, allow_min_count_update: bool
 
 
 def pod_groups_to_delete(lws: Obj, existing: list[Obj], desired: set[str], in_use: set[str]) -> list[Obj]:
-    """LWS-controlled PodGroups that are neither desired nor named by any pod."""
+    """LWS-controlled PodGroups that are neither desired nor named by any pod (and not already
+    going: the API server keeps a deleted PodGroup behind its protection finalizer until the
+    controller-manager releases it)."""
     owner = lws_controller_ref(lws)
     return [
         group
         for group in existing
         if same_controller(controller_owner(group), owner)
+        and not is_deleting(group)
         and name_of(group) not in desired
         and name_of(group) not in in_use
     ]

@@ -41,12 +41,12 @@ async def _leaders_with_group_names(api: KubeClient, lws: Obj, count: int) -> li
 
 
 async def _pod_groups(api: KubeClient, ns: str, count: int) -> list[Obj]:
-    async def check() -> list[Obj]:
+    async def check() -> tuple[list[Obj]]:
         groups = await api.list(VOLCANO_POD_GROUPS, ns)
         assert len(groups) == count, [g["metadata"]["name"] for g in groups]
-        return sorted(groups, key=lambda g: g["metadata"]["name"])
+        return (sorted(groups, key=lambda g: g["metadata"]["name"]),)  # truthy even when empty
 
-    result: list[Obj] = await eventually(check)
+    (result,) = await eventually(check)
     return result
 
 

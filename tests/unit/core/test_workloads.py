@@ -350,6 +350,8 @@ def test_cleanup_keeps_desired_and_referenced_groups() -> None:
     workload = _persisted(lws)
     groups = [wl.materialize_pod_group(lws, workload, g) for g in wl.desired_pod_groups(lws, 3, "rev")]
     foreign = {"metadata": {"name": "foreign", "ownerReferences": []}}
+    going = wl.materialize_pod_group(lws, workload, wl.desired_pod_groups(lws, 4, "rev")[3])
+    going["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z"  # behind its protection finalizer
     names = [g["metadata"]["name"] for g in groups]
-    doomed = wl.pod_groups_to_delete(lws, [*groups, foreign], desired={names[0]}, in_use={names[1]})
+    doomed = wl.pod_groups_to_delete(lws, [*groups, foreign, going], desired={names[0]}, in_use={names[1]})
     assert [g["metadata"]["name"] for g in doomed] == [names[2]]

@@ -190,9 +190,7 @@ class KubernetesProvider:
             matches = [
                 w
                 for w in self._workloads.store.by_index(CONTROLLER_UID_INDEX, str(owner["uid"]))
-                if namespace_of(w) == namespace
-                and ((w.get("spec") or {}).get("controllerRef") or {})
-                == {"apiGroup": group, "kind": owner.get("kind"), "name": owner.get("name")}
+                if namespace_of(w) == namespace and wl.controller_ref_names(w, group, owner)
             ]
             if len(matches) > 1:
                 raise SchedulingError(
