@@ -20,6 +20,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
@@ -39,9 +40,12 @@ def in_process_options() -> ManagerOptions:
 
 
 class ManagerProcess:
-    def __init__(self, cluster: LocalCluster, name: str = "lws-manager-e2e") -> None:
+    def __init__(
+        self, cluster: LocalCluster, name: str = "lws-manager-e2e", config: Path | None = None
+    ) -> None:
         self.cluster = cluster
         self.name = name
+        self.config = config  # a Configuration file (`--config`), e.g. to turn on a scheduler provider
         self.webhook_port = free_port()
         self.health_port = free_port()
         self.metrics_port = free_port()
@@ -73,6 +77,7 @@ class ManagerProcess:
             f"127.0.0.1:{self.metrics_port}",
             "--insecure-metrics",
             "--log-json",
+            *(["--config", str(self.config)] if self.config else []),
         ]
 
     @property
