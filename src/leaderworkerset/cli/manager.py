@@ -122,9 +122,21 @@ def webhook_run_config(settings: Settings) -> Any:
 
 def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     from leaderworkerset.webhooks import runner
+    from leaderworkerset.webhooks.discovery import WorkloadApiProbe
     from leaderworkerset.webhooks.metrics import new_webhook_metrics
 
     config = webhook_run_config(settings)
+    # The kubernetes provider admits a new spec.scheduling only while discovery finds the Workload API.
+    kubernetes = _scheduler_provider(settings.config) == c.SCHEDULER_PROVIDER_KUBERNETES
+    probe = WorkloadApiProbe() if kubernetes else None
+    if probe is not None:
+        config = replace_dataclass(
+            config,
+            options=replace_dataclass(
+                config.options,
+                scheduling=replace_dataclass(config.options.scheduling, workload_api_available=probe),
+            ),
+        )
     metrics = new_webhook_metrics(mgr.registry)
     config.cert_dir.mkdir(parents=True, exist_ok=True)
     certs_ready = asyncio.Event()
@@ -139,6 +151,10 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
                 NAMESPACES,
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings.namespace}},
             )
+        refresher = None
+        if probe is not None:
+            await probe.refresh(client)  # admission starts with a real answer
+            refresher = asyncio.create_task(probe.run(client), name="workload-api-discovery")
         task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics))
         try:
             await asyncio.shield(task)
@@ -146,6 +162,9 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
             stop.set()
             await task
             raise
+        finally:
+            if refresher is not None:
+                refresher.cancel()
 
     mgr.add_runnable("webhooks", serve)
 
