@@ -42,4 +42,6 @@ def register_controllers(
     pod_controller = group.setup(
         manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
     )
+    if provider is not None:
+        provider.watch(lws_controller, pod_controller)
     return RegisteredControllers(lws_controller, pod_controller, informers, provider)

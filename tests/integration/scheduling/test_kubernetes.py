@@ -305,3 +305,28 @@ async def test_delegation_uses_the_parents_workload(
         await _condition(gang_api, ns, c.CONDITION_TRUE, c.REASON_SCHEDULING_PREREQUISITES_CREATED)
         names = [w["metadata"]["name"] for w in await gang_api.list(WORKLOADS, ns)]
         assert names == ["parent-workload"]  # the child made no Workload of its own
+
+
+async def test_a_deleted_workload_is_made_again_and_its_pod_groups_follow(
+    gang_api: KubeClient, workload_ns: str
+) -> None:
+    await gang_api.create(
+        LEADERWORKERSETS, LeaderWorkerSetBuilder(workload_ns).replicas(1).scheduling({}).obj()
+    )
+    lws = await kubelet.get_lws(gang_api, workload_ns)
+    old = await _workload(gang_api, lws)
+    await _pod_groups(gang_api, workload_ns, 1)
+    await gang_api.delete(WORKLOADS, workload_ns, old["metadata"]["name"])
+
+    async def repaired() -> bool:
+        try:
+            workload = await gang_api.get(WORKLOADS, workload_ns, old["metadata"]["name"])
+        except Exception as err:
+            raise AssertionError(f"workload: {err}") from err
+        assert workload["metadata"]["uid"] != old["metadata"]["uid"]
+        [group] = await gang_api.list(POD_GROUPS, workload_ns)
+        refs = [r for r in group["metadata"]["ownerReferences"] if r["kind"] == "Workload"]
+        assert [r["uid"] for r in refs] == [workload["metadata"]["uid"]], refs
+        return True
+
+    await eventually(repaired)

@@ -185,3 +185,26 @@ async def test_typed_api_unsupported_level_fails_the_condition_and_creates_nothi
     )
     assert await gang_api.list(STATEFULSETS, volcano_ns) == []
     assert await gang_api.list(VOLCANO_POD_GROUPS, volcano_ns) == []
+
+
+async def test_a_deleted_pod_group_is_made_again(gang_api: KubeClient, volcano_ns: str) -> None:
+    """Both paths watch their PodGroups: the leader's (H1) and the LWS's (H2) come back."""
+    await gang_api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(volcano_ns).replicas(1).obj())
+    typed = LeaderWorkerSetBuilder(volcano_ns, "typed").replicas(1).scheduling({}).obj()
+    await gang_api.create(LEADERWORKERSETS, typed)
+    lws = await kubelet.get_lws(gang_api, volcano_ns)
+    await _leaders_with_group_names(gang_api, lws, 1)
+    before = {g["metadata"]["name"]: g["metadata"]["uid"] for g in await _pod_groups(gang_api, volcano_ns, 2)}
+    for name in before:
+        await gang_api.delete(VOLCANO_POD_GROUPS, volcano_ns, name)
+
+    async def recreated() -> bool:
+        after = {
+            g["metadata"]["name"]: g["metadata"]["uid"]
+            for g in await gang_api.list(VOLCANO_POD_GROUPS, volcano_ns)
+        }
+        assert after.keys() == before.keys(), after
+        assert all(after[n] != before[n] for n in before), (before, after)
+        return True
+
+    await eventually(recreated)

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
 
 __all__ = ["SchedulerProvider", "new_provider", "unsupported_provider_message"]
@@ -32,6 +33,9 @@ class SchedulerProvider(Protocol):
 
     def inject_pod_group_metadata(self, pod: Obj) -> None:
         """Stamp the pod with the PodGroup it belongs to (in place)."""
+
+    def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
+        """Wake the owner's controller when one of its scheduling objects changes or goes away."""
 
 
 def unsupported_provider_message(name: str) -> str:

@@ -32,6 +32,7 @@ from leaderworkerset.core.groups import (
 )
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.codecs import DictCodec
+from leaderworkerset.runtime.controller import Controller, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
@@ -108,6 +109,12 @@ class KubernetesProvider:
 
     def inject_pod_group_metadata(self, pod: Obj) -> None:
         wl.inject_scheduling_group(pod)
+
+    def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
+        del pod_controller  # Hash PodGroups (the pod controller's) are not built yet
+        lws_owner = owner_mapper(c.LWS_KIND, c.LWS_GROUP)
+        lws_controller.watch(self._workloads, lws_owner)
+        lws_controller.watch(self._pod_groups, lws_owner)
 
     # ----- the Workload ------------------------------------------------------------------------------
     def _owned_workload(self, lws: Obj) -> Obj | None:

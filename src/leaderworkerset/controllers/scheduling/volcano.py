@@ -20,6 +20,7 @@ from leaderworkerset.core import gang
 from leaderworkerset.core.groups import controller_owner, name_of, namespace_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.codecs import DictCodec
+from leaderworkerset.runtime.controller import Controller, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
@@ -66,6 +67,11 @@ class VolcanoProvider:
 
     def inject_pod_group_metadata(self, pod: Obj) -> None:
         gang.inject_volcano_group_name(pod)
+
+    def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
+        # H2 PodGroups belong to the LWS, H1 ones to the leader pod: a deleted one is made again.
+        lws_controller.watch(self._pod_groups, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
+        pod_controller.watch(self._pod_groups, owner_mapper("Pod", ""))
 
     async def _ensure(self, desired: Obj) -> None:
         """Create-if-absent; an existing PodGroup must be ours (never updated, as upstream)."""
