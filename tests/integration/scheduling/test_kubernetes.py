@@ -330,3 +330,42 @@ async def test_a_deleted_workload_is_made_again_and_its_pod_groups_follow(
         return True
 
     await eventually(repaired)
+
+
+async def test_a_new_revision_gets_new_pod_groups_and_old_ones_go_with_their_pods(
+    gang_api: KubeClient, workload_ns: str
+) -> None:
+    await gang_api.create(
+        LEADERWORKERSETS, LeaderWorkerSetBuilder(workload_ns).replicas(2).scheduling({}).obj()
+    )
+    old_groups = await _pod_groups(gang_api, workload_ns, 2)
+    lws = await kubelet.get_lws(gang_api, workload_ns)
+    old_revision = kubelet.current_revision_key(lws)
+    leader = await _admitted_leader(gang_api, lws, 0)  # group 0 still runs the old revision
+
+    def new_image(obj: Obj) -> None:
+        obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = "nginx:next"
+
+    await kubelet.update_lws(gang_api, workload_ns, "test-sample", new_image)
+
+    async def rolled() -> bool:
+        live = [
+            g
+            for g in await gang_api.list(POD_GROUPS, workload_ns)
+            if not g["metadata"].get("deletionTimestamp")
+        ]
+        revisions = sorted(
+            (
+                g["metadata"]["labels"][c.LABEL_GROUP_INDEX],
+                g["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH],
+            )
+            for g in live
+        )
+        new_revision = kubelet.current_revision_key(await kubelet.get_lws(gang_api, workload_ns))
+        assert new_revision != old_revision
+        # Both groups at the new revision; group 0's old PodGroup stays while its leader names it.
+        assert revisions == sorted([("0", new_revision), ("1", new_revision), ("0", old_revision)]), revisions
+        return True
+
+    await eventually(rolled)
+    assert leader["spec"]["schedulingGroup"]["podGroupName"] == old_groups[0]["metadata"]["name"]
