@@ -8,21 +8,25 @@ without it gets three pods placed; a fourth node lets the whole gang in at once.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.scheduling.volcano import VOLCANO_POD_GROUPS
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.devcluster.nodes import NodeSpec
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS
-from tests.support import clusters
+from tests.e2e.conftest import MANAGERS
+from tests.support import clusters, upstream, volcano
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
@@ -33,7 +37,7 @@ Obj = dict[str, Any]
 CONFIG = """apiVersion: config.lws.x-k8s.io/v1
 kind: Configuration
 gangSchedulingManagement:
-  schedulerProvider: kubernetes
+  schedulerProvider: {provider}
 featureGates:
   WorkloadAwareScheduling: true
 """
@@ -60,22 +64,41 @@ def gang_full_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
 
 
 @pytest.fixture(scope="module")
-async def gang_env(gang_full_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+async def gang_api(gang_full_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
     kube = clusters.client_for(gang_full_cluster)
-    await install_crds(kube)
-    await kube.close()
-    config = gang_full_cluster.workdir / "lws-config.yaml"
-    config.write_text(CONFIG)
-    manager = ManagerProcess(gang_full_cluster, name="lws-manager-gang", config=config)
-    await manager.start()
+    try:
+        await install_crds(kube)
+        await volcano.install_pod_group_crd(kube)
+    finally:
+        await kube.close()
     api = new_client(
         ClientOptions(kubeconfig=str(gang_full_cluster.kubeconfig), field_manager="lws-e2e-tests")
     )
+    yield api
+    await api.close()
+
+
+@contextlib.asynccontextmanager
+async def manager_with(cluster: LocalCluster, provider: str) -> AsyncIterator[ManagerProcess]:
+    """`lws manager` (controllers + webhooks) with `provider`; one at a time in this cluster."""
+    config = cluster.workdir / f"lws-config-{provider}.yaml"
+    config.write_text(CONFIG.format(provider=provider))
+    manager = ManagerProcess(cluster, name=f"lws-manager-{provider}", config=config)
+    MANAGERS.append(manager)
+    await manager.start()
     try:
-        yield api
+        yield manager
     finally:
-        await api.close()
         await manager.stop()
+        MANAGERS.remove(manager)
+
+
+async def _namespaces(cluster: LocalCluster, request: pytest.FixtureRequest, count: int) -> list[str]:
+    kube = clusters.client_for(cluster)
+    try:
+        return [await clusters.fresh_namespace(kube, request) for _ in range(count)]
+    finally:
+        await kube.close()
 
 
 def _lws(ns: str, gang: bool) -> Obj:
@@ -126,15 +149,13 @@ async def _scheduler_saw_all(api: KubeClient, ns: str) -> None:
 
 
 async def test_a_gang_is_all_or_nothing_on_kube_scheduler(
-    gang_env: KubeClient, gang_full_cluster: LocalCluster, request: pytest.FixtureRequest
+    gang_api: KubeClient, gang_full_cluster: LocalCluster, request: pytest.FixtureRequest
 ) -> None:
-    api = gang_env
-    kube = clusters.client_for(gang_full_cluster)
-    try:
-        gang_ns = await clusters.fresh_namespace(kube, request)
-        plain_ns = await clusters.fresh_namespace(kube, request)
-    finally:
-        await kube.close()
+    async with manager_with(gang_full_cluster, c.SCHEDULER_PROVIDER_KUBERNETES):
+        await _all_or_nothing(gang_api, *await _namespaces(gang_full_cluster, request, 2))
+
+
+async def _all_or_nothing(api: KubeClient, gang_ns: str, plain_ns: str) -> None:
 
     # 1. The gang of four on three one-pod nodes: every pod in its PodGroup, none placed.
     await api.create(LEADERWORKERSETS, _lws(gang_ns, gang=True))
@@ -171,7 +192,37 @@ async def test_a_gang_is_all_or_nothing_on_kube_scheduler(
         return True
 
     await eventually(all_placed, timeout=LONG_TIMEOUT)
+    await api.delete(LEADERWORKERSETS, gang_ns, "test-sample")  # the next test's manager starts clean
 
 
 async def _none_scheduled(api: KubeClient, ns: str) -> bool:
     return _scheduled(await _pods(api, ns)) == 0
+
+
+async def test_upstream_volcano_example_gets_its_pod_groups_through_the_real_webhook(
+    gang_api: KubeClient, gang_full_cluster: LocalCluster, request: pytest.FixtureRequest
+) -> None:
+    """`sample_gang-scheduling_lws-sample-volcano.yaml` through webhooks, controllers and the
+    StatefulSet controller: every pod names its group's PodGroup, and each PodGroup exists. No
+    Volcano scheduler runs here (its module is not served by the Go proxy), so pods stay pending."""
+    path = upstream.require("examples", "sample_gang-scheduling_lws-sample-volcano.yaml")
+    sample = yaml.safe_load(path.read_text())
+    [ns] = await _namespaces(gang_full_cluster, request, 1)
+    sample["metadata"]["namespace"] = ns
+    async with manager_with(gang_full_cluster, c.SCHEDULER_PROVIDER_VOLCANO):
+        await gang_api.create(LEADERWORKERSETS, sample)
+
+        async def pods_and_groups() -> bool:
+            pods = await _pods(gang_api, ns)
+            assert len(pods) == 8, [p["metadata"]["name"] for p in pods]
+            named = {p["metadata"]["annotations"][c.ANNOTATION_SCHEDULING_GROUP_NAME] for p in pods}
+            groups = {g["metadata"]["name"]: g for g in await gang_api.list(VOLCANO_POD_GROUPS, ns)}
+            assert named == set(groups), (named, set(groups))
+            assert len(groups) == 2
+            for group in groups.values():
+                assert group["spec"] == {"minMember": 4, "minResources": {"cpu": "200m"}}
+            return True
+
+        await eventually(pods_and_groups, timeout=LONG_TIMEOUT)
+        assert _scheduled(await _pods(gang_api, ns)) == 0  # schedulerName volcano: nobody binds them
+        await gang_api.delete(LEADERWORKERSETS, ns, "lws-sample-volcano")

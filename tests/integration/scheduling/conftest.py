@@ -10,24 +10,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
-import yaml
 from lightkube import AsyncClient
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
-from leaderworkerset.crd.install import apply_crds, install_crds, wait_established
+from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.manager import Manager
-from tests.support import clusters
+from tests.support import clusters, volcano
 from tests.support.manager import in_process_options
-
-VOLCANO_CRD = (
-    Path(__file__).resolve().parents[2] / "support" / "crds" / "scheduling.volcano.sh_podgroups.yaml"
-)
 
 
 @pytest.fixture(scope="session")
@@ -41,8 +35,7 @@ def gang_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
 async def gang_kube(gang_cluster: LocalCluster) -> AsyncIterator[AsyncClient]:
     client = clusters.client_for(gang_cluster)
     await install_crds(client)
-    names = await apply_crds(client, [yaml.safe_load(VOLCANO_CRD.read_text())])
-    await wait_established(client, names)
+    await volcano.install_pod_group_crd(client)
     yield client
     await client.close()
 
