@@ -49,9 +49,9 @@ async def gang_api(gang_cluster: LocalCluster, gang_kube: AsyncClient) -> AsyncI
 
 @contextlib.asynccontextmanager
 async def provider_manager(
-    cluster: LocalCluster, provider: str, namespace: str
+    cluster: LocalCluster, provider: str | None, namespace: str
 ) -> AsyncIterator[RegisteredControllers]:
-    """The LWS and pod controllers with `provider`, watching only `namespace`."""
+    """The LWS and pod controllers with `provider` (None: no provider), watching only `namespace`."""
     client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
     manager = Manager(client, in_process_options())
     registered = register_controllers(manager, namespace=namespace, scheduler_provider=provider)
