@@ -183,8 +183,14 @@ async def run(settings: Settings) -> None:
     if settings.run_webhooks:
         _add_webhooks(mgr, client, settings)
     if settings.run_controllers:
+        from leaderworkerset.controllers.scheduling import require_provider_api
         from leaderworkerset.controllers.setup import register_controllers
 
+        try:
+            await require_provider_api(client, _scheduler_provider(settings.config))
+        except Exception:
+            await client.close()
+            raise
         register_controllers(
             mgr,
             max_concurrent_reconciles=settings.max_concurrent_reconciles,
@@ -324,5 +330,11 @@ def manager(
         max_concurrent_reconciles=max_concurrent_reconciles,
         watch_namespace=watch_namespace,
     )
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(settings))
+    from leaderworkerset.controllers.scheduling import ProviderApiMissingError
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run(settings))
+    except ProviderApiMissingError as err:
+        typer.echo(f"lws manager: {err}", err=True)
+        raise typer.Exit(1) from err

@@ -12,14 +12,42 @@ The Configuration's `gangSchedulingManagement.schedulerProvider` picks the provi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller
+from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.manager import Manager
 
-__all__ = ["SchedulerProvider", "new_provider", "unsupported_provider_message"]
+__all__ = [
+    "ProviderApiMissingError",
+    "SchedulerProvider",
+    "new_provider",
+    "require_provider_api",
+    "unsupported_provider_message",
+]
+
+# What each provider reads and writes, and how to get it served.
+_PROVIDER_APIS = {
+    c.SCHEDULER_PROVIDER_VOLCANO: (
+        "scheduling.volcano.sh/v1beta1",
+        "podgroups",
+        "install Volcano (its CRDs)",
+    ),
+    c.SCHEDULER_PROVIDER_KUBERNETES: (
+        "scheduling.k8s.io/v1beta1",
+        "workloads",
+        "turn on the GenericWorkload feature gate (apiserver, controller-manager, scheduler) and "
+        "--runtime-config=scheduling.k8s.io/v1beta1=true; locally: lws cluster up --workload-api",
+    ),
+}
+
+
+class ProviderApiMissingError(RuntimeError):
+    """The configured provider's API is not served: its caches could never sync."""
 
 
 class SchedulerProvider(Protocol):
@@ -36,6 +64,30 @@ class SchedulerProvider(Protocol):
 
     def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
         """Wake the owner's controller when one of its scheduling objects changes or goes away."""
+
+
+async def require_provider_api(
+    client: KubeClient, name: str | None, apis: Mapping[str, tuple[str, str, str]] | None = None
+) -> None:
+    """Fail fast, naming the setting, instead of waiting forever on caches of an unserved kind.
+
+    `apis` (provider -> group/version, resource, remedy) defaults to what the providers use.
+    """
+    apis = _PROVIDER_APIS if apis is None else apis
+    if not name or name not in apis:
+        return
+    group_version, plural, remedy = apis[name]
+    try:
+        resources = (await client.request("GET", f"/apis/{group_version}")).get("resources") or []
+    except Exception as err:
+        if not is_not_found(err):
+            raise
+        resources = []
+    if not any(r.get("name") == plural for r in resources):
+        raise ProviderApiMissingError(
+            f"gangSchedulingManagement.schedulerProvider {name!r} needs the API server to serve "
+            f"{plural}.{group_version.split('/')[0]} ({group_version}), which it does not: {remedy}"
+        )
 
 
 def unsupported_provider_message(name: str) -> str:
