@@ -20,16 +20,32 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
+from leaderworkerset.runtime.manager import ManagerOptions
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 
+def in_process_options() -> ManagerOptions:
+    """Options of a manager running on the test's event loop: no leader election, no ports."""
+    return ManagerOptions(
+        leader_elect=False,
+        health_probe_bind_address="0",
+        metrics_bind_address="0",
+        handle_signals=False,
+        graceful_shutdown_timeout=5.0,
+    )
+
+
 class ManagerProcess:
-    def __init__(self, cluster: LocalCluster, name: str = "lws-manager-e2e") -> None:
+    def __init__(
+        self, cluster: LocalCluster, name: str = "lws-manager-e2e", config: Path | None = None
+    ) -> None:
         self.cluster = cluster
         self.name = name
+        self.config = config  # a Configuration file (`--config`), e.g. to turn on a scheduler provider
         self.webhook_port = free_port()
         self.health_port = free_port()
         self.metrics_port = free_port()
@@ -61,6 +77,7 @@ class ManagerProcess:
             f"127.0.0.1:{self.metrics_port}",
             "--insecure-metrics",
             "--log-json",
+            *(["--config", str(self.config)] if self.config else []),
         ]
 
     @property

@@ -17,7 +17,8 @@ from leaderworkerset.controllers.setup import RegisteredControllers, register_co
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.manager import Manager, ManagerOptions
+from leaderworkerset.runtime.manager import Manager
+from tests.support.manager import in_process_options
 
 
 @pytest.fixture(scope="session")
@@ -34,14 +35,7 @@ async def lws_controllers(
 ) -> AsyncIterator[RegisteredControllers]:
     await install_crds(kube)
     client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
-    options = ManagerOptions(
-        leader_elect=False,
-        health_probe_bind_address="0",
-        metrics_bind_address="0",
-        handle_signals=False,
-        graceful_shutdown_timeout=5.0,
-    )
-    manager = Manager(client, options)
+    manager = Manager(client, in_process_options())
     registered = register_controllers(manager)
     task = asyncio.create_task(manager.run(), name="lws-manager")
     await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
