@@ -20,13 +20,15 @@ for committed in src/leaderworkerset/crd/manifests deploy/crds charts/lws/crds; 
     status=1
   fi
 done
-# The install manifests (namespace, RBAC, manager Deployment, Services, webhooks).
-uv run --quiet python -m leaderworkerset.install.generate --out "$tmp/manifests" >/dev/null
-if ! diff -u deploy/manifests/install.yaml "$tmp/manifests/install.yaml" >"$tmp/diff.txt"; then
-  echo "deploy/manifests/install.yaml is stale; run: uv run python -m leaderworkerset.install.generate" >&2
-  head -n 60 "$tmp/diff.txt" >&2
-  status=1
-fi
+# The install manifests (namespace, RBAC, manager Deployment, Services, webhooks) and the chart's rules.
+uv run --quiet python -m leaderworkerset.install.generate --root "$tmp/install" >/dev/null
+for generated in deploy/manifests/install.yaml charts/lws/files/rbac; do
+  if ! diff -r -u "$generated" "$tmp/install/$generated" >"$tmp/diff.txt"; then
+    echo "$generated is stale; run: uv run python -m leaderworkerset.install.generate" >&2
+    head -n 60 "$tmp/diff.txt" >&2
+    status=1
+  fi
+done
 # The Go field table behind revision hashing (core/data/gofields.json) is generated from k8s.io/api.
 if ! hack/gofields/regen.sh --check >&2; then
   status=1
