@@ -349,3 +349,25 @@ def render(granted: Iterable[Rule], namespace: str, labels: dict[str, str]) -> l
             "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
         },
     ]
+
+
+_ROLE_OF_SCOPE = {
+    Scope.CLUSTER: f"ClusterRole `{c.MANAGER_ROLE_NAME}`",
+    Scope.NAMESPACE: f"Role `{c.LEADER_ELECTION_ROLE_NAME}`",
+    Scope.METRICS: f"ClusterRole `{c.METRICS_AUTH_ROLE_NAME}`",
+}
+
+
+def markdown_table(all_rules: Iterable[Rule]) -> str:
+    """Every rule with its reason, as docs/install.md shows it (a unit test keeps the two equal)."""
+    lines = [
+        "| role | part | apiGroup | resources | resourceNames | verbs | why |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in all_rules:
+        lines.append(
+            f"| {_ROLE_OF_SCOPE[r.scope]} | {r.feature.value} | `{r.api_group or 'core'}` "
+            f"| {', '.join(r.resources)} | {', '.join(r.resource_names) or '—'} | {', '.join(r.verbs)} "
+            f"| {r.reason} |"
+        )
+    return "\n".join(lines) + "\n"
