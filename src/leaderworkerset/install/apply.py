@@ -9,6 +9,7 @@ LeaderWorkerSet and, through garbage collection, every workload pod.
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -19,10 +20,12 @@ from lightkube.resources.admissionregistration_v1 import (
     ValidatingWebhookConfiguration,
 )
 from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.core_v1 import Secret
 from lightkube.resources.discovery_v1 import EndpointSlice
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.install.manifests import Obj, object_key
+from leaderworkerset.webhooks.certs import CA_CERT_KEY
 
 DEFAULT_READY_TIMEOUT: Final = 180.0
 POLL_SECONDS: Final = 1.0
@@ -58,17 +61,30 @@ def deployment_ready(deployment: Any) -> bool:
     return (status.updatedReplicas or 0) >= spec_replicas and (status.availableReplicas or 0) >= spec_replicas
 
 
-def webhooks_ready(configurations: Sequence[Any], slices: Sequence[Any]) -> bool:
-    """The CA is injected into every webhook and the Service has a ready endpoint to call."""
+def webhooks_ready(configurations: Sequence[Any], slices: Sequence[Any], ca_pem: bytes | None) -> bool:
+    """The API server trusts the manager's CA in every webhook, and the Service has a ready endpoint.
+
+    Trusting *this* CA (the one in the certificate Secret) and not just any caBundle: a bundle left
+    over from an earlier install would otherwise make a fresh install look ready too early.
+    """
+    if not ca_pem:
+        return False
     for configuration in configurations:
         for webhook in configuration.webhooks or []:
-            if not webhook.clientConfig.caBundle:
+            bundle = webhook.clientConfig.caBundle
+            if not bundle or ca_pem.strip() not in base64.b64decode(bundle):
                 return False
     return any(
         endpoint.conditions is not None and endpoint.conditions.ready
         for endpoint_slice in slices
         for endpoint in endpoint_slice.endpoints or []
     )
+
+
+async def _issued_ca(client: AsyncClient, namespace: str) -> bytes | None:
+    secret = await client.get(Secret, c.DEFAULT_WEBHOOK_SECRET_NAME, namespace=namespace)
+    data = secret.data or {}
+    return base64.b64decode(data[CA_CERT_KEY]) if CA_CERT_KEY in data else None
 
 
 async def wait_ready(
@@ -96,10 +112,10 @@ async def wait_ready(
                     labels={SERVICE_NAME_LABEL: c.DEFAULT_WEBHOOK_SERVICE_NAME},
                 )
             ]
-            if webhooks_ready(configurations, slices):
+            if webhooks_ready(configurations, slices, await _issued_ca(client, namespace)):
                 break
             await asyncio.sleep(POLL_SECONDS)
-        report("webhooks ready (caBundle injected, service has endpoints)")
+        report("webhooks ready (the manager's CA injected, the Service has a ready endpoint)")
 
     async with asyncio.timeout(timeout):
         await poll()
