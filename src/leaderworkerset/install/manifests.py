@@ -214,5 +214,12 @@ def object_key(obj: Obj) -> str:
     return f"{obj['kind']}/{ns}/{meta['name']}" if ns else f"{obj['kind']}/{meta['name']}"
 
 
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes a shared dict (the selector labels) out in full each time: no &id001 anchors."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def to_yaml(objects: list[Obj]) -> str:
-    return "".join("---\n" + yaml.safe_dump(obj, sort_keys=False) for obj in objects)
+    return "".join("---\n" + yaml.dump(obj, Dumper=_NoAliasDumper, sort_keys=False) for obj in objects)
