@@ -9,53 +9,24 @@ the image, so the manager runs as a local process, under the install's ServiceAc
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
-from leaderworkerset.install import apply as installer
-from leaderworkerset.install.manifests import InstallOptions, render
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.webhooks.certs import MUTATING_CONFIGURATIONS as MUTATING
+from leaderworkerset.webhooks.certs import VALIDATING_CONFIGURATIONS as VALIDATING
 from tests.e2e.conftest import MANAGERS
-from tests.support import clusters
+from tests.support import clusters, serviceaccount
 from tests.support.manager import ManagerProcess
-
-# Local dev URL mode (the API server calls the manager on 127.0.0.1) applies its own webhook
-# configurations and namespace; a pod in the cluster does neither, so the install does not grant it.
-DEV_URL_MODE_ROLE = {
-    "apiVersion": "rbac.authorization.k8s.io/v1",
-    "kind": "ClusterRole",
-    "metadata": {"name": "lws-e2e-dev-url-mode"},
-    "rules": [
-        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]},
-        {
-            "apiGroups": ["admissionregistration.k8s.io"],
-            "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
-            "verbs": ["patch"],
-        },
-    ],
-}
-
-
-def binding(
-    name: str, role: str, service_account: str, namespace: str = c.DEFAULT_NAMESPACE
-) -> dict[str, object]:
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-        "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
-    }
+from tests.support.wait import LONG_TIMEOUT, eventually
 
 
 @dataclass
@@ -64,21 +35,10 @@ class InstallEnv:
     api: KubeClient
 
     def token(self, service_account: str, namespace: str = c.DEFAULT_NAMESPACE) -> str:
-        """A bound token from the TokenRequest API (what a pod's projected token is)."""
-        out = subprocess.run(
-            [str(self.cluster.kubectl), f"--kubeconfig={self.cluster.kubeconfig}", "create", "token",
-             service_account, "-n", namespace, "--duration=2h"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        return out.stdout.strip()
+        return serviceaccount.token(self.cluster, service_account, namespace)
 
     def kubeconfig_as(self, service_account: str, path: Path) -> Path:
-        """The cluster's kubeconfig with the admin credentials replaced by the account's token."""
-        config = yaml.safe_load(self.cluster.kubeconfig.read_text())
-        for user in config["users"]:
-            user["user"] = {"token": self.token(service_account)}
-        path.write_text(yaml.safe_dump(config))
-        return path
+        return serviceaccount.kubeconfig_as(self.cluster, service_account, path)
 
 
 @pytest.fixture(scope="package")
@@ -91,16 +51,37 @@ async def install_env() -> AsyncIterator[InstallEnv]:
     api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), field_manager="lws-e2e-tests"))
     try:
         await install_crds(api.lightkube)
-        await installer.apply_objects(api.lightkube, render(InstallOptions(replicas=0)))
+        await serviceaccount.install_for_local_manager(api)
         yield InstallEnv(cluster, api)
     finally:
         await api.close()
         clusters.stop(cluster)
 
 
-async def started(manager: ManagerProcess) -> ManagerProcess:
+async def started(manager: ManagerProcess, api: KubeClient | None = None) -> ManagerProcess:
+    """Start it; with ``api``, also wait until the API server calls *its* webhooks (dev URL mode).
+
+    /readyz turns ready when the certificates are in place, a moment before the manager has pointed
+    the webhook configurations at its own port; a new manager on new ports must not be raced.
+    """
     MANAGERS.append(manager)  # its log tail is attached to a failing test's report
     await manager.start()
+    if api is not None:
+
+        async def pointed_here() -> bool:
+            for ref, name in (
+                (MUTATING, c.MUTATING_WEBHOOK_CONFIGURATION_NAME),
+                (VALIDATING, c.VALIDATING_WEBHOOK_CONFIGURATION_NAME),
+            ):
+                configuration = await api.get(ref, None, name)
+                for webhook in configuration["webhooks"]:
+                    client_config = webhook["clientConfig"]
+                    url = client_config.get("url", "")
+                    assert f":{manager.webhook_port}/" in url, f"{name} still calls {url}"
+                    assert client_config.get("caBundle"), f"{name} has no caBundle yet"
+            return True
+
+        await eventually(pointed_here, timeout=LONG_TIMEOUT)
     return manager
 
 

@@ -22,7 +22,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, LEASES, PODS, STATEFULSETS, ResourceRef
-from tests.e2e.install.conftest import DEV_URL_MODE_ROLE, InstallEnv, binding, started, stopped
+from tests.e2e.install.conftest import InstallEnv, started, stopped
 from tests.e2e.test_lws_journeys import (
     create,
     expect_available,
@@ -33,16 +33,11 @@ from tests.e2e.test_lws_journeys import (
 from tests.integration.controllers.expect import NAME
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.manager import ManagerProcess
+from tests.support.serviceaccount import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, binding, rbac_denials
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
-CLUSTER_ROLES = ResourceRef(
-    "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False
-)
-BINDINGS = ResourceRef(
-    "rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False
-)
 SERVICE_ACCOUNTS = ResourceRef("", "v1", "ServiceAccount", "serviceaccounts")
 NAMESPACES = ResourceRef("", "v1", "Namespace", "namespaces", namespaced=False)
 SECRETS = ResourceRef("", "v1", "Secret", "secrets")
@@ -53,8 +48,6 @@ SCRAPER, STRANGER = "e2e-metrics-scraper", "e2e-stranger"
 @pytest.fixture(scope="module")
 async def sa_kubeconfig(install_env: InstallEnv, tmp_path_factory: pytest.TempPathFactory) -> Path:
     api = install_env.api
-    await api.apply(CLUSTER_ROLES, DEV_URL_MODE_ROLE)
-    await api.apply(BINDINGS, binding("lws-e2e-dev-url-mode", "lws-e2e-dev-url-mode", c.SERVICE_ACCOUNT_NAME))
     for account in (SCRAPER, STRANGER):
         await api.apply(
             SERVICE_ACCOUNTS,
@@ -64,7 +57,9 @@ async def sa_kubeconfig(install_env: InstallEnv, tmp_path_factory: pytest.TempPa
                 "metadata": {"name": account, "namespace": c.DEFAULT_NAMESPACE},
             },
         )
-    await api.apply(BINDINGS, binding("e2e-metrics-scraper", c.METRICS_READER_ROLE_NAME, SCRAPER))
+    await api.apply(
+        CLUSTER_ROLE_BINDINGS, binding("e2e-metrics-scraper", c.METRICS_READER_ROLE_NAME, SCRAPER)
+    )
     return install_env.kubeconfig_as(c.SERVICE_ACCOUNT_NAME, tmp_path_factory.mktemp("sa") / "kubeconfig")
 
 
@@ -103,7 +98,7 @@ async def test_the_manager_under_its_service_account_never_gets_403(
         leader_elect=True,
         secure_metrics=True,
     )
-    await started(manager)
+    await started(manager, api)
     try:
         # Leader election and certificate rotation ran under the Role in lws-system.
         lease = await api.get(LEASES, c.DEFAULT_NAMESPACE, c.DEFAULT_LEADER_ELECTION_ID)
@@ -148,7 +143,7 @@ async def test_without_the_status_rule_the_journey_stalls_on_403(
     manager = ManagerProcess(
         install_env.cluster, "lws-manager-reduced", kubeconfig=sa_kubeconfig, leader_elect=True
     )
-    await started(manager)
+    await started(manager, api)
     try:
         await create(api, LeaderWorkerSetBuilder(namespace, NAME).replicas(1).size(2).obj())
         await eventually(lambda: _log_shows_forbidden(manager), timeout=LONG_TIMEOUT)
@@ -172,5 +167,5 @@ def _role_shell() -> dict[str, object]:
 
 
 def _log_shows_forbidden(manager: ManagerProcess) -> bool:
-    """A refusal of the status write (the message names the subresource) is in the log."""
-    return any(FORBIDDEN.search(line) and "status" in line for line in manager.log_text().splitlines())
+    """RBAC's refusal of the status write (the message names the subresource) is in the log."""
+    return any(f"{c.LWS_PLURAL}/status" in line for line in rbac_denials(manager.log_text()))

@@ -172,7 +172,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
     api, cluster = install_env.api, install_env.cluster
     ns = "swap"
     await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    webhooks = await started(_ours(cluster, "lws-webhooks-for-swap", "--webhooks-only"))
+    webhooks = await started(_ours(cluster, "lws-webhooks-for-swap", "--webhooks-only"), api)
     upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-v0.9.0"))
     try:
         # Three LeaderWorkerSets under upstream; "held" is mid-rollout (partition 1 of 3 groups).
