@@ -20,7 +20,13 @@ from leaderworkerset.core.status import (
     plan_status,
     set_condition,
 )
-from tests.unit.core.builders import LWSBuilder, leader_pod, leader_sts, worker_statefulset
+from tests.support.builders import (
+    LeaderWorkerSetBuilder,
+    cached_lws,
+    leader_pod,
+    leader_sts,
+    worker_statefulset,
+)
 
 T0 = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
 NOW = datetime(2026, 1, 1, 12, 30, 45, 123456, tzinfo=UTC)
@@ -394,7 +400,7 @@ def test_count_groups_rejects_unparsable_group_index() -> None:
 
 @dataclass(frozen=True)
 class StatusCase:
-    lws: LWSBuilder
+    lws: LeaderWorkerSetBuilder
     groups: list[Grp]
     want_status: dict[str, Any]
     want_changed: bool
@@ -421,7 +427,7 @@ STEADY = {
 STATUS_CASES = [
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2),
+            cached_lws().replicas(2),
             [Grp(0, ready=False), Grp(1, ready=False)],
             {
                 "replicas": 2,
@@ -438,12 +444,12 @@ STATUS_CASES = [
         id="first status of a new set",
     ),
     pytest.param(
-        StatusCase(LWSBuilder().replicas(2).status(STEADY), [Grp(0), Grp(1)], STEADY, False, True, None),
+        StatusCase(cached_lws().replicas(2).status(STEADY), [Grp(0), Grp(1)], STEADY, False, True, None),
         id="steady state writes nothing and lets old revisions go",
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).status({**STEADY, "hpaPodSelector": "custom"}),
+            cached_lws().replicas(2).status({**STEADY, "hpaPodSelector": "custom"}),
             [Grp(0), Grp(1)],
             {**STEADY, "hpaPodSelector": "custom"},
             False,
@@ -454,7 +460,7 @@ STATUS_CASES = [
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).status(STEADY),
+            cached_lws().replicas(2).status(STEADY),
             [Grp(0), Grp(1), Grp(2, ready=False)],
             {**STEADY, "replicas": 3, "updatedReplicas": 3},
             True,
@@ -466,7 +472,7 @@ STATUS_CASES = [
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).generation(2).status(STEADY),
+            cached_lws().replicas(2).generation(2).status(STEADY),
             [Grp(0, "old"), Grp(1)],
             {
                 **STEADY,
@@ -485,7 +491,7 @@ STATUS_CASES = [
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).partition(1).status(STEADY),
+            cached_lws().replicas(2).partition(1).status(STEADY),
             [Grp(0, "old"), Grp(1)],
             {**STEADY, "updatedReplicas": 1},
             True,
@@ -517,7 +523,7 @@ def test_plan_status(case: StatusCase) -> None:
 def test_condition_event_is_normal_update() -> None:
     pods, stss = _objects([Grp(0)], 1)
     plan = plan_status(
-        LWSBuilder().obj(),
+        cached_lws().obj(),
         leader_sts("test-sample", replicas=1, status_replicas=1),
         revision_key="new",
         leader_pods=pods,
@@ -532,7 +538,7 @@ def test_condition_event_is_normal_update() -> None:
 def test_status_progression_through_an_update() -> None:
     """Reconcile after reconcile: Available → UpdateInProgress (+Available False) → +Progressing →
     (update finished, not all ready) UpdateInProgress still True → Available flips both off."""
-    lws = LWSBuilder().replicas(2).status(STEADY)
+    lws = cached_lws().replicas(2).status(STEADY)
     history: list[list[tuple[str, str]]] = []
 
     def reconcile(groups: list[Grp]) -> None:

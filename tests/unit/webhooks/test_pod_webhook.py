@@ -10,7 +10,7 @@ from leaderworkerset.core import keys
 from leaderworkerset.core.affinity import exclusive_affinity_applied, set_exclusive_affinities
 from leaderworkerset.core.podmutation import PodMutationError
 from leaderworkerset.webhooks.pod import default_pod, validate_pod, volcano_pod_group_injector
-from tests.unit.webhooks.builders import leader, pod, tpu_container, tpu_pod_spec, worker
+from tests.support.builders import leader, pod, tpu_container, tpu_pod_spec, worker
 
 Obj = dict[str, Any]
 TOKEN = "abcdefghjklmnpqr"
