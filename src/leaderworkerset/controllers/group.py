@@ -22,8 +22,8 @@ from typing import Any
 import structlog
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.events import error_text, record
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
-from leaderworkerset.controllers.leaderworkerset import error_text, record
 from leaderworkerset.core.groups import (
     is_deleting,
     is_leader_pod,

@@ -21,10 +21,12 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
     ControllerEvent,
     group_state,
+    lws_replicas,
+    lws_size,
     name_of,
     parse_group_index,
 )
-from leaderworkerset.core.rollout import lws_replicas, lws_size, rolling_update_configuration
+from leaderworkerset.core.rollout import rolling_update_configuration
 
 Obj = Mapping[str, Any]
 Condition = dict[str, Any]

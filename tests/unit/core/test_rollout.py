@@ -49,6 +49,11 @@ X = GroupState(ready=False, updated=False)  # missing or broken
         pytest.param("100%", 7, False, 7, id="hundred percent"),
         pytest.param("1%", 0, True, 0, id="percent of zero replicas"),
         pytest.param("10%", 1_000_000, True, 100_000, id="large totals stay exact"),
+        pytest.param("25%", 2, False, 0, id="25% of 2 rounds down"),
+        pytest.param("25%", 2, True, 1, id="25% of 2 rounds up"),
+        pytest.param("-5%", 10, False, -1, id="negative percentage floors away from zero"),
+        pytest.param("-5%", 10, True, 0, id="negative percentage ceils towards zero"),
+        pytest.param("33%", 2**31 - 1, True, 708_669_604, id="int32 total rounds as Go's float64 does"),
     ],
 )
 def test_scaled_value(value: int | str, total: int, round_up: bool, want: int) -> None:
