@@ -125,7 +125,8 @@ class EnvWorld:
 
     def counts(self) -> tuple[int, int]:
         status = self.lws["status"]
-        return status["readyReplicas"], status["updatedReplicas"]
+        # Absent counts are 0: the status omits them, as Go's omitempty does.
+        return status.get("readyReplicas", 0), status.get("updatedReplicas", 0)
 
     def true_conditions(self) -> set[str]:
         return {cond["type"] for cond in self.lws["status"].get("conditions", []) if cond["status"] == "True"}
