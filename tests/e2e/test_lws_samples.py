@@ -78,7 +78,18 @@ async def sample_ns(samples_env: SamplesEnv, request: pytest.FixtureRequest) -> 
     await samples_env.api.delete(NAMESPACES, None, name)
 
 
-@pytest.mark.parametrize("sample", leaderworkersets())
+SAMPLES = leaderworkersets()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def upstream_samples_present() -> None:
+    """Checked before the samples cluster starts (autouse runs first in its scope): without the
+    data, the module fails (CI) or skips with the reason instead of starting a cluster for nothing."""
+    for param in SAMPLES:
+        upstream.check_case(param.values[0])
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
 async def test_upstream_sample_reaches_available(
     samples_env: SamplesEnv, sample_ns: str, sample: Obj
 ) -> None:
