@@ -31,10 +31,12 @@ _FILE_OF_KIND: Final = dict(zip((c.LWS_KIND, c.DS_KIND, c.DSRS_KIND), CRD_FILES,
 
 
 # Upstream's own CRDs are installed next to ours under renamed groups, so that the same object can be
-# sent to both and what each stores (or rejects) compared directly.
+# sent to both and what each stores (or rejects) compared directly. The renamed groups sort after
+# ours: kubectl resolves a plural or short name both CRDs declare to the first group in discovery
+# order (alphabetical among CRDs), and `kubectl get lws` must keep meaning ours in later tests.
 UPSTREAM_GROUPS: Final = {
-    c.LWS_GROUP: "leaderworkerset.upstream.test",
-    c.DS_GROUP: "disaggregatedset.upstream.test",
+    c.LWS_GROUP: "leaderworkerset.z-upstream.test",
+    c.DS_GROUP: "disaggregatedset.z-upstream.test",
 }
 UPSTREAM_KINDS: Final[dict[str, type[NamespacedResource]]] = {
     kind: create_namespaced_resource(UPSTREAM_GROUPS[group], "v1", kind, plural)
