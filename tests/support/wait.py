@@ -23,9 +23,10 @@ LONG_TIMEOUT = float(os.environ.get("LWS_TEST_LONG_TIMEOUT", "120"))
 # The default "stays true" window. A negative check first waits for a positive sign that the
 # controller processed the object (see `consistently`), so the window only has to outlast what that
 # processing can still set in motion: a follow-up reconcile queued by its own write (watch delivery,
-# queue, a reconcile reading caches: tens of milliseconds here) or a failing reconcile's retries,
-# which back off from 5 ms doubling (client-go's rate limiter), so 2 s covers the first eight retries
-# (1.3 s). Upstream holds its negatives for longer; CI can stretch the window with the variable.
+# the queue and a reconcile that reads caches, no API round trip before its decision) or a failing
+# reconcile's retries, which back off from 5 ms doubling (client-go's rate limiter), so 2 s covers
+# the first eight retries (1.3 s). Upstream holds its negatives for longer; CI can stretch the
+# window with the variable.
 CONSISTENTLY = float(os.environ.get("LWS_TEST_CONSISTENTLY", "2"))
 INTERVAL = 0.1
 
