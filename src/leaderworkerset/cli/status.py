@@ -65,7 +65,7 @@ def render(snapshot: Snapshot) -> Tree:
     lws = snapshot.lws
     meta, spec, status = core_groups.metadata(lws), lws.get("spec") or {}, lws.get("status") or {}
     name = meta.get("name", "")
-    size = int((spec.get("leaderWorkerTemplate") or {}).get("size") or 1)
+    size = core_groups.lws_size(lws)
     leader_sts = next((s for s in snapshot.statefulsets if core_groups.name_of(s) == name), None)
     revision = labels_of(leader_sts).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_sts else "?"
     conditions = ", ".join(

@@ -23,8 +23,8 @@ from typing import Any
 import structlog
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
-from leaderworkerset.controllers.leaderworkerset import error_text, lws_ref, record
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.gang import SchedulingError
 from leaderworkerset.core.groups import (

@@ -24,6 +24,12 @@ import msgspec
 import structlog
 
 from leaderworkerset.api import constants as c
+
+# The event helpers live in controllers.events; re-exported here for the modules that first
+# imported them from this one.
+from leaderworkerset.controllers.events import error_text as error_text
+from leaderworkerset.controllers.events import lws_ref as lws_ref
+from leaderworkerset.controllers.events import record as record
 from leaderworkerset.controllers.informers import (
     Obj,
     RecentRevisions,
@@ -33,7 +39,7 @@ from leaderworkerset.controllers.informers import (
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core import gojson
-from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
+from leaderworkerset.core.groups import is_deleting, is_leader_pod, name_of, namespace_of
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
     plan_revision,
@@ -54,8 +60,8 @@ from leaderworkerset.core.status import plan_status
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
-from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
-from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
+from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
 from leaderworkerset.runtime.resources import (
@@ -71,33 +77,6 @@ CONTROLLER_NAME = "leaderworkerset"
 DEFAULT_MAX_CONCURRENT = 4
 
 Now = Callable[[], datetime.datetime]
-
-_RELATED_API_VERSIONS = {"ControllerRevision": "apps/v1", "Pod": "v1", "StatefulSet": "apps/v1"}
-
-
-def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:
-    """Record a core-decided event on the LWS, resolving its related object (kind, name)."""
-    related = None
-    if event.related is not None:
-        kind, name = event.related
-        related = ObjectReference(
-            apiVersion=_RELATED_API_VERSIONS.get(kind, ""),
-            kind=kind,
-            namespace=str((lws.get("metadata") or {}).get("namespace") or ""),
-            name=name,
-        )
-    recorder.record(lws_ref(lws), event.type, event.reason, event.action, event.message, related)
-
-
-def error_text(err: BaseException) -> str:
-    """What Go's `%v` prints for an API error: the Status message, without code and reason."""
-    if isinstance(err, ApiStatusError) and err.status.message:
-        return err.status.message
-    return str(err)
-
-
-def lws_ref(lws: Obj) -> ObjectReference:
-    return object_ref(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)
 
 
 @dataclass

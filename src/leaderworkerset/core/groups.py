@@ -54,6 +54,33 @@ class GroupState:
 MISSING_GROUP = GroupState(ready=False, updated=False)
 
 
+# --- LeaderWorkerSet spec accessors ----------------------------------------------------------------
+
+
+def _count_or_default(value: object) -> int:
+    # A nil *int32 reads as the CRD default 1; so does a mistyped one, which admission reports.
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def spec_replicas(spec: Obj) -> int:
+    """A LeaderWorkerSet spec's (or a DisaggregatedSet role spec's) replicas."""
+    return _count_or_default(spec.get("replicas"))
+
+
+def spec_size(spec: Obj) -> int:
+    """A LeaderWorkerSet spec's leaderWorkerTemplate.size."""
+    template = spec.get("leaderWorkerTemplate")
+    return _count_or_default(template.get("size") if isinstance(template, Mapping) else None)
+
+
+def lws_replicas(lws: Obj) -> int:
+    return spec_replicas(lws.get("spec") or {})
+
+
+def lws_size(lws: Obj) -> int:
+    return spec_size(lws.get("spec") or {})
+
+
 # --- metadata accessors --------------------------------------------------------------------------
 
 

@@ -21,10 +21,12 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
     ControllerEvent,
     group_state,
+    lws_replicas,
+    lws_size,
     name_of,
     parse_group_index,
 )
-from leaderworkerset.core.rollout import lws_replicas, lws_size, rolling_update_configuration
+from leaderworkerset.core.rollout import rolling_update_configuration
 
 Obj = Mapping[str, Any]
 Condition = dict[str, Any]
@@ -252,13 +254,47 @@ def plan_status(
 
     event = condition_event(desired[0], counts.ready, replicas) if conditions_changed else None
     update_done = user_partition == 0 and counts.window_ready_updated == replicas
+    status = omit_empty(status)
     return StatusPlan(status, conditions_changed or _fields_changed(old, status), update_done, event)
+
+
+# The zero value of every LeaderWorkerSetStatus field upstream tags `omitempty` (all of them):
+# Go's encoder leaves such a field out, so a set scaled to 0 has no `replicas` at all and
+# `kubectl get -o jsonpath='{.status.replicas}'` prints nothing. metav1.Condition tags only
+# observedGeneration `omitempty`; type, status, lastTransitionTime, reason and message are always
+# written, even when empty.
+_STATUS_ZERO: dict[str, Any] = {
+    "replicas": 0,
+    "readyReplicas": 0,
+    "updatedReplicas": 0,
+    "observedGeneration": 0,
+    "hpaPodSelector": "",
+    "conditions": [],
+}
+_CONDITION_ZERO: dict[str, Any] = {"observedGeneration": 0}
+
+
+def omit_empty(status: Mapping[str, Any]) -> dict[str, Any]:
+    """The status as upstream's Go types serialise it: `omitempty` fields at their zero value
+    (or null) are left out, in the status and in each condition."""
+    kept = {k: v for k, v in status.items() if not _is_empty(v, _STATUS_ZERO, k)}
+    if "conditions" in kept:
+        kept["conditions"] = [
+            {k: v for k, v in cond.items() if not _is_empty(v, _CONDITION_ZERO, k)}
+            for cond in kept["conditions"]
+        ]
+    return kept
+
+
+def _is_empty(value: Any, zeros: Mapping[str, Any], key: str) -> bool:
+    # `False == 0` in Python: compare types too, so a mistyped stored value is not silently dropped.
+    return key in zeros and (value is None or (type(value) is type(zeros[key]) and value == zeros[key]))
 
 
 _COUNTED_FIELDS = ("replicas", "observedGeneration", "hpaPodSelector", "readyReplicas", "updatedReplicas")
 
 
 def _fields_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    # Absent fields read as Go zero values, so writing 0 over an absent field is not a change.
-    zero: dict[str, Any] = {"hpaPodSelector": ""}
-    return any(old.get(f, zero.get(f, 0)) != new.get(f, zero.get(f, 0)) for f in _COUNTED_FIELDS)
+    # `new` is in its omitted form: an explicit zero still stored (written before we omitted
+    # them) counts as a change, so that the stored status converges to upstream's shape.
+    return any(old.get(f) != new.get(f) for f in _COUNTED_FIELDS)

@@ -9,6 +9,8 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import validation as v
+from leaderworkerset.core.groups import spec_replicas, spec_size
+from leaderworkerset.core.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.subgroup import go_mod
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
@@ -103,23 +105,11 @@ def _general(lws: Obj) -> list[FieldError]:
     spec = f.child(lws, "spec")
     errors = v.validate_object_meta_names(f.child(lws, "metadata"), "metadata", "metadata")
     errors += _replicas_and_size(spec)
-    errors += validate_rolling_update(spec, "spec", lws_replicas(spec))
+    errors += validate_rolling_update(spec, "spec", spec_replicas(spec))
     errors += _subgroup_policy(lws)
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
     return errors
-
-
-def lws_replicas(spec: Obj) -> int:
-    """spec.replicas, treating nil as the CRD default 1."""
-    replicas = f.opt_int(spec, "replicas")
-    return 1 if replicas is None else replicas
-
-
-def lws_size(spec: Obj) -> int:
-    """spec.leaderWorkerTemplate.size, treating nil as the CRD default 1."""
-    size = f.opt_int(f.child(spec, "leaderWorkerTemplate"), "size")
-    return 1 if size is None else size
 
 
 def _replicas_and_size(spec: Obj) -> list[FieldError]:
@@ -153,7 +143,7 @@ def _replicas_and_size(spec: Obj) -> list[FieldError]:
                 "size-min",
             )
         )
-    if lws_replicas(spec) * lws_size(spec) > MAX_INT32:
+    if spec_replicas(spec) * spec_size(spec) > MAX_INT32:
         detail = f"the product of replicas and worker replicas must not exceed {MAX_INT32}"
         errors.append(v.invalid("spec.replicas", v.go_int(replicas), detail, "replicas-size-product"))
     return errors
@@ -184,8 +174,8 @@ def validate_surge_and_unavailable(config: Obj, path: str, replicas: int) -> lis
     for name, round_up in (("maxUnavailable", False), ("maxSurge", True)):
         value = f.int_or_string(config, name)
         try:
-            scaled[name] = v.scaled_value(value, replicas, round_up)
-        except v.ScaleError:
+            scaled[name] = scaled_value(value, replicas, round_up)
+        except IntOrPercentError:
             scaled[name] = 0
             errors.append(
                 v.invalid(f"{path}.{name}", v.go_int_or_string(value), "invalid value", f"{name}-scale")
@@ -231,7 +221,7 @@ def _subgroup_policy(lws: Obj) -> list[FieldError]:
                 SUBGROUP_SIZE_PATH, value, "subGroupSize must be equal or greater than 1", "subgroup-size-min"
             )
         ]
-    size = lws_size(spec)
+    size = spec_size(spec)
     errors: list[FieldError] = []
     if go_mod(size, subgroup_size) != 0 and go_mod(size - 1, subgroup_size) != 0:
         detail = "size or size - 1 must be divisible by subGroupSize"

@@ -18,6 +18,7 @@ from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.manager import Manager
+from tests.integration.controllers import processed
 from tests.support.manager import in_process_options
 
 
@@ -39,7 +40,9 @@ async def lws_controllers(
     registered = register_controllers(manager)
     task = asyncio.create_task(manager.run(), name="lws-manager")
     await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
+    processed.RUNNING.append(registered)
     yield registered
+    processed.RUNNING.remove(registered)
     manager.stop()
     with contextlib.suppress(Exception):
         await asyncio.wait_for(task, timeout=15)

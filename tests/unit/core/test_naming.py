@@ -25,7 +25,7 @@ from leaderworkerset.core.naming import (
     worker_statefulset_name,
     worker_statefulset_name_fits,
 )
-from tests.unit.core.builders import leader_pod, worker_statefulset
+from tests.support.builders import leader_pod, worker_statefulset
 
 
 def test_ordinal_names() -> None:

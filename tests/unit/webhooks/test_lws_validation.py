@@ -9,7 +9,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.validation import PERCENT_MESSAGE, aggregate_message
 from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
-from tests.unit.webhooks.builders import LWSBuilder, lws
+from tests.support.builders import LeaderWorkerSetBuilder, lws
 
 SGS = "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize"
 RUC = "spec.rolloutStrategy.rollingUpdateConfiguration"
@@ -17,8 +17,8 @@ RUC = "spec.rolloutStrategy.rollingUpdateConfiguration"
 
 @dataclass(frozen=True)
 class Case:
-    new: LWSBuilder
-    old: LWSBuilder | None = None
+    new: LeaderWorkerSetBuilder
+    old: LeaderWorkerSetBuilder | None = None
     want_rules: tuple[str, ...] = ()
     want_errors: tuple[str, ...] = field(default=())
     scheduling: SchedulingAdmission = field(default_factory=SchedulingAdmission)

@@ -15,7 +15,7 @@ from leaderworkerset.webhooks.pod import (
     volcano_pod_group_injector,
     workload_pod_group_injector,
 )
-from tests.unit.webhooks.builders import leader, pod, tpu_container, tpu_pod_spec, worker
+from tests.support.builders import leader, pod, tpu_container, tpu_pod_spec, worker
 
 Obj = dict[str, Any]
 TOKEN = "abcdefghjklmnpqr"
