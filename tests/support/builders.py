@@ -116,6 +116,10 @@ class LeaderWorkerSetBuilder:
         self._lwt["workerTemplate"]["spec"]["containers"][0]["image"] = image
         return self
 
+    def max_group_restarts(self, n: int) -> Self:
+        self._lwt["maxGroupRestarts"] = n
+        return self
+
     # ----- metadata -----------------------------------------------------------------------------
     def annotation(self, key: str, value: str) -> Self:
         self._lws["metadata"].setdefault("annotations", {})[key] = value

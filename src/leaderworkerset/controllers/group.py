@@ -9,8 +9,13 @@ One reconcile of a pod key `<namespace>/<pod>`:
      policy and exclusive placement allow — create its worker StatefulSet from the leader's
      revision. Worker StatefulSets are create-only: a group changes only by being recreated.
 
-Not handled yet (v1.0 features of this controller): maxGroupRestarts budgets and their
-finalizers, Hash identity (group-ready condition, replacement gate), scheduler-provider PodGroups.
+Bounded group recovery (maxGroupRestarts, core/budget.py): a recreation first consumes one unit
+of the group's budget, decided on fresh reads of the leader and the LWS; a spent budget retains the
+group (exhausted leader, cleanup finalizers on every pod) until `recover=true` on the leader, a
+scale-down/rollout teardown, or the LWS going away releases it.
+
+Not handled yet (v1.0 features of this controller): Hash identity (group-ready condition,
+replacement gate), scheduler-provider PodGroups — the webhook rejects those fields.
 """
 
 from __future__ import annotations
@@ -24,7 +29,29 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
 from leaderworkerset.controllers.leaderworkerset import error_text, record
+from leaderworkerset.controllers.restartbudget import get_or_none, mutate_restart_counts, patch_pod
+from leaderworkerset.core.budget import (
+    BudgetStep,
+    ExhaustedStep,
+    budget_exceeded_event,
+    claim_patch,
+    clear_count,
+    decide_budget,
+    exhaust_leader_patch,
+    exhausted_leader_step,
+    group_members,
+    hold_pod_patch,
+    holds_budget_finalizer,
+    is_exhausted,
+    max_group_restarts,
+    ordinal_teardown_requested,
+    raise_count,
+    release_pod_patch,
+    restart_count_key,
+    restart_counts,
+)
 from leaderworkerset.core.groups import (
+    ControllerEvent,
     is_deleting,
     is_leader_pod,
     labels_of,
@@ -43,11 +70,13 @@ from leaderworkerset.core.restart import (
     decide_restart,
     exclusive_topology_key,
     misannotated_leader_event,
+    owner_statefulset_name,
     placement_gate,
     replay_deleted_pod,
     restart_lookup,
     startup_gate,
     topology_node_selector,
+    worker_belongs_to_leader,
     worker_statefulset_created_event,
     worker_statefulset_failed_event,
 )
@@ -62,7 +91,7 @@ from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
 from leaderworkerset.runtime.reflector import FuncHandler
-from leaderworkerset.runtime.resources import NODES, PODS, SERVICES, STATEFULSETS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS, SERVICES, STATEFULSETS
 
 log = structlog.get_logger(__name__)
 
@@ -107,8 +136,15 @@ class GroupReconciler:
         if pod is None:
             return None
         check_group_pod(pod)
-        lws = self._lws_of(pod)
-        if lws is None:
+        lws = self._set_of(pod)
+        if lws is None or is_deleting(lws):
+            # Workload teardown, not a failure: release what the budget holds, recreate nothing.
+            await self._release(pod)
+            return None
+        if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+            return None  # reported by the LWS controller (event + condition); never admitted
+        if is_leader_pod(pod) and is_exhausted(pod):
+            await self._exhausted_leader(pod, lws)
             return None
         if await self._restart_policy(pod, lws):
             return None
@@ -127,11 +163,16 @@ class GroupReconciler:
                 raise
             pending.pop(0)
 
+    def _set_of(self, pod: Obj) -> Obj | None:
+        """The pod's LWS from the cache (deleting and Hash ones included)."""
+        return self._informers.lws.store.get(ObjectKey(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME]))
+
     def _lws_of(self, pod: Obj) -> Obj | None:
-        lws = self._informers.lws.store.get(ObjectKey(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME]))
-        if lws is None or (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+        """The LWS whose restart policy applies: present, not deleting, Ordinal."""
+        lws = self._set_of(pod)
+        if lws is None or is_deleting(lws):
             return None
-        return lws
+        return None if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH else lws
 
     # ----- restart policy -------------------------------------------------------------------------
     async def _restart_policy(self, pod: Obj, lws: Obj | None = None) -> bool:
@@ -158,27 +199,116 @@ class GroupReconciler:
             owner_statefulset=owner_sts,
         )
         if decision.action is RestartAction.DELETE_LEADER:
-            await self._delete_leader(lws, namespace, decision)
+            await self._recreate_group(lws, pod, namespace, decision)
         return decision.stop
 
-    async def _delete_leader(self, lws: Obj, namespace: str, decision: RestartDecision) -> None:
+    async def _recreate_group(self, lws: Obj, pod: Obj, namespace: str, decision: RestartDecision) -> None:
+        """Delete the leader to recreate the group — after charging the restart budget, decided on
+        fresh reads (a lagging cache must never let a group restart past its limit)."""
+        if decision.leader_uid in self._deleted_leaders:
+            return  # already deleted by us; the cache has not caught up yet
+        leader = await self._fresh_pod_named(namespace, decision.leader_name)
+        if leader is None or uid_of(leader) != decision.leader_uid:
+            return  # gone (the recreation is done) or replaced by a same-name leader
+        fresh_lws = await self._fresh_lws(namespace, name_of(lws))
+        if fresh_lws is None or is_deleting(fresh_lws):
+            await self._release(leader if is_leader_pod(pod) else pod)
+            return
+        if is_deleting(leader):
+            return
+        if is_exhausted(leader):
+            await self._terminate_exhausted_group(fresh_lws, leader)
+            return
+        limit = max_group_restarts(fresh_lws)
+        if limit is not None:
+            budget = decide_budget(restart_counts(fresh_lws), leader, limit)
+            if budget.step is BudgetStep.EXHAUST:
+                await self._terminate_exhausted_group(fresh_lws, leader)
+                return
+            if not budget.claimed:
+                # Conditional on the fresh read: a concurrent change conflicts and is retried.
+                leader = await self._client.merge_patch(
+                    PODS, namespace, name_of(leader), claim_patch(leader, budget.count)
+                )
+            await mutate_restart_counts(
+                self._client,
+                namespace,
+                name_of(lws),
+                lambda counts: raise_count(counts, budget.key, budget.count),
+            )
+        await self._delete_leader(lws, namespace, decision.leader_name, decision.leader_uid, decision.event)
+
+    async def _delete_leader(
+        self, lws: Obj, namespace: str, name: str, uid: str, event: ControllerEvent | None
+    ) -> bool:
         """Foreground deletion (workers go first), preconditioned on the leader's UID so a
         same-name replacement is never hit; at most once per leader incarnation."""
-        uid = decision.leader_uid
-        if uid in self._deleted_leaders:
-            return  # already deleted by us; the cache has not caught up yet
         try:
-            await self._client.delete(PODS, namespace, decision.leader_name, propagation=FOREGROUND, uid=uid)
+            await self._client.delete(PODS, namespace, name, propagation=FOREGROUND, uid=uid)
         except Exception as err:
             # Gone, or replaced by a same-name leader (UID precondition): nothing left to restart.
             if is_not_found(err) or is_conflict(err):
-                return
+                return False
             raise
         self._deleted_leaders[uid] = None
         while len(self._deleted_leaders) > _DELETED_LEADERS_MEMORY:
             self._deleted_leaders.popitem(last=False)
-        if decision.event is not None:
-            record(self._recorder, lws, decision.event)
+        if event is not None:
+            record(self._recorder, lws, event)
+        return True
+
+    # ----- restart budget: exhausted groups (C3, C4, C9, C11) ---------------------------------------
+    async def _exhausted_leader(self, leader: Obj, lws: Obj) -> None:
+        leader_sts = self._informers.statefulset(namespace_of(leader), name_of(lws))
+        step = exhausted_leader_step(leader, teardown=ordinal_teardown_requested(leader, leader_sts))
+        if step is ExhaustedStep.RECOVER:
+            key = restart_count_key(leader)
+            await mutate_restart_counts(
+                self._client, namespace_of(leader), name_of(lws), lambda counts: clear_count(counts, key)
+            )
+        if step in (ExhaustedStep.RELEASE, ExhaustedStep.RECOVER):
+            await self._release(leader)
+        elif step is ExhaustedStep.TERMINATE:
+            await self._terminate_exhausted_group(lws, leader)
+
+    async def _terminate_exhausted_group(self, lws: Obj, leader: Obj) -> None:
+        """Mark and hold the group (leader first, then its members), then delete the leader."""
+        leader = await patch_pod(self._client, leader, exhaust_leader_patch) or leader
+        for member in self._group_members(leader):
+            if is_leader_pod(member) or self._belongs_to(member, leader):
+                await patch_pod(self._client, member, hold_pod_patch)
+        if is_deleting(leader):
+            return
+        await self._delete_leader(
+            lws, namespace_of(leader), name_of(leader), uid_of(leader), budget_exceeded_event(leader)
+        )
+
+    async def _release(self, pod: Obj) -> None:
+        """Remove the cleanup finalizer: a leader releases its whole group, workers first."""
+        targets = self._group_members(pod) if is_leader_pod(pod) else [pod]
+        if is_leader_pod(pod) and all(name_of(t) != name_of(pod) for t in targets):
+            targets.append(pod)
+        for target in targets:
+            if holds_budget_finalizer(target):
+                await patch_pod(self._client, target, release_pod_patch)
+
+    def _group_members(self, leader: Obj) -> list[Obj]:
+        labels = labels_of(leader)
+        pods = self._informers.group_pods(
+            namespace_of(leader), labels.get(c.LABEL_SET_NAME, ""), labels.get(c.LABEL_GROUP_INDEX, "")
+        )
+        return [dict(p) for p in group_members(leader, pods)]
+
+    def _belongs_to(self, worker: Obj, leader: Obj) -> bool:
+        sts_name = owner_statefulset_name(worker)
+        owner_sts = self._informers.statefulset(namespace_of(worker), sts_name) if sts_name else None
+        return worker_belongs_to_leader(worker, leader, owner_sts)
+
+    async def _fresh_pod_named(self, namespace: str, name: str) -> Obj | None:
+        return await get_or_none(self._client, PODS, namespace, name)
+
+    async def _fresh_lws(self, namespace: str, name: str) -> Obj | None:
+        return await get_or_none(self._client, LEADERWORKERSETS, namespace, name)
 
     # ----- leader: per-replica Service and worker StatefulSet --------------------------------------
     async def _reconcile_leader(self, leader: Obj, lws: Obj) -> Result | None:
@@ -212,12 +342,7 @@ class GroupReconciler:
         return None
 
     async def _fresh_pod(self, pod: Obj) -> Obj | None:
-        try:
-            return await self._client.get(PODS, namespace_of(pod), name_of(pod))
-        except Exception as err:
-            if is_not_found(err):
-                return None
-            raise
+        return await self._fresh_pod_named(namespace_of(pod), name_of(pod))
 
     async def _ensure_replica_service(self, lws: Obj, leader: Obj) -> None:
         service = replica_service(lws, leader)
@@ -267,6 +392,34 @@ def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
     return owner_mapper("Pod", "")(meta, obj)
 
 
+def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
+    return [
+        ObjectKey(namespace, name_of(p))
+        for p in informers.set_pods(namespace, set_name)
+        if holds_budget_finalizer(p)
+    ]
+
+
+def _held_pods_of_lws(informers: SharedInformers) -> Any:
+    """LWS events (its deletion above all) wake the pods the restart budget holds."""
+
+    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
+        return _held_pods(informers, meta.namespace or "", meta.name or "")
+
+    return mapper
+
+
+def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
+    """A leader StatefulSet change (scale-down, rollout) may tear down a retained group."""
+
+    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
+        if (meta.labels or {}).get(c.LABEL_SET_NAME) != meta.name:
+            return ()  # a worker StatefulSet
+        return _held_pods(informers, meta.namespace or "", meta.name or "")
+
+    return mapper
+
+
 def setup(
     manager: Manager, informers: SharedInformers, *, max_concurrent: int = DEFAULT_MAX_CONCURRENT
 ) -> Controller:
@@ -278,5 +431,7 @@ def setup(
     informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)
     controller.watch(informers.statefulsets, _owner_leader)
+    controller.watch(informers.lws, _held_pods_of_lws(informers))
+    controller.watch(informers.statefulsets, _held_pods_of_leader_statefulset(informers))
     manager.add_controller(controller)
     return controller

@@ -10,7 +10,8 @@ One reconcile of `<namespace>/<lws>`:
   6. once a rollout is done, delete the revisions of other keys.
 
 All decisions are `core` functions; this module reads caches, writes through the API and records
-events. Hash identity (spec §3.B) is not handled here yet: such objects are logged and skipped.
+events. Hash identity (spec §3.B) is not handled yet: the webhook refuses it, and an object that
+got in anyway (webhooks off) is reported with a Warning event and Progressing=False, then left alone.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from leaderworkerset.controllers.informers import (
     SharedInformers,
     WriteMemo,
 )
+from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core import gojson
+from leaderworkerset.core.budget import BudgetError, prune_settled_counts, restart_counts
 from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
@@ -43,11 +46,12 @@ from leaderworkerset.core.rollout import (
     LeaderStatefulSetView,
     RolloutDecision,
     after_apply_events,
+    lws_replicas,
     plan_rollout_for,
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import plan_status
+from leaderworkerset.core.status import plan_status, unsupported_identity_status
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
@@ -128,16 +132,13 @@ class LeaderWorkerSetReconciler:
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
         self.recent_revisions = RecentRevisions()
-        self._skipped_hash: set[ObjectKey] = set()
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)
         if lws is None or is_deleting(lws):
             return None  # children go away through garbage collection
         if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-            if key not in self._skipped_hash:  # say it once per set, not on every event
-                self._skipped_hash.add(key)
-                log.warning("Hash group identity is not handled by this controller yet; skipping")
+            await self._report_unsupported_identity(lws)
             return None
         leader_sts = self._leader_statefulset(key)
         if leader_sts is not None and is_deleting(leader_sts):
@@ -154,7 +155,28 @@ class LeaderWorkerSetReconciler:
             raise
         if update_done:
             await self._truncate_history(round_)
+            await self._prune_restart_counts(round_)
         return None
+
+    async def _report_unsupported_identity(self, lws: Obj) -> None:
+        """Say so on the object (once per generation), instead of silently doing nothing."""
+        status = unsupported_identity_status(lws, self._now())
+        if status is None:
+            return
+        body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
+        try:
+            await self._client.update(LEADERWORKERSETS, body, "status")
+        except Exception as err:
+            if is_conflict(err):
+                return  # a newer object is on its way through the watch
+            raise
+        log.warning(c.MESSAGE_UNSUPPORTED_GROUP_IDENTITY)
+        self._recorder.warning(
+            lws_ref(lws),
+            c.REASON_UNSUPPORTED_GROUP_IDENTITY,
+            c.EVENT_ACTION_UPDATE,
+            c.MESSAGE_UNSUPPORTED_GROUP_IDENTITY,
+        )
 
     # ----- reads ------------------------------------------------------------------------------------
     def _leader_statefulset(self, key: ObjectKey) -> Obj | None:
@@ -299,6 +321,27 @@ class LeaderWorkerSetReconciler:
                 if not is_not_found(err):
                     raise
             self.recent_revisions.discard(ObjectKey(namespace_of(revision), name_of(revision)))
+
+    # ----- step 7: restart counts of settled groups ----------------------------------------------
+    async def _prune_restart_counts(self, round_: _Round) -> None:
+        """After a completed rollout, counts of old revisions and removed groups go (A15, C8).
+
+        Decided on the cached LWS first so the steady state costs no read; the write itself is a
+        fresh read-modify-write (the pod controller may be counting at the same time).
+        """
+        replicas, key = lws_replicas(round_.lws), round_.revision_key
+        try:
+            stale = prune_settled_counts(restart_counts(round_.lws), key, replicas)
+        except BudgetError as err:
+            log.warning("unreadable group restart counts; left as they are", error=str(err))
+            return
+        if stale:
+            await mutate_restart_counts(
+                self._client,
+                round_.key.namespace,
+                round_.key.name,
+                lambda counts: prune_settled_counts(counts, key, replicas),
+            )
 
 
 # ----- wiring ------------------------------------------------------------------------------------------
