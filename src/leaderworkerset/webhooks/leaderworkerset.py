@@ -5,6 +5,7 @@ errors (path, rule, Go-rendered message); the admission layer aggregates them in
 """
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
@@ -81,15 +82,76 @@ def _default_network(spec: Obj) -> None:
         network["subdomainPolicy"] = c.SUBDOMAIN_SHARED
 
 
+# ---- what the controllers of this build act on -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ControllerSupport:
+    """API values upstream v1.0 (or its newer sources) defines that these controllers do not act
+    on yet. Admitting them would leave a workload that silently does not do what its spec says,
+    so the webhook refuses them (fail closed) until the controller implements them.
+    """
+
+    hash_identity: bool = False  # spec §3.B: Deployment-managed leaders, random group keys
+    parallel_pod_termination: bool = False  # spec §3.C C13: not part of the v1.0 controller
+
+
+# What the current controllers implement; FULL_SUPPORT checks upstream's own rules in isolation.
+CONTROLLER_SUPPORT = ControllerSupport()
+FULL_SUPPORT = ControllerSupport(hash_identity=True, parallel_pod_termination=True)
+
+MSG_HASH_UNSUPPORTED = (
+    "groupIdentity Hash is not supported by this controller yet; use Ordinal (see docs/lifecycle.md)"
+)
+MSG_PARALLEL_TERMINATION_UNSUPPORTED = (
+    "podTerminationPolicy Parallel is not supported by this controller (it is not part of lws v1.0); "
+    "use Default (see docs/lifecycle.md)"
+)
+
+
+def validate_controller_support(old: Obj | None, new: Obj, support: ControllerSupport) -> list[FieldError]:
+    """Reject newly requested values the controllers would ignore. An object that already holds
+    one (created before this rule, or with webhooks off) stays updatable so it can be cleaned up."""
+    errors: list[FieldError] = []
+    new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
+
+    def newly(field: str, value: str) -> bool:
+        return f.string(new_spec, field) == value and (old is None or f.string(old_spec, field) != value)
+
+    if not support.hash_identity and newly("groupIdentity", c.GROUP_IDENTITY_HASH):
+        errors.append(
+            v.forbidden("spec.groupIdentity", MSG_HASH_UNSUPPORTED, "group-identity-hash-unsupported")
+        )
+    if not support.parallel_pod_termination and newly(
+        "podTerminationPolicy", c.POD_TERMINATION_POLICY_PARALLEL
+    ):
+        errors.append(
+            v.forbidden(
+                "spec.podTerminationPolicy",
+                MSG_PARALLEL_TERMINATION_UNSUPPORTED,
+                "pod-termination-parallel-unsupported",
+            )
+        )
+    return errors
+
+
 # ---- validation --------------------------------------------------------------------------------
 
 
-def validate_create(lws: Obj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
-    return _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
+def validate_create(
+    lws: Obj, scheduling: SchedulingAdmission | None = None, support: ControllerSupport = CONTROLLER_SUPPORT
+) -> list[FieldError]:
+    errors = _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
+    return errors + validate_controller_support(None, lws, support)
 
 
-def validate_update(old: Obj, new: Obj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
-    errors = _general(new)
+def validate_update(
+    old: Obj,
+    new: Obj,
+    scheduling: SchedulingAdmission | None = None,
+    support: ControllerSupport = CONTROLLER_SUPPORT,
+) -> list[FieldError]:
+    errors = _general(new) + validate_controller_support(old, new, support)
     errors += _subgroup_update(
         f.child(old, "spec", "leaderWorkerTemplate"), f.child(new, "spec", "leaderWorkerTemplate")
     )
