@@ -42,7 +42,6 @@ from leaderworkerset.core.budget import (
     group_members,
     hold_pod_patch,
     holds_budget_finalizer,
-    is_exhausted,
     max_group_restarts,
     ordinal_teardown_requested,
     raise_count,
@@ -53,6 +52,7 @@ from leaderworkerset.core.budget import (
 from leaderworkerset.core.groups import (
     ControllerEvent,
     is_deleting,
+    is_exhausted,
     is_leader_pod,
     labels_of,
     name_of,
@@ -139,7 +139,7 @@ class GroupReconciler:
         lws = self._set_of(pod)
         if lws is None or is_deleting(lws):
             # Workload teardown, not a failure: release what the budget holds, recreate nothing.
-            await self._release(pod)
+            await self._release_on_teardown(pod)
             return None
         if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
             return None  # reported by the LWS controller (event + condition); never admitted
@@ -283,12 +283,28 @@ class GroupReconciler:
             lws, namespace_of(leader), name_of(leader), uid_of(leader), budget_exceeded_event(leader)
         )
 
+    async def _release_on_teardown(self, pod: Obj) -> None:
+        """The cache says the LWS is gone or going: confirm with a fresh read before letting a
+        retained group go (a lagging LWS cache must not end a retention)."""
+        targets = self._release_targets(pod)
+        if not any(holds_budget_finalizer(t) for t in targets):
+            return
+        lws = await self._fresh_lws(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME])
+        if lws is None or is_deleting(lws):
+            await self._release(pod)
+
+    def _release_targets(self, pod: Obj) -> list[Obj]:
+        """A leader's whole group (workers first, then the leader), or a worker alone."""
+        if not is_leader_pod(pod):
+            return [pod]
+        targets = self._group_members(pod)
+        if all(name_of(t) != name_of(pod) for t in targets):
+            targets.append(pod)
+        return targets
+
     async def _release(self, pod: Obj) -> None:
         """Remove the cleanup finalizer: a leader releases its whole group, workers first."""
-        targets = self._group_members(pod) if is_leader_pod(pod) else [pod]
-        if is_leader_pod(pod) and all(name_of(t) != name_of(pod) for t in targets):
-            targets.append(pod)
-        for target in targets:
+        for target in self._release_targets(pod):
             if holds_budget_finalizer(target):
                 await patch_pod(self._client, target, release_pod_patch)
 

@@ -35,6 +35,7 @@ from leaderworkerset.core.groups import (
     ControllerEvent,
     annotations_of,
     is_deleting,
+    is_exhausted,
     is_leader_pod,
     labels_of,
     metadata,
@@ -187,10 +188,6 @@ def claim_patch(leader: Obj, count: int) -> dict[str, Any]:
 # --- pod state and patches ----------------------------------------------------------------------------
 
 
-def is_exhausted(pod: Obj) -> bool:
-    return annotations_of(pod).get(c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED) == _TRUE
-
-
 def recover_requested(pod: Obj) -> bool:
     """Only the exact value "true" asks for recovery; other values are ignored, as upstream."""
     return annotations_of(pod).get(c.ANNOTATION_RECOVER) == _TRUE
@@ -260,20 +257,10 @@ def release_pod_patch(pod: Obj) -> dict[str, Any] | None:
     return {"metadata": meta}
 
 
-def group_member_selector(leader: Obj) -> tuple[str, str, str]:
-    """(set name, group index, revision): the pods held or released with this leader."""
-    labels = labels_of(leader)
-    return (
-        labels.get(c.LABEL_SET_NAME, ""),
-        labels.get(c.LABEL_GROUP_INDEX, ""),
-        revision_key_of(leader),
-    )
-
-
 def group_members(leader: Obj, pods: Iterable[Obj]) -> list[Obj]:
     """Pods of the leader's group on the leader's revision, workers first, the leader last
     (releasing workers first lets foreground deletion finish before the leader is re-created)."""
-    _, group, revision = group_member_selector(leader)
+    group, revision = labels_of(leader).get(c.LABEL_GROUP_INDEX), revision_key_of(leader)
     members = [
         p for p in pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == group and revision_key_of(p) == revision
     ]
@@ -325,8 +312,3 @@ def budget_exceeded_event(leader: Obj) -> ControllerEvent:
         c.MSG_RESTART_BUDGET_EXHAUSTED % labels_of(leader).get(c.LABEL_GROUP_INDEX, ""),
         ("Pod", name_of(leader)),
     )
-
-
-def degraded_groups(leader_pods: Iterable[Obj]) -> int:
-    """Groups retained after exhausting their budget (what the Degraded condition reports)."""
-    return sum(1 for p in leader_pods if is_exhausted(p))

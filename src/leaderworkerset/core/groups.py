@@ -260,11 +260,21 @@ class GroupView:
     reasons: tuple[str, ...]
 
 
+def is_exhausted(pod: Obj) -> bool:
+    """The leader of a group retained after exhausting its restart budget (maxGroupRestarts)."""
+    return annotations_of(pod).get(c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED) == "true"
+
+
+RETAINED_GROUP_REASON = (
+    f"restart budget exhausted: annotate the leader {c.ANNOTATION_RECOVER}=true to restart it"
+)
+
+
 def not_ready_reasons(leader: Obj | None, worker_sts: Obj | None, *, size: int) -> tuple[str, ...]:
     """Why a group is not ready, in the order an operator would check (empty when ready)."""
     if leader is None:
         return ("leader pod missing",)
-    reasons = []
+    reasons = [RETAINED_GROUP_REASON] if is_exhausted(leader) else []
     if is_deleting(leader):
         reasons.append("leader pod terminating")
     if pod_phase(leader) != _POD_RUNNING:

@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.budget import is_exhausted
 from leaderworkerset.core.groups import (
     ControllerEvent,
     group_state,
+    is_exhausted,
     name_of,
     parse_group_index,
     pod_ready,

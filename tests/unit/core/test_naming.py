@@ -6,6 +6,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
+    RETAINED_GROUP_REASON,
     GroupState,
     container_restarted,
     controller_owner,
@@ -162,6 +163,13 @@ def _worker(
             False,
             ("leader pod terminating", "worker statefulset rolling its pods"),
             id="terminating and rolling",
+        ),
+        pytest.param(
+            {"deleting": True, "annotations": {c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: "true"}},
+            {"available": 0},
+            False,
+            (RETAINED_GROUP_REASON, "leader pod terminating", "workers available 0/2"),
+            id="retained after exhausting its restart budget: says how to recover",
         ),
     ],
 )
