@@ -271,11 +271,6 @@ MESSAGE_DEGRADED_FALSE: Final = "No replica has exhausted its restart budget"
 MESSAGE_AVAILABLE_FALSE_DEGRADED: Final = "Not all replicas are ready"
 MESSAGE_PROGRESSING_FALSE_DEGRADED: Final = "Automatic recovery is stopped for one or more replicas"
 MESSAGE_UPDATE_IN_PROGRESS_FALSE_DEGRADED: Final = "No rolling update is in progress"
-# Ours: an LWS the controllers do not manage (e.g. groupIdentity Hash admitted with webhooks off).
-REASON_UNSUPPORTED_GROUP_IDENTITY: Final = "UnsupportedGroupIdentity"
-MESSAGE_UNSUPPORTED_GROUP_IDENTITY: Final = (
-    "groupIdentity Hash is not supported by this controller yet; no groups are created"
-)
 # Degraded=True's message: upstream's text was not found in the v1.0 sources read (docs/lifecycle.md).
 MESSAGE_DEGRADED_TRUE: Final = "One or more replicas exhausted their restart budget"
 # Appended to the condition message in the condition-change event.

@@ -20,6 +20,7 @@ replacement gate), scheduler-provider PodGroups — the webhook rejects those fi
 
 from __future__ import annotations
 
+import datetime
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -58,7 +59,18 @@ from leaderworkerset.core.groups import (
     name_of,
     namespace_of,
     revision_key_of,
+    statefulset_ready,
     uid_of,
+)
+from leaderworkerset.core.hashidentity import (
+    GROUP_REPLACEMENT_REQUEUE_SECONDS,
+    AdmissionStep,
+    admission_event,
+    decide_admission,
+    group_ready_status_patch,
+    has_replacement_gate,
+    is_hash,
+    remove_gate_patch,
 )
 from leaderworkerset.core.restart import (
     FOREGROUND,
@@ -83,7 +95,7 @@ from leaderworkerset.core.restart import (
 from leaderworkerset.core.revision import find_revision, revision_spec
 from leaderworkerset.core.services import replica_service
 from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
-from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder
@@ -141,8 +153,6 @@ class GroupReconciler:
             # Workload teardown, not a failure: release what the budget holds, recreate nothing.
             await self._release_on_teardown(pod)
             return None
-        if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-            return None  # reported by the LWS controller (event + condition); never admitted
         if is_leader_pod(pod) and is_exhausted(pod):
             await self._exhausted_leader(pod, lws)
             return None
@@ -168,11 +178,9 @@ class GroupReconciler:
         return self._informers.lws.store.get(ObjectKey(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME]))
 
     def _lws_of(self, pod: Obj) -> Obj | None:
-        """The LWS whose restart policy applies: present, not deleting, Ordinal."""
+        """The LWS whose restart policy applies: present and not deleting."""
         lws = self._set_of(pod)
-        if lws is None or is_deleting(lws):
-            return None
-        return None if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH else lws
+        return None if lws is None or is_deleting(lws) else lws
 
     # ----- restart policy -------------------------------------------------------------------------
     async def _restart_policy(self, pod: Obj, lws: Obj | None = None) -> bool:
@@ -335,10 +343,17 @@ class GroupReconciler:
         if is_deleting(leader):
             return None
         await self._ensure_replica_service(lws, leader)
+        if has_replacement_gate(leader) and not await self._admit(lws, leader):
+            return Result(requeue_after=GROUP_REPLACEMENT_REQUEUE_SECONDS)
         if startup_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # size 1, or waiting for a leader update that re-triggers us
-        if self._informers.statefulset(namespace_of(leader), name_of(leader)) is not None:
-            return None  # never updated: a group changes only by being recreated
+        existing = self._informers.statefulset(namespace_of(leader), name_of(leader))
+        if existing is not None:
+            # Never updated: a group changes only by being recreated. Hash leaders mirror its
+            # readiness into their group-ready condition, which gates the leader's own readiness.
+            if is_hash(lws):
+                await self._sync_group_ready(leader, statefulset_ready(existing))
+            return None
         if placement_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # the leader's scheduling re-triggers us
         # The cached leader may lag its worker StatefulSet's watch (another stream): read it fresh
@@ -356,6 +371,47 @@ class GroupReconciler:
             return None  # the leader's scheduling re-triggers us
         await self._create_worker_statefulset(lws, fresh, revision)
         return None
+
+    # ----- Hash identity: the replacement gate and the group-ready condition ---------------------
+    async def _admit(self, lws: Obj, leader: Obj) -> bool:
+        """Lift the group-replacement gate when C12 allows; True once the leader may schedule."""
+        namespace = namespace_of(leader)
+        deploy = self._informers.deployment(namespace, name_of(lws))
+        desired = revision_key_of(deploy) if deploy is not None else ""
+        pods = self._informers.set_pods(namespace, name_of(lws))
+        admission = decide_admission(lws, leader, pods, desired)
+        event = admission_event(leader, admission)
+        if admission.step is AdmissionStep.ADMIT:
+            await self._client.merge_patch(PODS, namespace, name_of(leader), remove_gate_patch(leader))
+        if event is not None:
+            record(self._recorder, lws, event)
+        return admission.step is AdmissionStep.ADMIT
+
+    async def _sync_group_ready(self, leader: Obj, workers_ready: bool) -> None:
+        patch = group_ready_status_patch(leader, workers_ready, datetime.datetime.now(datetime.UTC))
+        if patch is not None:
+            await self._client.patch(
+                PODS,
+                namespace_of(leader),
+                name_of(leader),
+                patch,
+                patch_type=STRATEGIC_PATCH,
+                subresource="status",
+            )
+
+    def enqueue_gated_leaders(self, controller: Controller) -> Any:
+        """A pod deletion may free a slot: wake the gated leaders of its set (C12)."""
+
+        def deleted(pod: Pod) -> None:
+            meta = pod.metadata
+            set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
+            if not set_name:
+                return
+            for other in self._informers.set_pods(meta.namespace or "", set_name):
+                if is_leader_pod(other) and has_replacement_gate(other):
+                    controller.queue.add(ObjectKey(namespace_of(other), name_of(other)))
+
+        return deleted
 
     async def _fresh_pod(self, pod: Obj) -> Obj | None:
         return await self._fresh_pod_named(namespace_of(pod), name_of(pod))
@@ -383,8 +439,13 @@ class GroupReconciler:
 
     async def _create_worker_statefulset(self, lws: Obj, leader: Obj, revision: Mapping[str, Any]) -> None:
         """`leader` is the full pod (the projection lacks the containers, read for TPU requests)."""
+        extra = {c.ANNOTATION_GROUP_IDENTITY: c.GROUP_IDENTITY_HASH} if is_hash(lws) else None
         body = worker_statefulset(
-            lws, leader, revision_spec(lws, revision), node_selector=await self._node_selector(lws, leader)
+            lws,
+            leader,
+            revision_spec(lws, revision),
+            node_selector=await self._node_selector(lws, leader),
+            extra_template_annotations=extra,
         )
         try:
             await self._client.create(STATEFULSETS, body)
@@ -445,6 +506,7 @@ def setup(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )
     informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
+    informers.pods.add_handler(FuncHandler(delete=reconciler.enqueue_gated_leaders(controller)))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)
     controller.watch(informers.statefulsets, _owner_leader)
     controller.watch(informers.lws, _held_pods_of_lws(informers))

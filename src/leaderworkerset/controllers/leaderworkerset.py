@@ -10,8 +10,8 @@ One reconcile of `<namespace>/<lws>`:
   6. once a rollout is done, delete the revisions of other keys.
 
 All decisions are `core` functions; this module reads caches, writes through the API and records
-events. Hash identity (spec §3.B) is not handled yet: the webhook refuses it, and an object that
-got in anyway (webhooks off) is reported with a Warning event and Progressing=False, then left alone.
+events. Hash identity (spec §3.B) takes `_reconcile_hash`: the leaders are a Deployment `<lws>`,
+and the status is read from it (core/hashidentity.py).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core import gojson
 from leaderworkerset.core.budget import BudgetError, prune_settled_counts, restart_counts
 from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
+from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
     plan_revision,
@@ -51,7 +52,7 @@ from leaderworkerset.core.rollout import (
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import plan_status, unsupported_identity_status
+from leaderworkerset.core.status import plan_status
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
@@ -60,6 +61,7 @@ from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
+    DEPLOYMENTS,
     LEADERWORKERSETS,
     SERVICES,
     STATEFULSETS,
@@ -72,7 +74,12 @@ DEFAULT_MAX_CONCURRENT = 4
 
 Now = Callable[[], datetime.datetime]
 
-_RELATED_API_VERSIONS = {"ControllerRevision": "apps/v1", "Pod": "v1", "StatefulSet": "apps/v1"}
+_RELATED_API_VERSIONS = {
+    "ControllerRevision": "apps/v1",
+    "Deployment": "apps/v1",
+    "Pod": "v1",
+    "StatefulSet": "apps/v1",
+}
 
 
 def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:
@@ -131,15 +138,15 @@ class LeaderWorkerSetReconciler:
         self._now: Now = now or (lambda: datetime.datetime.now(datetime.UTC))
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
+        self.leader_deploy_memo = WriteMemo()
         self.recent_revisions = RecentRevisions()
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)
         if lws is None or is_deleting(lws):
             return None  # children go away through garbage collection
-        if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-            await self._report_unsupported_identity(lws)
-            return None
+        if is_hash(lws):
+            return await self._reconcile_hash(key, lws)
         leader_sts = self._leader_statefulset(key)
         if leader_sts is not None and is_deleting(leader_sts):
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
@@ -158,25 +165,55 @@ class LeaderWorkerSetReconciler:
             await self._prune_restart_counts(round_)
         return None
 
-    async def _report_unsupported_identity(self, lws: Obj) -> None:
-        """Say so on the object (once per generation), instead of silently doing nothing."""
-        status = unsupported_identity_status(lws, self._now())
-        if status is None:
-            return
-        body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
+    # ----- Hash identity (spec §3.B): the leader Deployment ----------------------------------------
+    async def _reconcile_hash(self, key: ObjectKey, lws: Obj) -> Result | None:
+        deploy = self.leader_deploy_memo.freshest(key, self._informers.deployment(key.namespace, key.name))
+        if deploy is not None and is_deleting(deploy):
+            return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
+        # The Deployment carries the revision label exactly where the leader StatefulSet does.
+        round_ = _Round(lws=lws, key=key, leader_sts=deploy)
+        await self._ensure_revision(round_)
+        applied = await self._apply_leader_deployment(round_, deploy)
+        await self._ensure_shared_service(round_)
+        leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
+        plan = plan_hash_status(lws, applied, leaders, self._now())
+        if plan.changed:
+            body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": plan.status}
+            try:
+                await self._client.update(LEADERWORKERSETS, body, "status")
+            except Exception as err:
+                if is_conflict(err):
+                    return Result(requeue=True)
+                raise
+            if plan.event is not None:
+                record(self._recorder, lws, plan.event)
+        if plan.update_done:
+            await self._truncate_history(round_)
+        return None
+
+    async def _apply_leader_deployment(self, round_: _Round, existing: Obj | None) -> Obj:
+        body = leader_deployment(round_.lws, revision_key=round_.revision_key)
         try:
-            await self._client.update(LEADERWORKERSETS, body, "status")
+            applied = await self._client.apply(DEPLOYMENTS, body)
         except Exception as err:
-            if is_conflict(err):
-                return  # a newer object is on its way through the watch
+            self._record_apply_failure(
+                round_, err, c.MSG_FAILED_CREATE_LEADER_DEPLOYMENT, c.MSG_FAILED_UPDATE_LEADER_DEPLOYMENT
+            )
             raise
-        log.warning(c.MESSAGE_UNSUPPORTED_GROUP_IDENTITY)
-        self._recorder.warning(
-            lws_ref(lws),
-            c.REASON_UNSUPPORTED_GROUP_IDENTITY,
-            c.EVENT_ACTION_UPDATE,
-            c.MESSAGE_UNSUPPORTED_GROUP_IDENTITY,
-        )
+        self.leader_deploy_memo.remember(round_.key, applied)
+        if existing is None:
+            record(
+                self._recorder,
+                round_.lws,
+                ControllerEvent(
+                    c.EVENT_TYPE_NORMAL,
+                    c.EVENT_GROUPS_PROGRESSING,
+                    c.EVENT_ACTION_CREATE,
+                    c.MSG_CREATED_LEADER_DEPLOYMENT % round_.key.name,
+                    None if round_.revision is None else ("ControllerRevision", name_of(round_.revision)),
+                ),
+            )
+        return applied
 
     # ----- reads ------------------------------------------------------------------------------------
     def _leader_statefulset(self, key: ObjectKey) -> Obj | None:
@@ -251,20 +288,19 @@ class LeaderWorkerSetReconciler:
         ):
             record(self._recorder, round_.lws, event)
 
-    def _record_apply_failure(self, round_: _Round, err: Exception) -> None:
+    def _record_apply_failure(
+        self,
+        round_: _Round,
+        err: Exception,
+        create_message: str = c.MSG_FAILED_CREATE_LEADER_STS,
+        update_message: str = c.MSG_FAILED_UPDATE_LEADER_STS,
+    ) -> None:
+        """FailedCreate or FailedUpdate for the leader workload (StatefulSet, or Hash Deployment)."""
         name = round_.key.name
         if round_.leader_sts is None:
-            reason, action, message = (
-                c.EVENT_FAILED_CREATE,
-                c.EVENT_ACTION_CREATE,
-                c.MSG_FAILED_CREATE_LEADER_STS,
-            )
+            reason, action, message = c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, create_message
         else:
-            reason, action, message = (
-                c.EVENT_FAILED_UPDATE,
-                c.EVENT_ACTION_UPDATE,
-                c.MSG_FAILED_UPDATE_LEADER_STS,
-            )
+            reason, action, message = c.EVENT_FAILED_UPDATE, c.EVENT_ACTION_UPDATE, update_message
         note = message.replace("%v", "%s") % (name, error_text(err))
         self._recorder.warning(lws_ref(round_.lws), reason, action, note)
 
@@ -373,7 +409,9 @@ def setup(
     # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
     controller.watch(informers.statefulsets, label_mapper(c.LABEL_SET_NAME))
     controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
+    controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
     controller.watch(informers.pods, _leader_pod_to_lws)
     reconciler.leader_sts_memo.forget_on_delete(informers.statefulsets)
+    reconciler.leader_deploy_memo.forget_on_delete(informers.deployments)
     manager.add_controller(controller)
     return controller

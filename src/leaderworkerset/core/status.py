@@ -336,30 +336,3 @@ def _fields_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     # Absent fields read as Go zero values, so writing 0 over an absent field is not a change.
     zero: dict[str, Any] = {"hpaPodSelector": ""}
     return any(old.get(f, zero.get(f, 0)) != new.get(f, zero.get(f, 0)) for f in _COUNTED_FIELDS)
-
-
-def unsupported_identity_status(lws: Obj, now: datetime) -> dict[str, Any] | None:
-    """The status reporting an LWS these controllers do not manage (Hash identity admitted with
-    webhooks off): Progressing=False with the reason, for the current generation. None when the
-    stored status already says so (the write and its event happen once per generation)."""
-    generation = int((lws.get("metadata") or {}).get("generation") or 0)
-    old: Mapping[str, Any] = lws.get("status") or {}
-    for cond in old.get("conditions") or []:
-        if (
-            cond.get("type") == c.CONDITION_PROGRESSING
-            and cond.get("reason") == c.REASON_UNSUPPORTED_GROUP_IDENTITY
-            and cond.get("observedGeneration") == generation
-        ):
-            return None
-    condition = {
-        "type": c.CONDITION_PROGRESSING,
-        "status": c.CONDITION_FALSE,
-        "observedGeneration": generation,
-        "lastTransitionTime": format_time(now),
-        "reason": c.REASON_UNSUPPORTED_GROUP_IDENTITY,
-        "message": c.MESSAGE_UNSUPPORTED_GROUP_IDENTITY,
-    }
-    others = [
-        dict(cond) for cond in old.get("conditions") or [] if cond.get("type") != c.CONDITION_PROGRESSING
-    ]
-    return {**copy.deepcopy(dict(old)), "observedGeneration": generation, "conditions": [*others, condition]}

@@ -92,16 +92,18 @@ class ControllerSupport:
     so the webhook refuses them (fail closed) until the controller implements them.
     """
 
-    hash_identity: bool = False  # spec §3.B: Deployment-managed leaders, random group keys
+    # Hash groups get a new key per incarnation; carrying a budget across needs count inheritance
+    # and pruning (B3, the C12 claim) that are not implemented yet.
+    hash_max_group_restarts: bool = False
     parallel_pod_termination: bool = False  # spec §3.C C13: not part of the v1.0 controller
 
 
 # What the current controllers implement; FULL_SUPPORT checks upstream's own rules in isolation.
 CONTROLLER_SUPPORT = ControllerSupport()
-FULL_SUPPORT = ControllerSupport(hash_identity=True, parallel_pod_termination=True)
+FULL_SUPPORT = ControllerSupport(parallel_pod_termination=True, hash_max_group_restarts=True)
 
-MSG_HASH_UNSUPPORTED = (
-    "groupIdentity Hash is not supported by this controller yet; use Ordinal (see docs/lifecycle.md)"
+MSG_HASH_BUDGET_UNSUPPORTED = (
+    "maxGroupRestarts is not supported with groupIdentity Hash by this controller yet (see docs/lifecycle.md)"
 )
 MSG_PARALLEL_TERMINATION_UNSUPPORTED = (
     "podTerminationPolicy Parallel is not supported by this controller (it is not part of lws v1.0); "
@@ -114,23 +116,27 @@ def validate_controller_support(old: Obj | None, new: Obj, support: ControllerSu
     one (created before this rule, or with webhooks off) stays updatable so it can be cleaned up."""
     errors: list[FieldError] = []
     new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
-
-    def newly(field: str, value: str) -> bool:
-        return f.string(new_spec, field) == value and (old is None or f.string(old_spec, field) != value)
-
-    if not support.hash_identity and newly("groupIdentity", c.GROUP_IDENTITY_HASH):
-        errors.append(
-            v.forbidden("spec.groupIdentity", MSG_HASH_UNSUPPORTED, "group-identity-hash-unsupported")
-        )
-    if not support.parallel_pod_termination and newly(
-        "podTerminationPolicy", c.POD_TERMINATION_POLICY_PARALLEL
+    template, old_template = (
+        f.child(new_spec, "leaderWorkerTemplate"),
+        f.child(old_spec, "leaderWorkerTemplate"),
+    )
+    hash_budget = (
+        f.string(new_spec, "groupIdentity") == c.GROUP_IDENTITY_HASH
+        and f.opt_int(template, "maxGroupRestarts") is not None
+    )
+    if (
+        hash_budget
+        and not support.hash_max_group_restarts
+        and f.opt_int(old_template, "maxGroupRestarts") is None
     ):
+        path = "spec.leaderWorkerTemplate.maxGroupRestarts"
+        errors.append(v.forbidden(path, MSG_HASH_BUDGET_UNSUPPORTED, "hash-max-group-restarts-unsupported"))
+    parallel = f.string(new_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
+    was_parallel = f.string(old_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
+    if parallel and not support.parallel_pod_termination and not was_parallel:
+        path = "spec.podTerminationPolicy"
         errors.append(
-            v.forbidden(
-                "spec.podTerminationPolicy",
-                MSG_PARALLEL_TERMINATION_UNSUPPORTED,
-                "pod-termination-parallel-unsupported",
-            )
+            v.forbidden(path, MSG_PARALLEL_TERMINATION_UNSUPPORTED, "pod-termination-parallel-unsupported")
         )
     return errors
 

@@ -19,7 +19,6 @@ from leaderworkerset.core.status import (
     make_condition,
     plan_status,
     set_condition,
-    unsupported_identity_status,
 )
 from tests.unit.core.builders import LWSBuilder, leader_pod, leader_sts, worker_statefulset
 
@@ -697,19 +696,3 @@ def test_degraded_conditions(case: DegradedCase) -> None:
 
 def test_degraded_cases_count() -> None:
     assert len(DEGRADED_CASES) == 7
-
-
-def test_unsupported_identity_status_once_per_generation() -> None:
-    lws = LWSBuilder("lws").generation(3).status({"conditions": [stored(AVAILABLE, generation=2)]}).obj()
-    status = unsupported_identity_status(lws, NOW)
-    assert status is not None
-    assert summary(status["conditions"]) == [(AVAILABLE, c.CONDITION_TRUE), (PROGRESSING, c.CONDITION_FALSE)]
-    progressing = status["conditions"][-1]
-    assert (progressing["reason"], progressing["observedGeneration"]) == (
-        c.REASON_UNSUPPORTED_GROUP_IDENTITY,
-        3,
-    )
-    lws["status"] = status
-    assert unsupported_identity_status(lws, NOW) is None
-    lws["metadata"]["generation"] = 4
-    assert unsupported_identity_status(lws, NOW) is not None

@@ -10,7 +10,7 @@ from leaderworkerset.core.validation import PERCENT_MESSAGE, aggregate_message
 from leaderworkerset.webhooks.leaderworkerset import (
     CONTROLLER_SUPPORT,
     FULL_SUPPORT,
-    MSG_HASH_UNSUPPORTED,
+    MSG_HASH_BUDGET_UNSUPPORTED,
     MSG_PARALLEL_TERMINATION_UNSUPPORTED,
     ControllerSupport,
     validate_create,
@@ -540,13 +540,27 @@ def test_several_errors_aggregate_like_apimachinery() -> None:
 HASH, PARALLEL = c.GROUP_IDENTITY_HASH, c.POD_TERMINATION_POLICY_PARALLEL
 GATE = [
     pytest.param(
+        Case(lws().spec_field("groupIdentity", HASH), support=CONTROLLER_SUPPORT), id="Hash is accepted"
+    ),
+    pytest.param(
         Case(
-            lws().spec_field("groupIdentity", HASH),
+            lws().spec_field("groupIdentity", HASH).max_group_restarts(2),
             support=CONTROLLER_SUPPORT,
-            want_rules=("group-identity-hash-unsupported",),
-            want_errors=(f"spec.groupIdentity: Forbidden: {MSG_HASH_UNSUPPORTED}",),
+            want_rules=("hash-max-group-restarts-unsupported",),
+            want_errors=(
+                f"spec.leaderWorkerTemplate.maxGroupRestarts: Forbidden: {MSG_HASH_BUDGET_UNSUPPORTED}",
+            ),
         ),
-        id="Hash identity is rejected on create, naming the field",
+        id="Hash with maxGroupRestarts is rejected on create, naming the field",
+    ),
+    pytest.param(
+        Case(
+            lws().spec_field("groupIdentity", HASH).max_group_restarts(2),
+            old=lws().spec_field("groupIdentity", HASH),
+            support=CONTROLLER_SUPPORT,
+            want_rules=("hash-max-group-restarts-unsupported",),
+        ),
+        id="adding maxGroupRestarts to a Hash set is rejected",
     ),
     pytest.param(
         Case(
@@ -597,10 +611,9 @@ def test_controller_support_gate(case: Case) -> None:
 
 
 def test_gate_case_count() -> None:
-    assert len(GATE) == 6
+    assert len(GATE) == 8
 
 
 def test_the_default_support_is_fail_closed() -> None:
-    assert [e.rule for e in validate_create(lws().spec_field("groupIdentity", HASH).obj())] == [
-        "group-identity-hash-unsupported"
-    ]
+    body = lws().spec_field("groupIdentity", HASH).max_group_restarts(1).obj()
+    assert [e.rule for e in validate_create(body)] == ["hash-max-group-restarts-unsupported"]
