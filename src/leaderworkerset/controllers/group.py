@@ -35,12 +35,14 @@ from leaderworkerset.core.budget import (
     BudgetStep,
     ExhaustedStep,
     budget_exceeded_event,
+    claim_hash_count,
     claim_patch,
     clear_count,
     decide_budget,
     exhaust_leader_patch,
     exhausted_leader_step,
     group_members,
+    hash_teardown_requested,
     hold_pod_patch,
     holds_budget_finalizer,
     max_group_restarts,
@@ -52,6 +54,7 @@ from leaderworkerset.core.budget import (
 )
 from leaderworkerset.core.groups import (
     ControllerEvent,
+    has_replacement_gate,
     is_deleting,
     is_exhausted,
     is_leader_pod,
@@ -68,7 +71,6 @@ from leaderworkerset.core.hashidentity import (
     admission_event,
     decide_admission,
     group_ready_status_patch,
-    has_replacement_gate,
     is_hash,
     remove_gate_patch,
 )
@@ -93,6 +95,7 @@ from leaderworkerset.core.restart import (
     worker_statefulset_failed_event,
 )
 from leaderworkerset.core.revision import find_revision, revision_spec
+from leaderworkerset.core.rollout import lws_replicas
 from leaderworkerset.core.services import replica_service
 from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
@@ -267,8 +270,8 @@ class GroupReconciler:
 
     # ----- restart budget: exhausted groups (C3, C4, C9, C11) ---------------------------------------
     async def _exhausted_leader(self, leader: Obj, lws: Obj) -> None:
-        leader_sts = self._informers.statefulset(namespace_of(leader), name_of(lws))
-        step = exhausted_leader_step(leader, teardown=ordinal_teardown_requested(leader, leader_sts))
+        teardown = await self._teardown_requested(leader, lws)
+        step = exhausted_leader_step(leader, teardown=teardown)
         if step is ExhaustedStep.RECOVER:
             key = restart_count_key(leader)
             await mutate_restart_counts(
@@ -278,6 +281,26 @@ class GroupReconciler:
             await self._release(leader)
         elif step is ExhaustedStep.TERMINATE:
             await self._terminate_exhausted_group(lws, leader)
+
+    async def _teardown_requested(self, leader: Obj, lws: Obj) -> bool:
+        """Scale-down or rollout wants the retained group gone (C11)."""
+        namespace = namespace_of(leader)
+        if not is_hash(lws):
+            return ordinal_teardown_requested(leader, self._informers.statefulset(namespace, name_of(lws)))
+        deploy = self._informers.deployment(namespace, name_of(lws))
+        leaders = [p for p in self._informers.set_pods(namespace, name_of(lws)) if is_leader_pod(p)]
+        teardown = hash_teardown_requested(
+            leader,
+            desired_revision=revision_key_of(deploy) if deploy is not None else "",
+            replicas=lws_replicas(lws),
+            leader_pods=leaders,
+        )
+        if teardown.clear_count:
+            key = restart_count_key(leader)
+            await mutate_restart_counts(
+                self._client, namespace, name_of(lws), lambda counts: clear_count(counts, key)
+            )
+        return teardown.release
 
     async def _terminate_exhausted_group(self, lws: Obj, leader: Obj) -> None:
         """Mark and hold the group (leader first, then its members), then delete the leader."""
@@ -382,6 +405,15 @@ class GroupReconciler:
         admission = decide_admission(lws, leader, pods, desired)
         event = admission_event(leader, admission)
         if admission.step is AdmissionStep.ADMIT:
+            if max_group_restarts(lws) is not None:
+                # A replacement keeps its predecessor's budget: claim the unowned count first.
+                leaders = [p for p in pods if is_leader_pod(p)]
+                await mutate_restart_counts(
+                    self._client,
+                    namespace,
+                    name_of(lws),
+                    lambda counts: claim_hash_count(counts, leader, leaders),
+                )
             await self._client.merge_patch(PODS, namespace, name_of(leader), remove_gate_patch(leader))
         if event is not None:
             record(self._recorder, lws, event)
@@ -487,7 +519,8 @@ def _held_pods_of_lws(informers: SharedInformers) -> Any:
 
 
 def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
-    """A leader StatefulSet change (scale-down, rollout) may tear down a retained group."""
+    """A leader StatefulSet or Deployment change (scale-down, rollout) may tear down a retained
+    group."""
 
     def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
         if (meta.labels or {}).get(c.LABEL_SET_NAME) != meta.name:
@@ -511,5 +544,6 @@ def setup(
     controller.watch(informers.statefulsets, _owner_leader)
     controller.watch(informers.lws, _held_pods_of_lws(informers))
     controller.watch(informers.statefulsets, _held_pods_of_leader_statefulset(informers))
+    controller.watch(informers.deployments, _held_pods_of_leader_statefulset(informers))
     manager.add_controller(controller)
     return controller

@@ -33,7 +33,14 @@ from leaderworkerset.controllers.informers import (
 )
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core import gojson
-from leaderworkerset.core.budget import BudgetError, prune_settled_counts, restart_counts
+from leaderworkerset.core.budget import (
+    BudgetError,
+    Counts,
+    prune_hash_counts,
+    prune_other_revisions,
+    prune_settled_counts,
+    restart_counts,
+)
 from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
 from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
 from leaderworkerset.core.revision import (
@@ -49,6 +56,7 @@ from leaderworkerset.core.rollout import (
     after_apply_events,
     lws_replicas,
     plan_rollout_for,
+    rollout_budget,
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
@@ -173,9 +181,10 @@ class LeaderWorkerSetReconciler:
         # The Deployment carries the revision label exactly where the leader StatefulSet does.
         round_ = _Round(lws=lws, key=key, leader_sts=deploy)
         await self._ensure_revision(round_)
+        leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
+        await self._prune_hash_counts(round_, leaders)
         applied = await self._apply_leader_deployment(round_, deploy)
         await self._ensure_shared_service(round_)
-        leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
         plan = plan_hash_status(lws, applied, leaders, self._now())
         if plan.changed:
             body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": plan.status}
@@ -189,7 +198,18 @@ class LeaderWorkerSetReconciler:
                 record(self._recorder, lws, plan.event)
         if plan.update_done:
             await self._truncate_history(round_)
+            await self._prune_restart_counts(round_)
         return None
+
+    async def _prune_hash_counts(self, round_: _Round, leaders: list[Obj]) -> None:
+        """Counts of the current revision that no live group can claim any more go (B3)."""
+        replicas, key = lws_replicas(round_.lws), round_.revision_key
+        surge = rollout_budget(round_.lws).surge
+
+        def prune(counts: Counts) -> bool:
+            return prune_hash_counts(counts, key, leaders, replicas=replicas, surge=surge)
+
+        await self._mutate_counts_if(round_, prune)
 
     async def _apply_leader_deployment(self, round_: _Round, existing: Obj | None) -> Obj:
         body = leader_deployment(round_.lws, revision_key=round_.revision_key)
@@ -366,18 +386,23 @@ class LeaderWorkerSetReconciler:
         fresh read-modify-write (the pod controller may be counting at the same time).
         """
         replicas, key = lws_replicas(round_.lws), round_.revision_key
+
+        def prune(counts: Counts) -> bool:
+            if is_hash(round_.lws):  # Hash keys are group keys, not indexes
+                return prune_other_revisions(counts, key)
+            return prune_settled_counts(counts, key, replicas)
+
+        await self._mutate_counts_if(round_, prune)
+
+    async def _mutate_counts_if(self, round_: _Round, mutate: Callable[[Counts], bool]) -> None:
+        """Decide on the cached LWS (no read in the steady state), write on a fresh read."""
         try:
-            stale = prune_settled_counts(restart_counts(round_.lws), key, replicas)
+            needed = mutate(restart_counts(round_.lws))
         except BudgetError as err:
             log.warning("unreadable group restart counts; left as they are", error=str(err))
             return
-        if stale:
-            await mutate_restart_counts(
-                self._client,
-                round_.key.namespace,
-                round_.key.name,
-                lambda counts: prune_settled_counts(counts, key, replicas),
-            )
+        if needed:
+            await mutate_restart_counts(self._client, round_.key.namespace, round_.key.name, mutate)
 
 
 # ----- wiring ------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from leaderworkerset.core import gojson
 from leaderworkerset.core.groups import (
     ControllerEvent,
     annotations_of,
+    has_replacement_gate,
     is_deleting,
     is_exhausted,
     is_leader_pod,
@@ -312,3 +313,104 @@ def budget_exceeded_event(leader: Obj) -> ControllerEvent:
         c.MSG_RESTART_BUDGET_EXHAUSTED % labels_of(leader).get(c.LABEL_GROUP_INDEX, ""),
         ("Pod", name_of(leader)),
     )
+
+
+# --- Hash identity: the budget follows the group across incarnations (B3, C11, C12) ---------------
+#
+# A recreated Hash group has a new key, so `<rev>/<key>` of the dead incarnation would never be
+# read again. The replacement leader inherits it at admission (the highest unowned count of its
+# revision), stale entries no live group can claim are pruned, and a completed rollout drops other
+# revisions' counts.
+
+
+def owned_count_keys(leader_pods: Iterable[Obj]) -> set[str]:
+    """Keys still held by a group: its leader is alive, or retained after exhaustion."""
+    return {restart_count_key(p) for p in leader_pods if not is_deleting(p) or is_exhausted(p)}
+
+
+def _unowned_on_revision(counts: Mapping[str, int], revision: str, owned: set[str]) -> list[str]:
+    prefix = f"{revision}/"
+    return [k for k in counts if k.startswith(prefix) and k not in owned]
+
+
+def claim_hash_count(counts: Counts, leader: Obj, leader_pods: Iterable[Obj]) -> bool:
+    """Move the highest unowned count of the leader's revision (ties: smallest key) to the
+    leader's own key, unless it already has one. True when the map changed."""
+    revision = revision_key_of(leader)
+    if not revision or not labels_of(leader).get(c.LABEL_GROUP_INDEX):
+        return False
+    target = restart_count_key(leader)
+    if target in counts:
+        return False
+    unowned = _unowned_on_revision(counts, revision, owned_count_keys(leader_pods))
+    if not unowned:
+        return False
+    best = min(unowned, key=lambda k: (-counts[k], k))
+    counts[target] = counts.pop(best)
+    return True
+
+
+def prune_hash_counts(
+    counts: Counts,
+    revision: str,
+    leader_pods: Sequence[Obj],
+    *,
+    replicas: int,
+    surge: int,
+) -> bool:
+    """Drop current-revision counts no live group can claim any more (B3): keep at most as many
+    unowned entries as there are slots a replacement could still take (highest counts first)."""
+    pods = list(leader_pods)
+    owned = owned_count_keys(pods)
+    on_revision = [p for p in pods if revision_key_of(p) == revision]
+    exhausted = sum(1 for p in on_revision if is_exhausted(p))
+    live = [p for p in on_revision if not is_exhausted(p) and not is_deleting(p)]
+    waiting = sum(1 for p in live if has_replacement_gate(p))
+    occupied = exhausted + len(live) - waiting
+    pending = max(0, waiting - exhausted)
+    slot_limit = max(replicas, min(replicas + surge, occupied + pending))
+    keep = max(0, slot_limit - occupied)
+    unowned = sorted(_unowned_on_revision(counts, revision, owned), key=lambda k: (-counts[k], k))
+    for key in unowned[keep:]:
+        del counts[key]
+    return len(unowned) > keep
+
+
+def prune_other_revisions(counts: Counts, revision: str) -> bool:
+    """After a completed Hash rollout: counts of other revisions go."""
+    stale = [k for k in counts if not k.startswith(f"{revision}/")]
+    for key in stale:
+        del counts[key]
+    return bool(stale)
+
+
+@dataclass(frozen=True)
+class HashTeardown:
+    release: bool
+    clear_count: bool = False
+
+
+def hash_teardown_requested(
+    leader: Obj, *, desired_revision: str, replicas: int, leader_pods: Iterable[Obj]
+) -> HashTeardown:
+    """Whether a retained Hash group is being torn down (C11): the Deployment moved to another
+    revision, or more groups are retained on this revision than free slots (the later ones,
+    by creation time then name, are released and their counts cleared)."""
+    if desired_revision and desired_revision != revision_key_of(leader):
+        return HashTeardown(release=True)
+    revision = revision_key_of(leader)
+    admitted = 0
+    exhausted: list[Obj] = []
+    for pod in leader_pods:
+        if revision_key_of(pod) != revision:
+            continue
+        if is_exhausted(pod):
+            exhausted.append(pod)
+        elif not is_deleting(pod) and not has_replacement_gate(pod):
+            admitted += 1
+    exhausted.sort(key=lambda p: (str(metadata(p).get("creationTimestamp") or ""), name_of(p)))
+    allowed = max(0, replicas - admitted)
+    for position, pod in enumerate(exhausted):
+        if name_of(pod) == name_of(leader):
+            return HashTeardown(release=position >= allowed, clear_count=position >= allowed)
+    return HashTeardown(release=replicas <= admitted)

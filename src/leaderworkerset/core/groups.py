@@ -267,6 +267,12 @@ class GroupView:
         return str(self.index) if self.index >= 0 else self.key[:8]
 
 
+def has_replacement_gate(pod: Obj) -> bool:
+    """The pod still waits behind the group-replacement scheduling gate (Hash leaders)."""
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return any(gate.get("name") == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates)
+
+
 def is_exhausted(pod: Obj) -> bool:
     """The leader of a group retained after exhausting its restart budget (maxGroupRestarts)."""
     return annotations_of(pod).get(c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED) == "true"

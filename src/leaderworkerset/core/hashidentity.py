@@ -29,6 +29,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
     ControllerEvent,
     controller_owner,
+    has_replacement_gate,
     is_deleting,
     is_exhausted,
     is_leader_pod,
@@ -125,11 +126,6 @@ def group_ready_status_patch(leader: Obj, workers_ready: bool, now: datetime) ->
 
 
 # --- the group-replacement gate (C12) ------------------------------------------------------------
-
-
-def has_replacement_gate(pod: Obj) -> bool:
-    gates = (pod.get("spec") or {}).get("schedulingGates") or []
-    return any(gate.get("name") == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates)
 
 
 def _age_key(pod: Obj) -> tuple[str, str]:

@@ -92,19 +92,13 @@ class ControllerSupport:
     so the webhook refuses them (fail closed) until the controller implements them.
     """
 
-    # Hash groups get a new key per incarnation; carrying a budget across needs count inheritance
-    # and pruning (B3, the C12 claim) that are not implemented yet.
-    hash_max_group_restarts: bool = False
     parallel_pod_termination: bool = False  # spec §3.C C13: not part of the v1.0 controller
 
 
 # What the current controllers implement; FULL_SUPPORT checks upstream's own rules in isolation.
 CONTROLLER_SUPPORT = ControllerSupport()
-FULL_SUPPORT = ControllerSupport(parallel_pod_termination=True, hash_max_group_restarts=True)
+FULL_SUPPORT = ControllerSupport(parallel_pod_termination=True)
 
-MSG_HASH_BUDGET_UNSUPPORTED = (
-    "maxGroupRestarts is not supported with groupIdentity Hash by this controller yet (see docs/lifecycle.md)"
-)
 MSG_PARALLEL_TERMINATION_UNSUPPORTED = (
     "podTerminationPolicy Parallel is not supported by this controller (it is not part of lws v1.0); "
     "use Default (see docs/lifecycle.md)"
@@ -116,21 +110,6 @@ def validate_controller_support(old: Obj | None, new: Obj, support: ControllerSu
     one (created before this rule, or with webhooks off) stays updatable so it can be cleaned up."""
     errors: list[FieldError] = []
     new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
-    template, old_template = (
-        f.child(new_spec, "leaderWorkerTemplate"),
-        f.child(old_spec, "leaderWorkerTemplate"),
-    )
-    hash_budget = (
-        f.string(new_spec, "groupIdentity") == c.GROUP_IDENTITY_HASH
-        and f.opt_int(template, "maxGroupRestarts") is not None
-    )
-    if (
-        hash_budget
-        and not support.hash_max_group_restarts
-        and f.opt_int(old_template, "maxGroupRestarts") is None
-    ):
-        path = "spec.leaderWorkerTemplate.maxGroupRestarts"
-        errors.append(v.forbidden(path, MSG_HASH_BUDGET_UNSUPPORTED, "hash-max-group-restarts-unsupported"))
     parallel = f.string(new_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
     was_parallel = f.string(old_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
     if parallel and not support.parallel_pod_termination and not was_parallel:

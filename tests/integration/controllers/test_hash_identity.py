@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -204,10 +205,81 @@ async def replica_cap_per_revision(api: KubeClient, ns: str) -> None:
     await consistently(gated)
 
 
+async def _counts(api: KubeClient, ns: str) -> dict[str, int]:
+    lws = await kubelet.get_lws(api, ns, NAME)
+    raw = (lws["metadata"].get("annotations") or {}).get(c.ANNOTATION_GROUP_RESTART_COUNTS)
+    return {} if raw is None else dict(json.loads(raw))
+
+
+async def _expect_counts(api: KubeClient, ns: str, want: dict[str, int]) -> None:
+    async def check() -> bool:
+        got = await _counts(api, ns)
+        assert got == want, f"counts {got}, want {want}"
+        return True
+
+    await eventually(check)
+
+
+async def _started_group(api: KubeClient, ns: str) -> Obj:
+    leader = await _create_leader(api, ns)
+    name = leader["metadata"]["name"]
+    await _expect_admitted(api, ns, name)
+    lws = await kubelet.get_lws(api, ns, NAME)
+    leader = await api.get(PODS, ns, name)
+    await kubelet.create_worker_pods(api, lws, leader)
+    return leader
+
+
+def _count_key(leader: Obj) -> str:
+    labels = leader["metadata"]["labels"]
+    return f"{labels[c.LABEL_TEMPLATE_REVISION_HASH]}/{labels[c.LABEL_GROUP_INDEX]}"
+
+
+async def budget_follows_the_group_across_keys(api: KubeClient, ns: str) -> None:
+    """maxGroupRestarts 1: the first failure is counted on the first key; the replacement leader
+    (a new key) inherits that count, so its first failure exhausts the group; the next replacement
+    waits while the group is retained; recover clears the count and lets it in."""
+    first = await _started_group(api, ns)
+    await kubelet.restart_container(api, ns, f"{first['metadata']['name']}-1")
+    await expect.expect_pod_deleting(api, ns, first["metadata"]["name"])
+    await _expect_counts(api, ns, {_count_key(first): 1})
+    await _release(api, ns, first)
+
+    second = await _started_group(api, ns)
+    await _expect_counts(api, ns, {_count_key(second): 1})  # inherited at admission
+    await kubelet.restart_container(api, ns, f"{second['metadata']['name']}-1")
+    note = (
+        f"Restart budget exhausted; terminated group {second['metadata']['labels'][c.LABEL_GROUP_INDEX]} "
+        "and stopped automatic recovery"
+    )
+    await expect.expect_event(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED, note, "Warning")
+    await expect.expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_TRUE, c.MESSAGE_DEGRADED_TRUE)
+
+    third = await _create_leader(api, ns)  # the Deployment's replacement for the retained leader
+
+    async def third_gated() -> bool:
+        return _gated(await api.get(PODS, ns, third["metadata"]["name"]))
+
+    await consistently(third_gated)
+    patch = {"metadata": {"annotations": {c.ANNOTATION_RECOVER: "true"}}}
+    await api.merge_patch(PODS, ns, second["metadata"]["name"], patch)
+    await _expect_counts(api, ns, {})
+
+    async def released() -> bool:
+        pod = await api.get(PODS, ns, second["metadata"]["name"])
+        return c.FINALIZER_GROUP_RESTART_BUDGET_CLEANUP not in (pod["metadata"].get("finalizers") or [])
+
+    await eventually(released)
+    await _release(api, ns, second)
+    await _expect_admitted(api, ns, third["metadata"]["name"])
+    await _expect_counts(api, ns, {})
+
+
 @dataclass(frozen=True)
 class Case:
     policy: str
     steps: Callable[[KubeClient, str], Awaitable[None]]
+    limit: int | None = None
 
 
 CASES = [
@@ -227,16 +299,23 @@ CASES = [
         Case(c.GROUP_REPLACEMENT_POST_TERMINATION, replica_cap_per_revision),
         id="no more ungated groups than spec.replicas per revision",
     ),
+    pytest.param(
+        Case(c.GROUP_REPLACEMENT_IMMEDIATE, budget_follows_the_group_across_keys, limit=1),
+        id="enforces maxGroupRestarts in Hash mode: the count follows the group to its new key",
+    ),
 ]
 
 
 def test_case_count() -> None:
-    assert len(CASES) == 4
+    assert len(CASES) == 5
 
 
 @pytest.mark.parametrize("case", CASES)
 async def test_hash_identity(api: KubeClient, ns: str, case: Case) -> None:
-    body = LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj()
+    builder = LeaderWorkerSetBuilder(ns).replicas(1).size(2)
+    if case.limit is not None:
+        builder = builder.max_group_restarts(case.limit)
+    body = builder.obj()
     body["spec"]["groupIdentity"] = c.GROUP_IDENTITY_HASH
     body["spec"]["groupReplacementPolicy"] = case.policy
     await api.create(LEADERWORKERSETS, body)

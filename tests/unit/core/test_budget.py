@@ -14,15 +14,19 @@ from leaderworkerset.core.budget import (
     BudgetStep,
     ExhaustedStep,
     budget_exceeded_event,
+    claim_hash_count,
     claim_patch,
     decide_budget,
     encode_restart_counts,
     exhaust_leader_patch,
     exhausted_leader_step,
     group_members,
+    hash_teardown_requested,
     hold_pod_patch,
     ordinal_teardown_requested,
     parse_restart_counts,
+    prune_hash_counts,
+    prune_other_revisions,
     prune_settled_counts,
     raise_count,
     release_pod_patch,
@@ -336,3 +340,140 @@ def test_budget_exceeded_event() -> None:
     assert (event.type, event.reason, event.action) == ("Warning", "ReplicaRestartBudgetExceeded", "Delete")
     assert event.message == "Restart budget exhausted; terminated group 3 and stopped automatic recovery"
     assert event.related == ("Pod", "lws-3")
+
+
+# --- Hash identity: the budget follows the group across incarnations -------------------------------
+
+HASH_EXHAUSTED = {c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: "true"}
+
+
+def hleader(
+    key: str,
+    *,
+    revision: str = "rev",
+    deleting: bool = False,
+    exhausted: bool = False,
+    gated: bool = False,
+    created: str = "2026-01-01T00:00:00Z",
+) -> dict[str, Any]:
+    pod = leader_pod(
+        "lws",
+        0,
+        revision,
+        name=f"lws-{key}",
+        group_index=key,
+        deleting=deleting,
+        annotations=HASH_EXHAUSTED if exhausted else None,
+    )
+    pod["metadata"]["creationTimestamp"] = created
+    if gated:
+        pod["spec"]["schedulingGates"] = [{"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT}]
+    return pod
+
+
+@dataclass(frozen=True)
+class ClaimCase:
+    counts: dict[str, int]
+    leaders: list[dict[str, Any]]
+    want: dict[str, int]
+
+
+CLAIM_CASES = [
+    # upstream claimGroupRestartCountForHashLeader rows
+    pytest.param(
+        ClaimCase({"rev/old1": 2}, [hleader("old1", deleting=True)], {"rev/new": 2}),
+        id="replacement inherits the dead incarnation's count",
+    ),
+    pytest.param(
+        ClaimCase({"rev/a": 1, "rev/b": 3, "rev/c": 3}, [], {"rev/a": 1, "rev/c": 3, "rev/new": 3}),
+        id="highest unowned count, ties to the smallest key",
+    ),
+    pytest.param(
+        ClaimCase({"rev/live": 2}, [hleader("live")], {"rev/live": 2}), id="a live group's count is owned"
+    ),
+    pytest.param(
+        ClaimCase({"rev/held": 2}, [hleader("held", deleting=True, exhausted=True)], {"rev/held": 2}),
+        id="a retained group's count is owned",
+    ),
+    pytest.param(ClaimCase({"old/x": 2}, [], {"old/x": 2}), id="other revisions are not inherited"),
+    pytest.param(ClaimCase({"rev/new": 1, "rev/x": 5}, [], {"rev/new": 1, "rev/x": 5}), id="own count kept"),
+]
+
+
+@pytest.mark.parametrize("case", CLAIM_CASES)
+def test_claim_hash_count(case: ClaimCase) -> None:
+    counts = dict(case.counts)
+    changed = claim_hash_count(counts, hleader("new", gated=True), case.leaders)
+    assert counts == case.want
+    assert changed is (counts != case.counts)
+
+
+def test_claim_cases_count() -> None:
+    assert len(CLAIM_CASES) == 6
+
+
+def test_prune_hash_counts_keeps_only_claimable_entries() -> None:
+    # replicas 2, no surge: two live groups occupy both slots, so no unowned entry can be claimed.
+    leaders = [hleader("a"), hleader("b")]
+    counts = {"rev/a": 1, "rev/gone1": 2, "rev/gone2": 1, "old/x": 1}
+    assert prune_hash_counts(counts, "rev", leaders, replicas=2, surge=0)
+    assert counts == {"rev/a": 1, "old/x": 1}
+    # One slot free (a replacement is on its way): the highest unowned entry survives.
+    counts = {"rev/gone1": 2, "rev/gone2": 1}
+    assert prune_hash_counts(counts, "rev", [hleader("a")], replicas=2, surge=0)
+    assert counts == {"rev/gone1": 2}
+    assert not prune_hash_counts(counts, "rev", [hleader("a")], replicas=2, surge=0)
+
+
+def test_prune_other_revisions() -> None:
+    counts = {"rev/a": 1, "old/b": 2}
+    assert prune_other_revisions(counts, "rev")
+    assert counts == {"rev/a": 1}
+
+
+@dataclass(frozen=True)
+class HashTeardownCase:
+    leaders: list[dict[str, Any]]
+    candidate: str
+    desired: str
+    want_release: bool
+    want_clear: bool = False
+
+
+HASH_TEARDOWN_CASES = [
+    pytest.param(
+        HashTeardownCase([hleader("x", exhausted=True, deleting=True)], "x", "new", True),
+        id="rollout releases",
+    ),
+    pytest.param(
+        HashTeardownCase([hleader("x", exhausted=True, deleting=True), hleader("a")], "x", "rev", False),
+        id="retained within its slots",
+    ),
+    pytest.param(
+        HashTeardownCase(
+            [
+                hleader("x", exhausted=True, deleting=True, created="2026-01-01T00:00:01Z"),
+                hleader("y", exhausted=True, deleting=True, created="2026-01-01T00:00:02Z"),
+                hleader("a"),
+            ],
+            "y",
+            "rev",
+            True,
+            True,
+        ),
+        id="scale-down: the later retained group is released and its count cleared",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", HASH_TEARDOWN_CASES)
+def test_hash_teardown_requested(case: HashTeardownCase) -> None:
+    candidate = next(p for p in case.leaders if p["metadata"]["name"] == f"lws-{case.candidate}")
+    got = hash_teardown_requested(
+        candidate, desired_revision=case.desired, replicas=2, leader_pods=case.leaders
+    )
+    assert (got.release, got.clear_count) == (case.want_release, case.want_clear)
+
+
+def test_hash_teardown_cases_count() -> None:
+    assert len(HASH_TEARDOWN_CASES) == 3

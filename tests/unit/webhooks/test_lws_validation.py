@@ -10,7 +10,6 @@ from leaderworkerset.core.validation import PERCENT_MESSAGE, aggregate_message
 from leaderworkerset.webhooks.leaderworkerset import (
     CONTROLLER_SUPPORT,
     FULL_SUPPORT,
-    MSG_HASH_BUDGET_UNSUPPORTED,
     MSG_PARALLEL_TERMINATION_UNSUPPORTED,
     ControllerSupport,
     validate_create,
@@ -543,24 +542,8 @@ GATE = [
         Case(lws().spec_field("groupIdentity", HASH), support=CONTROLLER_SUPPORT), id="Hash is accepted"
     ),
     pytest.param(
-        Case(
-            lws().spec_field("groupIdentity", HASH).max_group_restarts(2),
-            support=CONTROLLER_SUPPORT,
-            want_rules=("hash-max-group-restarts-unsupported",),
-            want_errors=(
-                f"spec.leaderWorkerTemplate.maxGroupRestarts: Forbidden: {MSG_HASH_BUDGET_UNSUPPORTED}",
-            ),
-        ),
-        id="Hash with maxGroupRestarts is rejected on create, naming the field",
-    ),
-    pytest.param(
-        Case(
-            lws().spec_field("groupIdentity", HASH).max_group_restarts(2),
-            old=lws().spec_field("groupIdentity", HASH),
-            support=CONTROLLER_SUPPORT,
-            want_rules=("hash-max-group-restarts-unsupported",),
-        ),
-        id="adding maxGroupRestarts to a Hash set is rejected",
+        Case(lws().spec_field("groupIdentity", HASH).max_group_restarts(2), support=CONTROLLER_SUPPORT),
+        id="Hash with maxGroupRestarts is accepted",
     ),
     pytest.param(
         Case(
@@ -611,9 +594,9 @@ def test_controller_support_gate(case: Case) -> None:
 
 
 def test_gate_case_count() -> None:
-    assert len(GATE) == 8
+    assert len(GATE) == 7
 
 
 def test_the_default_support_is_fail_closed() -> None:
-    body = lws().spec_field("groupIdentity", HASH).max_group_restarts(1).obj()
-    assert [e.rule for e in validate_create(body)] == ["hash-max-group-restarts-unsupported"]
+    body = lws().spec_field("podTerminationPolicy", PARALLEL).obj()
+    assert [e.rule for e in validate_create(body)] == ["pod-termination-parallel-unsupported"]
