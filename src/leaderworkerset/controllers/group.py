@@ -431,10 +431,11 @@ class GroupReconciler:
                 subresource="status",
             )
 
-    def enqueue_gated_leaders(self, controller: Controller) -> Any:
-        """A pod deletion may free a slot: wake the gated leaders of its set (C12)."""
+    def gated_leader_waker(self, controller: Controller) -> FuncHandler[Pod]:
+        """Wake the gated leaders of a set (C12) when one of its pods is deleted (a slot or a
+        tearing-down group may be freed) or a gated leader is created (the FIFO order changed)."""
 
-        def deleted(pod: Pod) -> None:
+        def wake(pod: Pod) -> None:
             meta = pod.metadata
             set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
             if not set_name:
@@ -443,7 +444,12 @@ class GroupReconciler:
                 if is_leader_pod(other) and has_replacement_gate(other):
                     controller.queue.add(ObjectKey(namespace_of(other), name_of(other)))
 
-        return deleted
+        def added(pod: Pod) -> None:
+            gates = pod.spec.schedulingGates or []
+            if any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+                wake(pod)
+
+        return FuncHandler(add=added, delete=wake)
 
     async def _fresh_pod(self, pod: Obj) -> Obj | None:
         return await self._fresh_pod_named(namespace_of(pod), name_of(pod))
@@ -539,7 +545,7 @@ def setup(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )
     informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
-    informers.pods.add_handler(FuncHandler(delete=reconciler.enqueue_gated_leaders(controller)))
+    informers.pods.add_handler(reconciler.gated_leader_waker(controller))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)
     controller.watch(informers.statefulsets, _owner_leader)
     controller.watch(informers.lws, _held_pods_of_lws(informers))

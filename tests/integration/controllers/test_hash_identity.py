@@ -55,6 +55,8 @@ async def _create_leader(api: KubeClient, ns: str, *, node: str | None = None) -
     }
     spec = template["spec"]
     spec["hostname"] = hash_leader_hostname(NAME, key)
+    if annotations.get(c.ANNOTATION_SUBDOMAIN_POLICY) == c.SUBDOMAIN_UNIQUE_PER_REPLICA:
+        spec["subdomain"] = spec["hostname"]  # the webhook's UniquePerReplica rule
     spec["schedulingGates"] = [{"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT}]
     if node:
         spec["nodeName"] = node
@@ -275,11 +277,36 @@ async def budget_follows_the_group_across_keys(api: KubeClient, ns: str) -> None
     await _expect_counts(api, ns, {})
 
 
+async def unique_per_replica_service_named_after_hostname(api: KubeClient, ns: str) -> None:
+    leader = await _create_leader(api, ns)
+    hostname = leader["spec"]["hostname"]
+    await _expect_admitted(api, ns, leader["metadata"]["name"])
+
+    async def service() -> Obj:
+        try:
+            return await api.get(SERVICES, ns, hostname)
+        except Exception as err:
+            raise AssertionError(f"service {hostname}: {err}") from err
+
+    svc = await eventually(service)
+    key = leader["metadata"]["labels"][c.LABEL_GROUP_INDEX]
+    assert svc["spec"]["selector"] == {c.LABEL_SET_NAME: NAME, c.LABEL_GROUP_INDEX: key}
+    assert svc["metadata"]["ownerReferences"][0]["name"] == leader["metadata"]["name"]
+
+    async def worker_service_name() -> bool:
+        sts = await api.get(STATEFULSETS, ns, leader["metadata"]["name"])
+        assert sts["spec"]["serviceName"] == hostname
+        return True
+
+    await eventually(worker_service_name)
+
+
 @dataclass(frozen=True)
 class Case:
     policy: str
     steps: Callable[[KubeClient, str], Awaitable[None]]
     limit: int | None = None
+    unique: bool = False
 
 
 CASES = [
@@ -303,11 +330,17 @@ CASES = [
         Case(c.GROUP_REPLACEMENT_IMMEDIATE, budget_follows_the_group_across_keys, limit=1),
         id="enforces maxGroupRestarts in Hash mode: the count follows the group to its new key",
     ),
+    pytest.param(
+        Case(
+            c.GROUP_REPLACEMENT_POST_TERMINATION, unique_per_replica_service_named_after_hostname, unique=True
+        ),
+        id="UniquePerReplica: the per-replica Service is named after the leader's hostname",
+    ),
 ]
 
 
 def test_case_count() -> None:
-    assert len(CASES) == 5
+    assert len(CASES) == 6
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -315,6 +348,8 @@ async def test_hash_identity(api: KubeClient, ns: str, case: Case) -> None:
     builder = LeaderWorkerSetBuilder(ns).replicas(1).size(2)
     if case.limit is not None:
         builder = builder.max_group_restarts(case.limit)
+    if case.unique:
+        builder = builder.subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA)
     body = builder.obj()
     body["spec"]["groupIdentity"] = c.GROUP_IDENTITY_HASH
     body["spec"]["groupReplacementPolicy"] = case.policy
