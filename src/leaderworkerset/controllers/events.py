@@ -8,7 +8,12 @@ from leaderworkerset.core.groups import ControllerEvent, namespace_of
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 
-_RELATED_API_VERSIONS = {"ControllerRevision": "apps/v1", "Pod": "v1", "StatefulSet": "apps/v1"}
+_RELATED_API_VERSIONS = {
+    "ControllerRevision": "apps/v1",
+    "Deployment": "apps/v1",
+    "Pod": "v1",
+    "StatefulSet": "apps/v1",
+}
 
 
 def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:

@@ -89,6 +89,22 @@ def label_hash_leader(pod: Obj, token: str) -> str:
     return key
 
 
+def gate_hash_leader(pod: Obj) -> None:
+    """Hash leader: admitted behind the group-replacement scheduling gate (the pod controller
+    lifts it per the replacement policy), and cheapest to delete while it waits, so a scale-down
+    removes waiting replacements before running groups (spec §2.4, §3.C C12)."""
+    pod_spec = spec(pod)
+    gates = list(pod_spec.get("schedulingGates") or [])
+    if all(gate.get("name") != c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+        gates.append({"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT})
+    pod_spec["schedulingGates"] = gates
+    meta = metadata(pod)
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        c.ANNOTATION_POD_DELETION_COST: c.POD_DELETION_COST_WAITING_LEADER,
+    }
+
+
 def apply_unique_subdomain(pod: Obj) -> None:
     """UniquePerReplica: the leader's subdomain is its per-group Service (pod name or Hash hostname)."""
     if annotations(pod).get(c.ANNOTATION_SUBDOMAIN_POLICY) != c.SUBDOMAIN_UNIQUE_PER_REPLICA:

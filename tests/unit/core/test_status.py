@@ -665,6 +665,111 @@ OMIT_CASES = [
 ]
 
 
+# --- Degraded: groups retained after exhausting maxGroupRestarts (v1.0) ---------------------------
+
+EXHAUSTED = {c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: "true"}
+DEGRADED = c.CONDITION_DEGRADED
+
+
+@dataclass(frozen=True)
+class DegradedCase:
+    leaders: list[tuple[str, bool, bool]]  # (revision, ready, exhausted) for index 0..
+    stored: list[dict[str, Any]]
+    want_conditions: list[tuple[str, str]]
+    want_event_reason: str | None
+
+
+def _degraded_leaders(rows: list[tuple[str, bool, bool]]) -> list[dict[str, Any]]:
+    pods = []
+    for i, (revision, ready, exhausted) in enumerate(rows):
+        pods.append(
+            leader_pod(
+                "lws",
+                i,
+                revision,
+                ready=ready,
+                deleting=exhausted,
+                annotations=EXHAUSTED if exhausted else None,
+            )
+        )
+    return pods
+
+
+DEGRADED_CASES = [
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", False, True)],
+            [stored(AVAILABLE)],
+            [(AVAILABLE, c.CONDITION_FALSE)],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="exhaustion turns Available False first (short-circuit), event names the budget",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", False, True)],
+            [stored(AVAILABLE, c.CONDITION_FALSE), stored(PROGRESSING, c.CONDITION_FALSE)],
+            [(AVAILABLE, c.CONDITION_FALSE), (PROGRESSING, c.CONDITION_FALSE), (DEGRADED, c.CONDITION_TRUE)],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="nothing else progressing: Degraded appended True",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", False, False), ("rev", False, True)],
+            [stored(AVAILABLE, c.CONDITION_FALSE), stored(PROGRESSING, c.CONDITION_FALSE)],
+            [(AVAILABLE, c.CONDITION_FALSE), (PROGRESSING, c.CONDITION_TRUE)],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="another group still starting keeps Progressing True",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", True, False)],
+            [
+                stored(AVAILABLE, c.CONDITION_FALSE),
+                stored(PROGRESSING, c.CONDITION_FALSE),
+                stored(DEGRADED, c.CONDITION_TRUE),
+            ],
+            [(AVAILABLE, c.CONDITION_TRUE), (PROGRESSING, c.CONDITION_FALSE), (DEGRADED, c.CONDITION_TRUE)],
+            c.REASON_ALL_GROUPS_READY,
+        ),
+        id="after recover: Available first",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", True, False)],
+            [stored(AVAILABLE), stored(PROGRESSING, c.CONDITION_FALSE), stored(DEGRADED, c.CONDITION_TRUE)],
+            [(AVAILABLE, c.CONDITION_TRUE), (PROGRESSING, c.CONDITION_FALSE), (DEGRADED, c.CONDITION_FALSE)],
+            c.REASON_ALL_GROUPS_READY,
+        ),
+        id="then Degraded turns False AsExpected",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("old", True, False), ("rev", False, True)],
+            [stored(AVAILABLE, c.CONDITION_FALSE), stored(PROGRESSING, c.CONDITION_FALSE)],
+            [
+                (AVAILABLE, c.CONDITION_FALSE),
+                (PROGRESSING, c.CONDITION_FALSE),
+                (UPDATING, c.CONDITION_TRUE),
+            ],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="rollout with a retained group: UpdateInProgress True",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", True, False)],
+            [stored(AVAILABLE)],
+            [(AVAILABLE, c.CONDITION_TRUE)],
+            None,
+        ),
+        id="never degraded: no Degraded condition is added",
+    ),
+]
+
+
 @pytest.mark.parametrize("case", OMIT_CASES)
 def test_omit_empty(case: OmitCase) -> None:
     assert omit_empty(case.status) == case.want
@@ -682,3 +787,31 @@ def test_omit_empty_covers_every_status_field_upstream_declares() -> None:
         "observedGeneration": 0,
     }
     assert omit_empty(zero_status) == {}
+
+
+@pytest.mark.parametrize("case", DEGRADED_CASES)
+def test_degraded_conditions(case: DegradedCase) -> None:
+    lws = cached_lws("lws").replicas(2).size(1).status({"conditions": case.stored}).obj()
+    plan = plan_status(
+        lws,
+        leader_sts("lws", replicas=2, status_replicas=2),
+        revision_key="rev",
+        leader_pods=_degraded_leaders(case.leaders),
+        worker_statefulsets={},
+        now=NOW,
+    )
+    assert summary(plan.status["conditions"]) == case.want_conditions
+    assert (plan.event.reason if plan.event else None) == case.want_event_reason
+    degraded = [cond for cond in plan.status["conditions"] if cond["type"] == DEGRADED]
+    for cond in degraded:
+        if cond["status"] == c.CONDITION_TRUE:
+            assert (cond["reason"], cond["message"]) == (
+                c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+                c.MESSAGE_DEGRADED_TRUE,
+            )
+        else:
+            assert (cond["reason"], cond["message"]) == (c.REASON_AS_EXPECTED, c.MESSAGE_DEGRADED_FALSE)
+
+
+def test_degraded_cases_count() -> None:
+    assert len(DEGRADED_CASES) == 7
