@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.gang import SchedulingError, lws_controller_ref, same_controller
+from leaderworkerset.core.gang import (
+    SchedulingError,
+    is_hash_identity,
+    lws_controller_ref,
+    same_controller,
+)
 from leaderworkerset.core.groups import (
     annotations_of,
     controller_owner,
@@ -358,10 +363,6 @@ def replica_pod_groups(lws: Obj, mode: str, group_index: str, revision: str) -> 
         )
         for role in (c.WORKLOAD_TEMPLATE_LEADER, c.WORKLOAD_TEMPLATE_WORKER)
     ]
-
-
-def is_hash_identity(lws: Obj) -> bool:
-    return _spec(lws).get("groupIdentity") == c.GROUP_IDENTITY_HASH
 
 
 def desired_pod_groups(lws: Obj, replicas: int, revision: str) -> list[DesiredPodGroup]:
