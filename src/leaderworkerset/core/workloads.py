@@ -24,6 +24,7 @@ from leaderworkerset.core.groups import (
     annotations_of,
     controller_owner,
     is_deleting,
+    is_leader_pod,
     labels_of,
     name_of,
     namespace_of,
@@ -401,6 +402,21 @@ def leader_pod_groups(lws: Obj, leader: Obj) -> list[DesiredPodGroup]:
                 f"leader pod {namespace_of(leader)}/{name_of(leader)} has no {key} label",
             )
     return replica_pod_groups(lws, mode, labels[c.LABEL_GROUP_INDEX], labels[c.LABEL_TEMPLATE_REVISION_HASH])
+
+
+def live_group_pod_group_names(lws: Obj, pods: list[Obj]) -> set[str]:
+    """Hash: the PodGroups of every group whose leader is alive, which cleanup must keep even
+    before any pod names them (in role mode the worker PodGroup waits for workers that only
+    come once the leader is admitted)."""
+    names: set[str] = set()
+    for pod in pods:
+        if is_deleting(pod) or not is_leader_pod(pod):
+            continue
+        try:
+            names.update(g.name for g in leader_pod_groups(lws, pod))
+        except SchedulingError:
+            continue  # a leader without its labels names no PodGroup
+    return names
 
 
 def workload_owner_ref(workload: Obj) -> Obj:
