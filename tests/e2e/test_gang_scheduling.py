@@ -3,7 +3,8 @@
 
 Three fake nodes with one CPU each, pods asking for 600m: room for exactly three pods. A group of
 four with `spec.scheduling` (one gang per replica) must stay entirely unscheduled; the same group
-without it gets three pods placed; a fourth node lets the whole gang in at once.
+without it gets three pods placed; a fourth node lets the whole gang in at once. The Hash variant
+does the same with a group one pod larger than the nodes present.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import yaml
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.scheduling.volcano import VOLCANO_POD_GROUPS
+from leaderworkerset.core import workloads as wl
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
@@ -116,17 +118,17 @@ def _scheduled(pods: list[Obj]) -> int:
     return sum(1 for p in pods if p["spec"].get("nodeName"))
 
 
-async def _all_pods_created(api: KubeClient, ns: str) -> list[Obj]:
+async def _all_pods_created(api: KubeClient, ns: str, count: int = 4) -> list[Obj]:
     async def check() -> list[Obj]:
         pods = await _pods(api, ns)
-        assert len(pods) == 4, [p["metadata"]["name"] for p in pods]
+        assert len(pods) == count, [p["metadata"]["name"] for p in pods]
         return pods
 
     result: list[Obj] = await eventually(check)
     return result
 
 
-async def _scheduler_saw_all(api: KubeClient, ns: str) -> None:
+async def _scheduler_saw_all(api: KubeClient, ns: str, count: int = 4) -> None:
     """Positive sign before a negative check: each pod is marked unschedulable by the scheduler."""
 
     async def check() -> bool:
@@ -142,7 +144,7 @@ async def _scheduler_saw_all(api: KubeClient, ns: str) -> None:
             )
             for p in pods
         ]
-        assert verdicts == ["False"] * 4, verdicts
+        assert verdicts == ["False"] * count, verdicts
         return True
 
     await eventually(check)
@@ -199,6 +201,52 @@ async def _all_or_nothing(api: KubeClient, gang_ns: str, plain_ns: str) -> None:
 
 async def _none_scheduled(api: KubeClient, ns: str) -> bool:
     return _scheduled(await _pods(api, ns)) == 0
+
+
+async def test_a_hash_gang_is_all_or_nothing_on_kube_scheduler(
+    gang_api: KubeClient, gang_full_cluster: LocalCluster, request: pytest.FixtureRequest
+) -> None:
+    """The same check with groupIdentity Hash: the leader comes from the Deployment, its PodGroup
+    is made per group key while the replacement gate holds it, then the whole gang is placed."""
+    nodes = [
+        n["metadata"]["name"]
+        for n in await gang_api.list(NODES)
+        if n["metadata"]["name"].startswith("gang-node-")
+    ]
+    size = len(nodes) + 1  # one pod more than the nodes can hold
+    [ns] = await _namespaces(gang_full_cluster, request, 1)
+    builder = (
+        LeaderWorkerSetBuilder(ns)
+        .replicas(1)
+        .size(size)
+        .no_leader_template()
+        .worker_requests({"cpu": "600m"})
+        .group_identity(c.GROUP_IDENTITY_HASH)
+        .scheduling({})
+    )
+    async with manager_with(gang_full_cluster, c.SCHEDULER_PROVIDER_KUBERNETES):
+        await gang_api.create(LEADERWORKERSETS, builder.obj())
+        pods = await _all_pods_created(gang_api, ns, size)
+        [leader] = [p for p in pods if p["metadata"]["labels"][c.LABEL_WORKER_INDEX] == "0"]
+        key = leader["metadata"]["labels"][c.LABEL_GROUP_INDEX]
+        assert len(key) == 40  # a Hash group key, not an ordinal
+        assert not leader["spec"].get("schedulingGates")  # admitted once its PodGroup existed
+        lws = await gang_api.get(LEADERWORKERSETS, ns, "test-sample")
+        revision = leader["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH]
+        want = wl.runtime_name(wl.lws_workload_name(lws), key, revision)
+        assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {want}
+        await _scheduler_saw_all(gang_api, ns, size)
+        await consistently(lambda: _none_scheduled(gang_api, ns))
+
+        await gang_api.create(NODES, _node(len(nodes)).manifest())
+
+        async def all_placed() -> bool:
+            placed = _scheduled(await _pods(gang_api, ns))
+            assert placed == size, placed
+            return True
+
+        await eventually(all_placed, timeout=LONG_TIMEOUT)
+        await gang_api.delete(LEADERWORKERSETS, ns, "test-sample")
 
 
 async def test_upstream_volcano_example_gets_its_pod_groups_through_the_real_webhook(

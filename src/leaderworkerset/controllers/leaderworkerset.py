@@ -76,6 +76,8 @@ from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_no
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
+from leaderworkerset.runtime.projections import Pod
+from leaderworkerset.runtime.reflector import FuncHandler
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
     DEPLOYMENTS,
@@ -139,20 +141,9 @@ class LeaderWorkerSetReconciler:
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
         round_ = _Round(lws=lws, key=key, leader_sts=leader_sts)
         await self._ensure_revision(round_)
-        try:
-            round_.lws = await reconcile_prerequisites(
-                self._provider,
-                self._client,
-                self._recorder,
-                round_.lws,
-                replicas=lws_replicas(round_.lws),
-                revision=round_.revision_key,
-                now=self._now(),
-            )
-        except Exception as err:
-            if is_conflict(err):
-                return Result(requeue=True)  # the condition write raced a newer LWS
-            raise
+        retry = await self._reconcile_scheduling(round_)
+        if retry is not None:
+            return retry
         await self._apply_leader_statefulset(round_, self._plan_rollout(round_))
         await self._ensure_shared_service(round_)
         try:
@@ -176,8 +167,14 @@ class LeaderWorkerSetReconciler:
         await self._ensure_revision(round_)
         leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
         await self._prune_hash_counts(round_, leaders)
+        # B4: the Workload (and the whole-set PodGroup) before any leader exists; per-group
+        # PodGroups come from the pod controller once admission has drawn the group key.
+        retry = await self._reconcile_scheduling(round_)
+        if retry is not None:
+            return retry
         applied = await self._apply_leader_deployment(round_, deploy)
         await self._ensure_shared_service(round_)
+        lws = round_.lws  # the scheduling condition write may have moved it on
         plan = plan_hash_status(lws, applied, leaders, self._now())
         if plan.changed:
             body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": plan.status}
@@ -192,6 +189,24 @@ class LeaderWorkerSetReconciler:
         if plan.update_done:
             await self._truncate_history(round_)
             await self._prune_restart_counts(round_)
+        return None
+
+    async def _reconcile_scheduling(self, round_: _Round) -> Result | None:
+        """A12/B4: scheduling prerequisites before the leader workload; a Result means retry."""
+        try:
+            round_.lws = await reconcile_prerequisites(
+                self._provider,
+                self._client,
+                self._recorder,
+                round_.lws,
+                replicas=lws_replicas(round_.lws),
+                revision=round_.revision_key,
+                now=self._now(),
+            )
+        except Exception as err:
+            if is_conflict(err):
+                return Result(requeue=True)  # the condition write raced a newer LWS
+            raise
         return None
 
     async def _prune_hash_counts(self, round_: _Round, leaders: list[Obj]) -> None:
@@ -410,6 +425,21 @@ def _leader_pod_to_lws(meta: MetaLike, obj: object) -> Iterable[ObjectKey]:
     return label_mapper(c.LABEL_SET_NAME)(meta, obj)
 
 
+def _scheduled_pod_deletions(controller: Controller) -> FuncHandler[Pod]:
+    """A deleted pod that joined a PodGroup wakes its LWS: the provider deletes a PodGroup only
+    once no pod names it, which with Hash groups (one PodGroup per group key) is the last pod of
+    a replaced or scaled-down group, usually a worker removed by garbage collection."""
+
+    def deleted(pod: Pod) -> None:
+        meta = pod.metadata
+        if c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING not in (meta.annotations or {}):
+            return
+        for key in label_mapper(c.LABEL_SET_NAME)(meta, pod):
+            controller.queue.add(key)
+
+    return FuncHandler(delete=deleted)
+
+
 def setup(
     manager: Manager,
     informers: SharedInformers,
@@ -431,6 +461,7 @@ def setup(
     controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
     controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
     controller.watch(informers.pods, _leader_pod_to_lws)
+    informers.pods.add_handler(_scheduled_pod_deletions(controller))
     reconciler.leader_sts_memo.forget_on_delete(informers.statefulsets)
     reconciler.leader_deploy_memo.forget_on_delete(informers.deployments)
     manager.add_controller(controller)

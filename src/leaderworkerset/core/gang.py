@@ -133,7 +133,7 @@ def volcano_pod_group(lws: Obj, group_index: str, revision: str, owner: Obj, *, 
 
 
 def volcano_leader_pod_group(lws: Obj, leader: Obj) -> Obj:
-    """H1 (no spec.scheduling): the leader's group, controlled by the leader pod.
+    """H1 (no spec.scheduling), and H2 with Hash: the leader's group, controlled by the leader pod.
 
     With startupPolicy LeaderReady the leader must be able to start alone, so minMember is 1;
     minResources still covers the whole group, so Volcano does not start a leader whose workers
@@ -148,6 +148,17 @@ def volcano_leader_pod_group(lws: Obj, leader: Obj) -> Obj:
         pod_owner_reference(leader),
         min_member=1 if leader_ready else _size(lws),
     )
+
+
+def is_hash_identity(lws: Mapping[str, Any]) -> bool:
+    """Groups keyed by a random group key (a leader Deployment) rather than an ordinal."""
+    return (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
+
+
+def volcano_leader_pod_group_wanted(lws: Obj) -> bool:
+    """Whether the pod controller makes the leader's PodGroup: always without spec.scheduling
+    (H1); with it only for Hash, whose groups the LWS controller cannot name in advance."""
+    return (lws.get("spec") or {}).get("scheduling") is None or is_hash_identity(lws)
 
 
 def inject_volcano_group_name(pod: Obj) -> None:
@@ -218,7 +229,12 @@ def volcano_unsupported(scheduling: Mapping[str, Any]) -> list[VolcanoCapability
 
 
 def volcano_replica_pod_groups(lws: Obj, replicas: int, revision: str) -> list[Obj]:
-    """H2 (spec.scheduling with Volcano): one PodGroup per group index, controlled by the LWS."""
+    """H2 (spec.scheduling with Volcano): one PodGroup per group index, controlled by the LWS.
+
+    Hash groups have no index to enumerate (their key is drawn when the leader is admitted), so
+    none are made here: the pod controller makes each group's own (`volcano_leader_pod_group`).
+    The configuration is still checked, so an unsupported one is reported before any leader.
+    """
     scheduling = (lws.get("spec") or {}).get("scheduling")
     if scheduling is None:
         return []
@@ -230,6 +246,8 @@ def volcano_replica_pod_groups(lws: Obj, replicas: int, revision: str) -> list[O
         raise SchedulingError(
             c.REASON_UNSUPPORTED_PROVIDER_CAPABILITY, "; ".join(f"{u.path}: {u.message}" for u in unsupported)
         )
+    if is_hash_identity(lws):
+        return []
     owner = lws_controller_ref(lws)
     return [
         volcano_pod_group(lws, str(i), revision, owner, min_member=_size(lws))

@@ -51,6 +51,7 @@ from leaderworkerset.core.status import (
     make_condition,
     make_false_condition,
 )
+from leaderworkerset.core.workloads import scheduling_template_annotations
 
 Obj = Mapping[str, Any]
 
@@ -81,7 +82,11 @@ def leader_deployment(lws: Obj, *, revision_key: str) -> dict[str, Any]:
         partition=0,
         replicas=lws_replicas(lws),
         revision_key=revision_key,
-        extra_template_annotations={c.ANNOTATION_GROUP_IDENTITY: c.GROUP_IDENTITY_HASH},
+        extra_template_annotations={
+            c.ANNOTATION_GROUP_IDENTITY: c.GROUP_IDENTITY_HASH,
+            # The pod webhook names each pod's PodGroup from these (it sees only the pod).
+            **scheduling_template_annotations(dict(lws)),
+        },
     )
     template = copy.deepcopy(sts["spec"]["template"])
     pod_spec = dict(template.get("spec") or {})

@@ -14,11 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.gang import SchedulingError, lws_controller_ref, same_controller
+from leaderworkerset.core.gang import (
+    SchedulingError,
+    is_hash_identity,
+    lws_controller_ref,
+    same_controller,
+)
 from leaderworkerset.core.groups import (
     annotations_of,
     controller_owner,
     is_deleting,
+    is_leader_pod,
     labels_of,
     name_of,
     namespace_of,
@@ -360,10 +366,6 @@ def replica_pod_groups(lws: Obj, mode: str, group_index: str, revision: str) -> 
     ]
 
 
-def is_hash_identity(lws: Obj) -> bool:
-    return _spec(lws).get("groupIdentity") == c.GROUP_IDENTITY_HASH
-
-
 def desired_pod_groups(lws: Obj, replicas: int, revision: str) -> list[DesiredPodGroup]:
     """PodGroups the LWS controller keeps: the whole-set one, or one set per Ordinal group index.
 
@@ -400,6 +402,21 @@ def leader_pod_groups(lws: Obj, leader: Obj) -> list[DesiredPodGroup]:
                 f"leader pod {namespace_of(leader)}/{name_of(leader)} has no {key} label",
             )
     return replica_pod_groups(lws, mode, labels[c.LABEL_GROUP_INDEX], labels[c.LABEL_TEMPLATE_REVISION_HASH])
+
+
+def live_group_pod_group_names(lws: Obj, pods: list[Obj]) -> set[str]:
+    """Hash: the PodGroups of every group whose leader is alive, which cleanup must keep even
+    before any pod names them (in role mode the worker PodGroup waits for workers that only
+    come once the leader is admitted)."""
+    names: set[str] = set()
+    for pod in pods:
+        if is_deleting(pod) or not is_leader_pod(pod):
+            continue
+        try:
+            names.update(g.name for g in leader_pod_groups(lws, pod))
+        except SchedulingError:
+            continue  # a leader without its labels names no PodGroup
+    return names
 
 
 def workload_owner_ref(workload: Obj) -> Obj:

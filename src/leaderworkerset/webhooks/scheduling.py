@@ -49,7 +49,7 @@ def validate_scheduling(old: Obj | None, new: Obj, admission: SchedulingAdmissio
         return [v.forbidden(PATH, f"cannot {verb} spec.scheduling after creation", f"scheduling-{verb}")]
     if not new_on:
         return []
-    errors = [] if old_on else _opt_in(admission) or _hash_unsupported(new)
+    errors = [] if old_on else _opt_in(admission)
     if errors:
         return errors
     return _phase_one(old if old_on else None, new, admission)
@@ -71,15 +71,6 @@ def _opt_in(admission: SchedulingAdmission) -> list[FieldError]:
         detail = "scheduling.k8s.io/v1beta1 Workload API is not available"
         return [v.forbidden(PATH, detail, "scheduling-workload-api")]
     return []
-
-
-def _hash_unsupported(new: Obj) -> list[FieldError]:
-    """Fail closed: Hash groups get their PodGroups from a pod-controller path not built here yet,
-    so a Hash LWS opting in would wait for PodGroups nobody creates."""
-    if f.string(f.child(new, "spec"), "groupIdentity") != c.GROUP_IDENTITY_HASH:
-        return []
-    detail = "workload-aware scheduling is not supported yet with spec.groupIdentity Hash by this controller"
-    return [v.forbidden(PATH, detail, "scheduling-hash-unsupported")]
 
 
 def _phase_one(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:

@@ -92,6 +92,57 @@ def test_typed_pod_groups_need_spec_scheduling() -> None:
     assert gang.volcano_replica_pod_groups(_lws(), 2, "rev1") == []
 
 
+def test_typed_hash_groups_are_not_enumerated_but_still_checked() -> None:
+    """Hash groups have keys, not indexes: the pod controller makes each one's PodGroup."""
+    hash_lws = cached_lws().replicas(2).group_identity(c.GROUP_IDENTITY_HASH)
+    assert gang.volcano_replica_pod_groups(hash_lws.scheduling({}).obj(), 2, "rev1") == []
+    with pytest.raises(gang.SchedulingError) as raised:
+        gang.volcano_replica_pod_groups(hash_lws.scheduling({"schedulingConstraints": {}}).obj(), 2, "rev1")
+    assert raised.value.reason == c.REASON_UNSUPPORTED_PROVIDER_CAPABILITY
+
+
+@dataclass(frozen=True)
+class LeaderGroupCase:
+    scheduling: dict[str, Any] | None
+    identity: str
+    want_pod_controller_makes_it: bool
+
+
+LEADER_GROUP_CASES = [
+    pytest.param(LeaderGroupCase(None, c.GROUP_IDENTITY_ORDINAL, True), id="H1 ordinal"),
+    pytest.param(LeaderGroupCase(None, c.GROUP_IDENTITY_HASH, True), id="H1 hash"),
+    pytest.param(LeaderGroupCase({}, c.GROUP_IDENTITY_ORDINAL, False), id="H2 ordinal: the LWS controller's"),
+    pytest.param(LeaderGroupCase({}, c.GROUP_IDENTITY_HASH, True), id="H2 hash: per group key"),
+]
+
+
+@pytest.mark.parametrize("case", LEADER_GROUP_CASES)
+def test_who_makes_the_leaders_pod_group(case: LeaderGroupCase) -> None:
+    builder = cached_lws().group_identity(case.identity)
+    if case.scheduling is not None:
+        builder.scheduling(case.scheduling)
+    assert gang.volcano_leader_pod_group_wanted(builder.obj()) is case.want_pod_controller_makes_it
+
+
+def test_leader_group_cases_ran() -> None:
+    assert len(LEADER_GROUP_CASES) == 4
+
+
+def test_hash_leader_pod_group_is_named_by_the_group_key() -> None:
+    """The name the webhook stamps (`<lws>-<groupKey>-<revision>`), owned by the leader pod."""
+    key = "a" * 40
+    lws = cached_lws().size(3).worker_template(WORKERS_100M).group_identity(c.GROUP_IDENTITY_HASH)
+    leader = _leader()
+    leader["metadata"]["labels"][c.LABEL_GROUP_INDEX] = key
+    got = gang.volcano_leader_pod_group(lws.scheduling({}).obj(), leader)
+    assert got["metadata"]["name"] == f"test-sample-{key}-abc123"
+    assert got["metadata"]["labels"][c.LABEL_GROUP_INDEX] == key
+    assert [(r["kind"], r["uid"]) for r in got["metadata"]["ownerReferences"]] == [("Pod", "leader-0")]
+    assert got["spec"]["minMember"] == 3
+    gang.inject_volcano_group_name(leader)
+    assert leader["metadata"]["annotations"][c.ANNOTATION_SCHEDULING_GROUP_NAME] == got["metadata"]["name"]
+
+
 @pytest.mark.parametrize(
     ("scheduling", "want_reason"),
     [

@@ -20,6 +20,7 @@ from leaderworkerset.core.hashidentity import (
     remove_gate_patch,
     tearing_down_groups,
 )
+from leaderworkerset.core.workloads import workload_name
 from tests.support.builders import cached_lws, leader_pod
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -62,6 +63,28 @@ def test_leader_deployment_shape() -> None:
     assert template["spec"]["readinessGates"] == [{"conditionType": c.READINESS_GATE_GROUP_READY}]
     assert "podManagementPolicy" not in spec
     assert "serviceName" not in spec
+
+
+@pytest.mark.parametrize(
+    ("scheduling", "want_mode"),
+    [
+        pytest.param(None, None, id="no spec.scheduling: no scheduling annotations"),
+        pytest.param({}, c.SCHEDULING_MODE_REPLICA, id="replica level"),
+        pytest.param({"schedulingPolicy": {"gang": {}}}, c.SCHEDULING_MODE_LWS, id="whole set"),
+    ],
+)
+def test_leader_template_names_the_workload_for_the_pod_webhook(
+    scheduling: dict[str, Any] | None, want_mode: str | None
+) -> None:
+    lws = hash_lws()
+    lws["metadata"]["uid"] = "uid-1"
+    if scheduling is not None:
+        lws["spec"]["scheduling"] = scheduling
+    annotations = leader_deployment(lws, revision_key="rev")["spec"]["template"]["metadata"]["annotations"]
+    assert annotations.get(c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING) == want_mode
+    want_name = None if want_mode is None else workload_name("lws", "uid-1")
+    assert annotations.get(c.ANNOTATION_WORKLOAD_NAME) == want_name
+    assert annotations[c.ANNOTATION_GROUP_IDENTITY] == c.GROUP_IDENTITY_HASH
 
 
 def test_size_one_has_no_readiness_gate_and_percentages_are_verbatim() -> None:

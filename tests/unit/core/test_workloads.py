@@ -355,3 +355,67 @@ def test_cleanup_keeps_desired_and_referenced_groups() -> None:
     names = [g["metadata"]["name"] for g in groups]
     doomed = wl.pod_groups_to_delete(lws, [*groups, foreign, going], desired={names[0]}, in_use={names[1]})
     assert [g["metadata"]["name"] for g in doomed] == [names[2]]
+
+
+def _hash_leader(key: str, *, deleting: bool = False, worker: bool = False) -> dict[str, Any]:
+    labels = {
+        c.LABEL_SET_NAME: "test-sample",
+        c.LABEL_WORKER_INDEX: "1" if worker else c.LEADER_WORKER_INDEX,
+        c.LABEL_GROUP_INDEX: key,
+        c.LABEL_TEMPLATE_REVISION_HASH: "rev",
+    }
+    meta: dict[str, Any] = {"name": f"leader-{key}", "namespace": "default", "labels": labels}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+    return {"metadata": meta}
+
+
+@dataclass(frozen=True)
+class LiveCase:
+    scheduling: dict[str, Any]
+    identity: str
+    pods: list[dict[str, Any]]
+    want_suffixes: set[str]
+
+
+LIVE_CASES = [
+    pytest.param(
+        LiveCase(
+            {"replica": {"worker": {}}},
+            c.GROUP_IDENTITY_HASH,
+            [_hash_leader("k1")],
+            {"k1-leader-rev", "k1-worker-rev"},
+        ),
+        id="role mode: the worker PodGroup is kept before any worker names it",
+    ),
+    pytest.param(
+        LiveCase(
+            {}, c.GROUP_IDENTITY_HASH, [_hash_leader("k1"), _hash_leader("k2", deleting=True)], {"k1-rev"}
+        ),
+        id="a deleting leader keeps nothing (its pods still may, by name)",
+    ),
+    pytest.param(
+        LiveCase({}, c.GROUP_IDENTITY_HASH, [_hash_leader("k1", worker=True)], set()),
+        id="workers keep only what they name",
+    ),
+    pytest.param(
+        LiveCase({}, c.GROUP_IDENTITY_HASH, [{"metadata": {"labels": {c.LABEL_WORKER_INDEX: "0"}}}], set()),
+        id="a leader without labels names nothing",
+    ),
+    pytest.param(
+        LiveCase({}, c.GROUP_IDENTITY_ORDINAL, [_hash_leader("0")], set()),
+        id="ordinal: the index set decides",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", LIVE_CASES)
+def test_live_hash_groups_keep_their_pod_groups(case: LiveCase) -> None:
+    lws = cached_lws().size(2).scheduling(case.scheduling).group_identity(case.identity).obj()
+    prefix = wl.lws_workload_name(lws) + "-"
+    got = wl.live_group_pod_group_names(lws, case.pods)
+    assert {name.removeprefix(prefix) for name in got} == case.want_suffixes
+
+
+def test_live_case_count() -> None:
+    assert len(LIVE_CASES) == 5

@@ -91,12 +91,6 @@ RULES = [
         ),
     ),
     Rule(
-        "scheduling-hash-unsupported",
-        sched({}, lws().spec_field("groupIdentity", c.GROUP_IDENTITY_HASH)),
-        "spec.scheduling: Forbidden: workload-aware scheduling is not supported yet with "
-        "spec.groupIdentity Hash by this controller",
-    ),
-    Rule(
         "scheduling-one-level",
         sched({"schedulingPolicy": {"basic": {}}, "replica": {}}),
         "spec.scheduling: Invalid value: &v1.LeaderWorkerSetScheduling{...}: phase 1 requires exactly one "
@@ -253,6 +247,46 @@ def test_the_kubernetes_provider_admits_a_plain_opt_in() -> None:
     assert validate_create(sched({}).obj(), VOLCANO) == []
 
 
+def hash_lws() -> LeaderWorkerSetBuilder:
+    return lws().group_identity(c.GROUP_IDENTITY_HASH)
+
+
+@dataclass(frozen=True)
+class HashOptIn:
+    scheduling: Obj
+    admission: SchedulingAdmission
+    want_rules: tuple[str, ...] = ()
+
+
+HASH_OPT_INS = [
+    pytest.param(HashOptIn({}, K8S), id="kubernetes, replica level (default)"),
+    pytest.param(HashOptIn({"schedulingPolicy": {"gang": {}}}, K8S), id="kubernetes, whole set"),
+    pytest.param(
+        HashOptIn({"replica": {"leader": {"schedulingPolicy": {"basic": {}}}}}, K8S),
+        id="kubernetes, leader and worker roles",
+    ),
+    pytest.param(HashOptIn({}, VOLCANO), id="volcano, replica level"),
+    # Hash takes no exemption: the level's own rules still apply.
+    pytest.param(
+        HashOptIn({"replica": {"schedulingPolicy": {"basic": {}}}}, VOLCANO, ("volcano-no-basic",)),
+        id="volcano still refuses Basic",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", HASH_OPT_INS)
+def test_hash_identity_opts_in_like_ordinal(case: HashOptIn) -> None:
+    """v1.0 accepts spec.scheduling with groupIdentity Hash (its PodGroups are made per group key)."""
+    errors = validate_create(sched(case.scheduling, hash_lws()).obj(), case.admission)
+    assert tuple(e.rule for e in errors) == case.want_rules
+    ordinal = validate_create(sched(case.scheduling).obj(), case.admission)
+    assert [e.rule for e in ordinal] == [e.rule for e in errors]
+
+
+def test_hash_opt_in_cases_ran() -> None:
+    assert len(HASH_OPT_INS) == 5
+
+
 def test_every_rule_id_has_a_row() -> None:
     sources = [
         Path(webhook_scheduling.__file__),
@@ -265,4 +299,4 @@ def test_every_rule_id_has_a_row() -> None:
     # add/remove are spelt f"scheduling-{verb}" in the source, so they are the only non-literal ids.
     assert rows - literal_ids == {"scheduling-add", "scheduling-remove"}
     assert literal_ids <= rows
-    assert len(RULES) == len(rows) == 26
+    assert len(RULES) == len(rows) == 25

@@ -7,6 +7,9 @@ One reconcile, before the leader StatefulSet is applied:
   2. create or update (minCount, labels, Workload owner) the PodGroups of the active level;
   3. delete LWS-controlled PodGroups that are neither desired nor named by any pod's
      `spec.schedulingGroup.podGroupName`. Scale to zero keeps the Workload.
+With groupIdentity Hash, step 2 makes no per-group PodGroups (the key is drawn at admission):
+`create_pod_group_if_not_exists` makes them for each leader, and step 3 also keeps those of
+every live leader, so a role-mode worker PodGroup survives until its workers exist.
 Workloads and PodGroups are read from watch caches; a cache that lags our own create is caught
 by AlreadyExists and one GET.
 """
@@ -96,7 +99,8 @@ class KubernetesProvider:
         workload = await self._reconcile_workload(lws)
         groups = wl.desired_pod_groups(lws, replicas, revision)
         await self._ensure_pod_groups(lws, workload, groups)
-        await self._cleanup(lws, {g.name for g in groups})
+        pods = self._informers.set_pods(namespace_of(lws), name_of(lws))
+        await self._cleanup(lws, {g.name for g in groups} | wl.live_group_pod_group_names(lws, pods), pods)
 
     async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
         """Hash identity only: the leader's group key is drawn at admission, so its PodGroups are
@@ -111,7 +115,7 @@ class KubernetesProvider:
         wl.inject_scheduling_group(pod)
 
     def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
-        del pod_controller  # Hash PodGroups (the pod controller's) are not built yet
+        del pod_controller  # every PodGroup here is the LWS's, Hash ones included
         lws_owner = owner_mapper(c.LWS_KIND, c.LWS_GROUP)
         lws_controller.watch(self._workloads, lws_owner)
         lws_controller.watch(self._pod_groups, lws_owner)
@@ -273,7 +277,7 @@ class KubernetesProvider:
                 c.REASON_INVALID_SCHEDULING_CONFIGURATION, f"update mutable PodGroup fields for {key}: {err}"
             ) from err
 
-    async def _cleanup(self, lws: Obj, desired: set[str]) -> None:
+    async def _cleanup(self, lws: Obj, desired: set[str], pods: list[Obj]) -> None:
         namespace = namespace_of(lws)
         existing = [
             g
@@ -282,7 +286,7 @@ class KubernetesProvider:
         ]
         in_use = {
             name
-            for pod in self._informers.set_pods(namespace, name_of(lws))
+            for pod in pods
             if (name := ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName"))
         }
         for group in wl.pod_groups_to_delete(lws, existing, desired, in_use):

@@ -5,6 +5,10 @@ H1 (no `spec.scheduling`): the pod webhook names the group's PodGroup on every p
 the leader pod, so a recreated group gets a fresh PodGroup through garbage collection.
 H2 (`spec.scheduling`, replica-level gang only): the LWS controller creates one PodGroup per group
 index at the current revision, controlled by the LWS, before the leader StatefulSet exists.
+With groupIdentity Hash there is no index to enumerate: the pod controller creates each group's
+PodGroup (`<lws>-<groupKey>-<revision>`, the name the webhook stamps) from the admitted leader,
+controlled by that leader as in H1, while the replacement gate still holds it; a replaced or
+scaled-down group takes its PodGroup with it through garbage collection.
 
 PodGroups are read from a label-filtered watch cache; a PodGroup of that name that belongs to
 someone else is never touched (an error, and an `UnexpectedPodGroupOwner` event upstream's way).
@@ -51,8 +55,8 @@ class VolcanoProvider:
             await self._ensure(desired)
 
     async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
-        if (lws.get("spec") or {}).get("scheduling") is not None:
-            return  # H2: the LWS controller owns these PodGroups
+        if not gang.volcano_leader_pod_group_wanted(lws):
+            return  # H2, Ordinal: the LWS controller owns these PodGroups
         desired = gang.volcano_leader_pod_group(lws, leader)
         if name_of(desired) != gang.leader_pod_group_name(leader):
             # The webhook stamped another name (an older revision label scheme): follow the pod.
