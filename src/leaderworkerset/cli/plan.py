@@ -192,12 +192,10 @@ def render(plan: core_plan.Plan) -> Group:
             )
         parts.append(table)
         free = "unknown" if plan.free_accelerators is None else _accelerators(plan.free_accelerators)
+        parts.append(Text(f"peak extra accelerators: {_accelerators(plan.peak_extra_accelerators)}"))
+        parts.append(Text(f"free on the eligible nodes: {free}"))
         parts.append(
-            Text(
-                f"peak extra accelerators: {_accelerators(plan.peak_extra_accelerators)}; "
-                f"free on nodes: {free}; "
-                f"observed time to ready: {_eta(plan.time_to_ready_seconds)}; ETA {_eta(plan.eta_seconds)}"
-            )
+            Text(f"observed time to ready: {_eta(plan.time_to_ready_seconds)}; ETA {_eta(plan.eta_seconds)}")
         )
     for warning in plan.warnings:
         parts.append(Text(f"warning: {warning}", style="yellow"))
@@ -207,6 +205,8 @@ def render(plan: core_plan.Plan) -> Group:
 def to_json(plan: core_plan.Plan) -> str:
     data = asdict(plan)
     data["eta_seconds"] = plan.eta_seconds
+    for step in data["steps"]:
+        step["capacity"] = dict(step["capacity"])  # role -> percent of target
     return json.dumps(data, indent=2, sort_keys=True)
 
 

@@ -170,7 +170,7 @@ def observed_time_to_ready(pods: Iterable[Obj]) -> float | None:
 class PlanStep:
     """One step: what goes down and comes up, the capacity left right after, and the surge.
 
-    `down`/`up` name groups (LWS: ordinals) or `revision/role+-count` (DS). `capacity` is the
+    `down`/`up` name groups (LWS: ordinals) or `role +-count` (DS). `capacity` is the
     ready replicas per role as a percent of the target while this step's new groups are not
     ready yet; `updated`/`old` count groups on the new and old revision (LWS: the leader pods).
     """
@@ -274,7 +274,8 @@ def _finish(plan: Plan, steps: list[PlanStep]) -> Plan:
     peak: Accelerators = {}
     for step in timed:
         for name, count in step.extra_accelerators.items():
-            peak[name] = max(peak.get(name, 0), count)
+            if count > 0:  # a step that frees accelerators needs none
+                peak[name] = max(peak.get(name, 0), count)
     warnings = (*plan.warnings, *surge_warnings(peak, plan.free_accelerators))
     return replace(plan, steps=timed, peak_extra_accelerators=peak, warnings=warnings)
 
@@ -340,18 +341,30 @@ def plan_leaderworkerset(
             old=budget.replicas,
             waits_for_ready=grow,
         )
-        summary = f"scale only: {current_groups} → {budget.replicas} groups, no group is recreated"
+        summary = f"{current_groups} → {budget.replicas} groups, no group is recreated"
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
     simulated = lws_rollout.simulate_rollout(budget, lws_name=base.name, current_replicas=current_groups)
     steps, previous = [], (lws_rollout.GROUP_OUTDATED,) * current_groups
     for sim in simulated:
-        steps.append(_lws_row_step(previous, sim.groups, budget.replicas, old_group, new_group, baseline))
+        step = _lws_row_step(previous, sim.groups, budget.replicas, old_group, new_group, baseline)
+        # Reconciles that only wait for readiness (or freeze the StatefulSet) move no group.
+        if step.down or step.up:
+            steps.append(step)
         previous = sim.groups
     summary = (
         f"rolling update of {budget.replicas} groups: maxSurge {budget.surge}, maxUnavailable "
         f"{budget.unavailable}, partition {budget.user_partition}"
     )
-    return _finish(replace(base, change="rollout", summary=summary), steps)
+    warnings: tuple[str, ...] = ()
+    if budget.user_partition:
+        summary += f"; groups below {budget.user_partition} stay on the old revision"
+    held = len(simulated[-1].groups) - budget.replicas if simulated else 0
+    if held > 0:
+        warnings = (
+            f"{held} surge group(s) stay up after the last step: the partition keeps old groups, "
+            "so the controller never releases the surge",
+        )
+    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings), steps)
 
 
 # --- DisaggregatedSet ------------------------------------------------------------------------------
@@ -397,13 +410,13 @@ def plan_disaggregatedset(
             changes = ", ".join(
                 f"{role} {live_counts.get(role, 0)} → {count}" for role, count in sorted(targets.items())
             )
-            summary = f"scale only: revision {current} stays ({changes})"
+            summary = f"revision {current} stays ({changes})"
             return replace(base, change="scale only", summary=summary)
         same = (live.get("spec") or {}) == (new.get("spec") or {})
         summary = (
             "nothing changes"
             if same
-            else f"no rollout: revision {current} stays (only role names and templates roll a DS)"
+            else f"revision {current} stays (only role names and templates roll a DS)"
         )
         return replace(base, change="no change" if same else "no rollout", summary=summary)
 
@@ -426,10 +439,13 @@ def plan_disaggregatedset(
     for decision in ds_rollout.simulate_rollout(target, role_targets, children):
         if decision.kind != "scale":
             continue
+        # Down is from the live revision unless an older rollout left others; up is the target.
         down = tuple(
-            f"{ch.revision}/{ch.role} -{ch.from_replicas - ch.replicas}" for ch in decision.scale_down
+            f"{ch.role} -{ch.from_replicas - ch.replicas}"
+            + ("" if ch.revision == current else f" @{ch.revision}")
+            for ch in decision.scale_down
         )
-        up = tuple(f"{ch.revision}/{ch.role} +{ch.replicas - ch.from_replicas}" for ch in decision.scale_up)
+        up = tuple(f"{ch.role} +{ch.replicas - ch.from_replicas}" for ch in decision.scale_up)
         for change in decision.scale_down:
             state[(change.revision, change.role)] = ready[(change.revision, change.role)] = change.replicas
         # Capacity is lowest between the writes and readiness: old replicas gone, new not ready.
