@@ -218,11 +218,13 @@ def _etas(waits: Sequence[bool], time_to_ready: float | None) -> list[float | No
 
 
 def surge_warnings(peak: Mapping[str, int], free: Mapping[str, int] | None) -> list[str]:
-    """A warning per accelerator the surge needs beyond the nodes' free allocatable."""
+    """A warning per accelerator the plan's peak (surge or growth) needs beyond the nodes' free
+    allocatable."""
     if free is None:
         return []
     return [
-        f"surge needs {count} extra {name} but the eligible nodes have {max(0, free.get(name, 0))} free"
+        f"needs {count} more {name} than the groups hold now, the eligible nodes have "
+        f"{max(0, free.get(name, 0))} free"
         for name, count in sorted(peak.items())
         if count > 0 and count > free.get(name, 0)
     ]

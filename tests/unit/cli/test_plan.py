@@ -35,7 +35,7 @@ partition 0
 peak extra accelerators: 2 nvidia.com/gpu
 free on the eligible nodes: 1 nvidia.com/gpu
 observed time to ready: 42s; ETA 3m30s
-warning: surge needs 2 extra nvidia.com/gpu but the eligible nodes have 1 free"""
+warning: needs 2 more nvidia.com/gpu than the groups hold now, the eligible nodes have 1 free"""
 
 
 def test_rollout_table_with_a_surge_that_does_not_fit() -> None:
@@ -93,7 +93,7 @@ in parallel
 peak extra accelerators: 3 nvidia.com/gpu
 free on the eligible nodes: 2 nvidia.com/gpu
 observed time to ready: 20s; ETA 1m40s
-warning: surge needs 3 extra nvidia.com/gpu but the eligible nodes have 2 free"""
+warning: needs 3 more nvidia.com/gpu than the groups hold now, the eligible nodes have 2 free"""
 
 
 def test_ds_table_counts_replicas_per_role_against_their_target() -> None:
