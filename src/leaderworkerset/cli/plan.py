@@ -22,7 +22,12 @@ from rich.text import Text
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import plan as core_plan
-from leaderworkerset.core.disaggregated.children import owned_children, resolve_targets, slice_children
+from leaderworkerset.core.disaggregated.children import (
+    is_external,
+    owned_children,
+    resolve_targets,
+    slice_children,
+)
 from leaderworkerset.core.disaggregated.naming import scaler_name, slice_count
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.groups import name_of
@@ -109,16 +114,18 @@ async def plan_ds(client: KubeClient, namespace: str, live: Obj, new: Obj) -> co
     name = name_of(live)
     stored = await _stored_form(client, DISAGGREGATEDSETS, live, new)
     selector = f"{c.LABEL_DS_NAME}={name}"
-    lws_list, scalers, pods, free = await asyncio.gather(
+    roles = (stored.get("spec") or {}).get("roles") or []
+    lws_list, pods, free = await asyncio.gather(
         client.list(LEADERWORKERSETS, namespace, selector),
-        client.list(DS_ROLE_SCALERS, namespace),
         client.list(PODS, namespace, selector),
         _free(client, {}),
     )
+    # Role scalers only matter (and their API only needs to be served) for External roles.
+    scalers = await client.list(DS_ROLE_SCALERS, namespace) if any(is_external(r) for r in roles) else []
     by_name = {name_of(s): s for s in scalers}
     bound = {
         str(role.get("name")): by_name[scaler_name(name, str(role.get("name")))]
-        for role in (stored.get("spec") or {}).get("roles") or []
+        for role in roles
         if scaler_name(name, str(role.get("name"))) in by_name
     }
     targets = resolve_targets(stored, bound)
