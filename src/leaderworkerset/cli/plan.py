@@ -30,7 +30,7 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.naming import scaler_name, slice_count
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
-from leaderworkerset.core.groups import name_of
+from leaderworkerset.core.groups import is_leader_pod, name_of
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import (
@@ -94,17 +94,22 @@ async def plan_lws(client: KubeClient, namespace: str, live: Obj, new: Obj) -> c
     name = name_of(live)
     stored = await _stored_form(client, LEADERWORKERSETS, live, new)
     selector = f"{c.LABEL_SET_NAME}={name}"
-    sts, revisions, pods, free = await asyncio.gather(
-        _get_or_none(client, STATEFULSETS, namespace, name),
+    statefulsets, revisions, pods, free = await asyncio.gather(
+        client.list(STATEFULSETS, namespace, selector),
         client.list(CONTROLLER_REVISIONS, namespace, selector),
         client.list(PODS, namespace, selector),
         _free(client, core_plan.template_node_selector(stored)),
     )
+    # The leader StatefulSet carries the set's name label but no group index; group_states
+    # tells the two kinds apart, as the controller's read does.
+    sts = next((s for s in statefulsets if name_of(s) == name), None)
     return core_plan.plan_leaderworkerset(
         live,
         stored,
         leader_statefulset=sts,
         revisions=revisions,
+        leader_pods=[pod for pod in pods if is_leader_pod(pod)],
+        statefulsets=statefulsets,
         time_to_ready=core_plan.observed_time_to_ready(pods),
         free=free,
     )

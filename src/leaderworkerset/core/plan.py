@@ -21,7 +21,16 @@ from typing import Any, Literal
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import rollout as lws_rollout
 from leaderworkerset.core.disaggregated import rollout as ds_rollout
-from leaderworkerset.core.groups import labels_of, lws_size, metadata, name_of, statefulset_replicas
+from leaderworkerset.core.groups import (
+    MISSING_GROUP,
+    GroupState,
+    group_states,
+    labels_of,
+    lws_size,
+    metadata,
+    name_of,
+    statefulset_replicas,
+)
 from leaderworkerset.core.podrequests import pod_requests
 from leaderworkerset.core.quantity import Quantity
 from leaderworkerset.core.revision import RevisionMatchCache, disaggregated_revision, plan_revision
@@ -235,6 +244,10 @@ def with_spec(live: Obj, new: Obj) -> dict[str, Any]:
     return {**copy.deepcopy(dict(live)), "spec": copy.deepcopy(new.get("spec") or {})}
 
 
+_OLD = (lws_rollout.GROUP_OUTDATED, lws_rollout.GROUP_OUTDATED_UNREADY)
+_READY = (lws_rollout.GROUP_OUTDATED, lws_rollout.GROUP_READY)
+
+
 def _lws_row_step(
     previous: Sequence[str],
     row: Sequence[str],
@@ -244,17 +257,15 @@ def _lws_row_step(
     baseline: Mapping[str, int],
 ) -> PlanStep:
     down = [
-        str(o)
-        for o, state in enumerate(previous)
-        if (o >= len(row) or (state == lws_rollout.GROUP_OUTDATED and row[o] != state))
+        str(o) for o, state in enumerate(previous) if o >= len(row) or (state in _OLD and row[o] not in _OLD)
     ]
     up = [
         str(o)
         for o, state in enumerate(row)
         if state == lws_rollout.GROUP_UPDATING and (o >= len(previous) or previous[o] != state)
     ]
-    ready = sum(1 for state in row if state != lws_rollout.GROUP_UPDATING)
-    old = sum(1 for state in row if state == lws_rollout.GROUP_OUTDATED)
+    ready = sum(1 for state in row if state in _READY)
+    old = sum(1 for state in row if state in _OLD)
     in_use: Accelerators = {}
     _add(in_use, old_group, old)
     _add(in_use, new_group, len(row) - old)
@@ -268,6 +279,19 @@ def _lws_row_step(
         old=old,
         waits_for_ready=lws_rollout.GROUP_UPDATING in row,
     )
+
+
+def _live_row(observed: Sequence[GroupState] | None, groups: int, new_revision: bool) -> tuple[str, ...]:
+    """The live groups in the simulation's vocabulary (a new revision outdates every group)."""
+    if observed is None:
+        return (lws_rollout.GROUP_OUTDATED,) * groups
+    row = []
+    for state in observed:
+        if new_revision or not state.updated:
+            row.append(lws_rollout.GROUP_OUTDATED if state.ready else lws_rollout.GROUP_OUTDATED_UNREADY)
+        else:
+            row.append(lws_rollout.GROUP_READY if state.ready else lws_rollout.GROUP_UPDATING)
+    return tuple(row)
 
 
 def _finish(plan: Plan, steps: list[PlanStep]) -> Plan:
@@ -288,13 +312,17 @@ def plan_leaderworkerset(
     *,
     leader_statefulset: Obj | None,
     revisions: Sequence[Obj],
+    leader_pods: Sequence[Obj] | None = None,
+    statefulsets: Sequence[Obj] = (),
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
 ) -> Plan:
     """The plan for applying `new` (as the API server would store it) over `live`.
 
     `leader_statefulset` is the live leader StatefulSet (None: the controller has not created it
-    yet, so nothing rolls), `revisions` the ControllerRevisions of the namespace.
+    yet, so nothing rolls), `revisions` the ControllerRevisions of the namespace. `leader_pods`
+    and `statefulsets` (the set's worker StatefulSets) give the live groups, read as the
+    controller reads them; without them every live group is taken as ready on the live revision.
     """
     proposed = with_spec(live, new)
     meta = metadata(live)
@@ -325,7 +353,23 @@ def plan_leaderworkerset(
     old_group, new_group = group_accelerators(live), group_accelerators(proposed)
     baseline: Accelerators = {}
     _add(baseline, old_group, current_groups)
-    if not revision.updated:
+    observed, sts_view = None, None
+    if leader_pods is not None and leader_statefulset is not None:
+        sts_view = lws_rollout.LeaderStatefulSetView.of(leader_statefulset)
+        observed = group_states(
+            lws_name=base.name,
+            sts_replicas=sts_view.replicas,
+            size=lws_size(live),
+            revision_key=revision.key,
+            leader_pods=leader_pods,
+            statefulsets=statefulsets,
+        )
+    # A rollout already under way: surge still up, or groups left on an older revision.
+    under_way = sts_view is not None and (
+        sts_view.replicas > budget.replicas
+        or any(state != MISSING_GROUP and not state.updated for state in observed or ())
+    )
+    if not revision.updated and not under_way:
         if budget.replicas == current_groups:
             same = (live.get("spec") or {}) == (proposed.get("spec") or {})
             change: ChangeKind = "no change" if same else "no rollout"
@@ -345,8 +389,15 @@ def plan_leaderworkerset(
         )
         summary = f"{current_groups} → {budget.replicas} groups, no group is recreated"
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
-    simulated = lws_rollout.simulate_rollout(budget, lws_name=base.name, current_replicas=current_groups)
-    steps, previous = [], (lws_rollout.GROUP_OUTDATED,) * current_groups
+    simulated = lws_rollout.simulate_rollout(
+        budget,
+        lws_name=base.name,
+        current_replicas=current_groups,
+        observed=observed,
+        statefulset=sts_view,
+        revision_created=revision.updated,
+    )
+    steps, previous = [], _live_row(observed, current_groups, revision.updated)
     for sim in simulated:
         step = _lws_row_step(previous, sim.groups, budget.replicas, old_group, new_group, baseline)
         # Reconciles that only wait for readiness (or freeze the StatefulSet) move no group.
@@ -357,6 +408,8 @@ def plan_leaderworkerset(
         f"rolling update of {budget.replicas} groups: maxSurge {budget.surge}, maxUnavailable "
         f"{budget.unavailable}, partition {budget.user_partition}"
     )
+    if not revision.updated:
+        summary = "a rollout is under way, no new template: its remaining steps; " + summary
     warnings: tuple[str, ...] = ()
     if budget.user_partition:
         summary += f"; groups below {budget.user_partition} stay on the old revision"

@@ -13,7 +13,15 @@ from leaderworkerset.core import plan
 from leaderworkerset.core.disaggregated.rollout import ChildView
 from leaderworkerset.core.disaggregated.rollout_inputs import role_targets
 from leaderworkerset.core.revision import RevisionMatchCache, disaggregated_revision, plan_revision
-from tests.support.builders import LeaderWorkerSetBuilder, cached_lws, ds, ds_role
+from tests.support.builders import (
+    LeaderWorkerSetBuilder,
+    cached_lws,
+    ds,
+    ds_role,
+    leader_pod,
+    leader_sts,
+    worker_statefulset,
+)
 
 Obj = dict[str, Any]
 GPU = plan.NVIDIA_GPU
@@ -485,3 +493,67 @@ def test_ds_change_kind_follows_the_ds_revision(case: DsChangeCase) -> None:
 
 def test_ds_change_case_count() -> None:
     assert len(DS_CHANGE_CASES) == 5
+
+
+# --- a live set already mid-rollout ------------------------------------------------------------------
+
+
+def revision_of(lws: Obj) -> Obj:
+    return plan_revision(lws, None, [], RevisionMatchCache()).revision
+
+
+def key_of(revision: Obj) -> str:
+    return str(revision["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH])
+
+
+def mid_rollout(new: Obj) -> plan.Plan:
+    """Live: the template moved from A to B; groups 0-2 are still on A, 3 and the surge 4 on B,
+    all ready; the leader StatefulSet is at replicas 5, partition 3."""
+    live_a, live_b = gpu_lws().obj(), gpu_lws().worker_image(NEW_IMAGE).obj()
+    rev_a, rev_b = revision_of(live_a), revision_of(live_b)
+    sts = leader_sts("plan", replicas=5, partition=3, replicas_annotation="4")
+    sts["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = key_of(rev_b)
+    pods = [leader_pod("plan", i, key_of(rev_a if i < 3 else rev_b)) for i in range(5)]
+    return plan.plan_leaderworkerset(
+        live_b,
+        new,
+        leader_statefulset=sts,
+        revisions=[rev_a, rev_b],
+        leader_pods=pods,
+        statefulsets=[worker_statefulset(pod) for pod in pods],
+    )
+
+
+def test_a_rollout_under_way_shows_its_remaining_steps() -> None:
+    result = mid_rollout(gpu_lws().worker_image(NEW_IMAGE).obj())
+    assert result.change == "rollout"
+    assert "under way" in result.summary
+    assert [(s.updated, s.old) for s in result.steps] == [(3, 2), (4, 1), (5, 0), (4, 0)]
+    assert [s.down for s in result.steps] == [("2",), ("1",), ("0",), ("4",)]
+
+
+def test_a_new_template_mid_rollout_outdates_every_group_and_starts_at_the_top() -> None:
+    result = mid_rollout(gpu_lws().worker_image("registry.example/newer:3").obj())
+    assert result.change == "rollout"
+    assert "under way" not in result.summary
+    # The surge group already exists, so the first step replaces it rather than adding one.
+    assert result.steps[0].down == ("4",)
+    assert result.steps[0].up == ("4",)
+    assert [(s.updated, s.old) for s in result.steps] == [(1, 4), (2, 3), (3, 2), (4, 1), (5, 0), (4, 0)]
+
+
+def test_a_steady_live_set_read_from_its_pods_plans_like_the_default() -> None:
+    live = gpu_lws().obj()
+    sts, revisions = live_state(live)
+    sts["metadata"]["annotations"] = {c.ANNOTATION_REPLICAS: "4"}
+    pods = [leader_pod("plan", i, key_of(revisions[0])) for i in range(4)]
+
+    def from_pods(new: Obj) -> plan.Plan:
+        workers = [worker_statefulset(pod) for pod in pods]
+        return plan.plan_leaderworkerset(
+            live, new, leader_statefulset=sts, revisions=revisions, leader_pods=pods, statefulsets=workers
+        )
+
+    new = gpu_lws().worker_image(NEW_IMAGE).obj()
+    assert from_pods(new).steps == lws_plan(live, new).steps
+    assert from_pods(live).change == "no change"
