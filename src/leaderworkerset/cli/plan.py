@@ -240,7 +240,7 @@ def plan(
     try:
         result = asyncio.run(build(ClientOptions(kubeconfig=kubeconfig), file, namespace))
     except (PlanInputError, OSError, yaml.YAMLError) as err:
-        Console(stderr=True).print(f"[red]lws plan: {err}[/red]")
+        typer.echo(f"lws plan: {err}", err=True)  # one unwrapped line, for scripts too
         raise typer.Exit(1) from err
     if output == "json":
         typer.echo(to_json(result))

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
-from leaderworkerset.cli.plan import render, to_json
+from leaderworkerset.cli import main
+from leaderworkerset.cli.plan import PlanInputError, load_manifest, render, to_json
 from leaderworkerset.core.plan import Plan
 from tests.unit.core.test_plan import GPU, LIVE_DS, NEW_IMAGE, ds, ds_plan, gpu_lws, gpu_role, lws_plan
 
@@ -128,3 +132,35 @@ def test_json_document() -> None:
         "waits_for_ready": True,
         "eta_seconds": 10.0,
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param(
+            "kind: Deployment\nmetadata: {name: x}\n",
+            "kind must be LeaderWorkerSet or DisaggregatedSet",
+            id="kind",
+        ),
+        pytest.param("kind: LeaderWorkerSet\nmetadata: {}\n", "metadata.name is required", id="name"),
+        pytest.param(
+            "kind: LeaderWorkerSet\n---\nkind: LeaderWorkerSet\n",
+            "expected exactly one object, found 2",
+            id="two",
+        ),
+    ],
+)
+def test_a_bad_manifest_is_refused_naming_the_rule(tmp_path: Path, text: str, want: str) -> None:
+    path = tmp_path / "new.yaml"
+    path.write_text(text)
+    with pytest.raises(PlanInputError, match=want):
+        load_manifest(path)
+
+
+def test_the_command_exits_1_with_the_reason_on_a_bad_file(tmp_path: Path) -> None:
+    path = tmp_path / "new.yaml"
+    path.write_text("kind: Deployment\nmetadata: {name: x}\n")
+    main._register()
+    result = CliRunner().invoke(main.app, ["plan", "-f", str(path)])
+    assert result.exit_code == 1
+    assert "kind must be LeaderWorkerSet or DisaggregatedSet" in result.output
