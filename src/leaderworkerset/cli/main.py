@@ -36,7 +36,7 @@ def _root(
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
-    from leaderworkerset.cli import cluster, crds, install, manager, status, up
+    from leaderworkerset.cli import cluster, crds, install, manager, plan, status, up
 
     app.command("up")(up.up)
     app.add_typer(cluster.app, name="cluster")
@@ -44,6 +44,7 @@ def _register() -> None:
     app.command("install")(install.install_command)
     app.command("uninstall")(install.uninstall_command)
     app.command("status")(status.status)
+    app.command("plan")(plan.plan)
     app.command("manager")(manager.manager)
 
 

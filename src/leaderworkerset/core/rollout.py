@@ -327,6 +327,7 @@ def after_apply_events(
 GROUP_READY = "ready"  # on the new revision and ready
 GROUP_UPDATING = "updating"  # on the new revision, not ready yet
 GROUP_OUTDATED = "outdated"  # still on the old revision
+GROUP_OUTDATED_UNREADY = "outdated-unready"  # on the old revision and not ready (a live start only)
 
 
 @dataclass(frozen=True)
@@ -346,18 +347,30 @@ def simulate_rollout(
     lws_name: str = "lws",
     current_replicas: int | None = None,
     max_steps: int = 1000,
+    observed: Sequence[GroupState] | None = None,
+    statefulset: LeaderStatefulSetView | None = None,
+    revision_created: bool = True,
 ) -> list[RolloutStep]:
     """The steps a template change takes, starting from `current_replicas` ready groups (default:
     spec.replicas, i.e. no simultaneous scale) on the old revision.
 
+    `observed` (per leader-StatefulSet ordinal, as `group_states` reads them) and `statefulset`
+    start it from a live set instead, e.g. one already mid-rollout; with `revision_created`
+    False no new template arrives and the simulation only finishes what is under way.
+
     Assumes every group being updated becomes ready before the next reconcile: the fastest
     rollout the arithmetic allows. Real readiness delays only add waiting steps in between.
     """
-    # ordinal -> (updated, ready); the StatefulSet starts steady at the old size.
-    groups = {
-        o: (False, True) for o in range(budget.replicas if current_replicas is None else current_replicas)
-    }
-    sts = LeaderStatefulSetView(len(groups), 0, str(len(groups)))
+    # ordinal -> (updated, ready); by default the StatefulSet starts steady at the old size.
+    if observed is None:
+        size = budget.replicas if current_replicas is None else current_replicas
+        groups = {o: (False, True) for o in range(size)}
+    else:
+        # A new revision makes every existing group outdated, whatever it was before.
+        groups = {
+            o: (state.updated and not revision_created, state.ready) for o, state in enumerate(observed)
+        }
+    sts = statefulset or LeaderStatefulSetView(len(groups), 0, str(len(groups)))
     steps: list[RolloutStep] = []
     for reconcile in range(max_steps):
 
@@ -367,7 +380,8 @@ def simulate_rollout(
                 for o in range(sts_replicas)
             ]
 
-        decision = _with_floor(_plan(lws_name, budget, sts, reconcile == 0, states_of), budget)
+        created = revision_created and reconcile == 0
+        decision = _with_floor(_plan(lws_name, budget, sts, created, states_of), budget)
         before = dict(groups)
         _statefulset_controller(groups, decision)
         step = RolloutStep(
@@ -398,7 +412,7 @@ def _statefulset_controller(groups: dict[int, tuple[bool, bool]], decision: Roll
 def _group_row(groups: Mapping[int, tuple[bool, bool]]) -> tuple[str, ...]:
     def label(updated: bool, ready: bool) -> str:
         if not updated:
-            return GROUP_OUTDATED
+            return GROUP_OUTDATED if ready else GROUP_OUTDATED_UNREADY
         return GROUP_READY if ready else GROUP_UPDATING
 
     return tuple(label(*groups[o]) for o in sorted(groups))
