@@ -1,0 +1,1 @@
+"""DisaggregatedSet domain logic: naming, child LeaderWorkerSets, placement, status, rollout planning."""
