@@ -6,18 +6,16 @@ the StatefulSet controller, the kubelet and the pod webhook (tests/support/kubel
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
 from lightkube import AsyncClient
 
-from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
+from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.manager import Manager, ManagerOptions
+from tests.support.inprocess import running_controllers
 
 
 @pytest.fixture(scope="session")
@@ -33,23 +31,8 @@ async def lws_controllers(
     kube: AsyncClient, apiserver_cluster: LocalCluster
 ) -> AsyncIterator[RegisteredControllers]:
     await install_crds(kube)
-    client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
-    options = ManagerOptions(
-        leader_elect=False,
-        health_probe_bind_address="0",
-        metrics_bind_address="0",
-        handle_signals=False,
-        graceful_shutdown_timeout=5.0,
-    )
-    manager = Manager(client, options)
-    registered = register_controllers(manager)
-    task = asyncio.create_task(manager.run(), name="lws-manager")
-    await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
-    yield registered
-    manager.stop()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(task, timeout=15)
-    await client.close()
+    async with running_controllers(apiserver_cluster, enable_disaggregatedset=False) as registered:
+        yield registered
 
 
 @pytest.fixture

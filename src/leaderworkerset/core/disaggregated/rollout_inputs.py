@@ -1,0 +1,53 @@
+"""What the rollout planner (`rollout.decide_rollout`) reads, built from cached objects."""
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from leaderworkerset.core.disaggregated.children import (
+    initial_replicas,
+    is_external,
+    spec_replicas,
+    status_count,
+)
+from leaderworkerset.core.disaggregated.naming import revision_of, role_of
+from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
+from leaderworkerset.core.groups import is_deleting, metadata, name_of
+
+Obj = Mapping[str, Any]
+
+
+def child_view(lws: Obj) -> ChildView:
+    return ChildView(
+        name=name_of(lws),
+        role=role_of(lws),
+        revision=revision_of(lws),
+        spec_replicas=spec_replicas(lws),
+        status_replicas=status_count(lws, "replicas"),
+        ready_replicas=status_count(lws, "readyReplicas"),
+        initial_replicas=initial_replicas(lws),
+        created=str(metadata(lws).get("creationTimestamp") or ""),
+        terminating=is_deleting(lws),
+    )
+
+
+def role_targets(ds: Obj, targets: Mapping[str, int]) -> list[RoleTarget]:
+    """The spec roles with their resolved per-slice targets and rolling-update knobs."""
+    result = []
+    for role in (ds.get("spec") or {}).get("roles") or []:
+        name = str(role.get("name"))
+        config = ((role.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+        result.append(
+            RoleTarget(
+                name=name,
+                desired=targets[name],
+                max_surge=None if config is None else config.get("maxSurge"),
+                max_unavailable=None if config is None else config.get("maxUnavailable"),
+                has_rolling_update_config=config is not None,
+                external=is_external(role),
+            )
+        )
+    return result
+
+
+def child_views(children: Iterable[Obj]) -> list[ChildView]:
+    return [child_view(lws) for lws in children]
