@@ -18,6 +18,21 @@ Obj = dict[str, Any]
 DS = "test-ds"
 
 
+async def create(api: KubeClient, body: Obj) -> Obj:
+    return await api.create(DISAGGREGATEDSETS, body)
+
+
+async def update_spec(api: KubeClient, ns: str, change: Any, name: str = DS) -> Obj:
+    """Read-modify-write of the DS spec (retried on conflicts with the controller's status writes)."""
+
+    async def attempt() -> Obj:
+        ds = await api.get(DISAGGREGATEDSETS, ns, name)
+        change(ds["spec"])
+        return await api.update(DISAGGREGATEDSETS, ds)
+
+    return await eventually(attempt)
+
+
 def revision_of(ds: Obj) -> str:
     return disaggregated_revision(ds["spec"]["roles"])
 

@@ -15,6 +15,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS, SERVICES
 from tests.integration.disaggregatedset.helpers import (
     DS,
+    create,
     ds_events,
     expect_children,
     expect_ds_condition,
@@ -23,6 +24,7 @@ from tests.integration.disaggregatedset.helpers import (
     play_lws,
     revision_of,
     set_child_status,
+    update_spec,
 )
 from tests.support.builders import DisaggregatedSetBuilder
 from tests.support.inprocess import get_or_none
@@ -32,21 +34,6 @@ pytestmark = [pytest.mark.cluster]
 
 Obj = dict[str, Any]
 NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
-
-
-async def create(api: KubeClient, body: Obj) -> Obj:
-    return await api.create(DISAGGREGATEDSETS, body)
-
-
-async def update_spec(api: KubeClient, ns: str, change: Any, name: str = DS) -> Obj:
-    """Read-modify-write of the DS spec (retried on conflicts with the controller's status writes)."""
-
-    async def attempt() -> Obj:
-        ds = await api.get(DISAGGREGATEDSETS, ns, name)
-        change(ds["spec"])
-        return await api.update(DISAGGREGATEDSETS, ds)
-
-    return await eventually(attempt)
 
 
 def two_roles(ns: str) -> DisaggregatedSetBuilder:

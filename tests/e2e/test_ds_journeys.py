@@ -1,0 +1,242 @@
+"""DisaggregatedSet journeys on the full local cluster, `lws manager` as a separate process
+(the scenarios upstream's test/e2e/disaggregatedset covers, written our way).
+
+Real LWS controller, StatefulSets, scheduler and kwok-run pods: a DS is Available only when every
+child LWS has its groups running. Rollouts are watched, not sampled: every state of every child
+LWS the API server went through is checked against the capacity floor and the surge ceiling.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from typing import Any
+
+import pytest
+import yaml
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS, SERVICES
+from tests.e2e.test_lws_journeys import Watch, kubectl
+from tests.integration.disaggregatedset.helpers import (
+    DS,
+    create,
+    expect_ds_condition,
+    expect_ds_event,
+    live_children,
+    revision_of,
+    update_spec,
+)
+from tests.support import upstream
+from tests.support.builders import DisaggregatedSetBuilder
+from tests.support.inprocess import get_or_none
+from tests.support.wait import LONG_TIMEOUT, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
+NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
+NEWER_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.29"
+
+
+def set_image(*roles: int, image: str = NEW_IMAGE) -> Any:
+    def change(spec: Obj) -> None:
+        for i in roles:
+            spec["roles"][i]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
+                "image"
+            ] = image
+
+    return change
+
+
+async def expect_available(
+    api: KubeClient, ns: str, want: dict[str, int], name: str = DS, slices: int = 1
+) -> Obj:
+    """Available with upstream's reason, and every role's totals equal desired x slices."""
+
+    async def check() -> Obj:
+        ds = await api.get(DISAGGREGATEDSETS, ns, name)
+        status = ds.get("status") or {}
+        assert status.get("observedGeneration") == ds["metadata"]["generation"], "status is not current"
+        conditions = {x["type"]: x for x in status.get("conditions") or []}
+        available = conditions.get(c.CONDITION_AVAILABLE) or {}
+        assert (available.get("status"), available.get("reason")) == (
+            c.CONDITION_TRUE,
+            c.REASON_ALL_ROLES_READY,
+        ), f"conditions {list(conditions.values())}, roles {status.get('roleStatuses')}"
+        roles = {r["name"]: r for r in status.get("roleStatuses") or []}
+        for role, per_slice in want.items():
+            total = per_slice * slices
+            got = roles.get(role, {})
+            counts = (got.get("replicas", 0), got.get("readyReplicas", 0), got.get("updatedReplicas", 0))
+            assert counts == (total, total, total), f"{role}: {counts} != {total}"
+        return ds
+
+    return await eventually(check, timeout=LONG_TIMEOUT)
+
+
+class CapacityGuard:
+    """Checks every observed state of the DS's children: per role, the ready groups over all
+    revisions never fall below the floor and the groups asked for never exceed the ceiling."""
+
+    def __init__(self, floors: dict[str, int], ceilings: dict[str, int]) -> None:
+        self.floors, self.ceilings = floors, ceilings
+        self.observations = 0
+        self.violations: list[str] = []
+        self.revisions_seen: set[str] = set()
+        self.lowest: dict[str, int] = {}
+
+    def observe(self, objects: dict[str, Obj]) -> None:
+        ready: dict[str, int] = defaultdict(int)
+        asked: dict[str, int] = defaultdict(int)
+        for lws in objects.values():
+            labels = lws["metadata"].get("labels") or {}
+            if labels.get(c.LABEL_DS_NAME) != DS:
+                continue
+            role = labels[c.LABEL_DS_ROLE]
+            self.revisions_seen.add(labels[c.LABEL_DS_REVISION])
+            ready[role] += (lws.get("status") or {}).get("readyReplicas", 0)
+            if not lws["metadata"].get("deletionTimestamp"):
+                asked[role] += lws["spec"].get("replicas", 1)
+        self.observations += 1
+        for role, floor in self.floors.items():
+            self.lowest[role] = min(self.lowest.get(role, ready[role]), ready[role])
+            if ready[role] < floor:
+                self.violations.append(f"#{self.observations}: {role} ready {ready[role]} < floor {floor}")
+            if asked[role] > self.ceilings[role]:
+                self.violations.append(
+                    f"#{self.observations}: {role} asks {asked[role]} > {self.ceilings[role]}"
+                )
+
+
+def three_roles(ns: str) -> DisaggregatedSetBuilder:
+    return DisaggregatedSetBuilder(ns).role("prefill", 3, size=2).role("decode", 2).role("encode", 1)
+
+
+async def test_two_roles_become_available_and_scale(api: KubeClient, ns: str) -> None:
+    ds = await create(api, DisaggregatedSetBuilder(ns).role("prefill", 2, size=2).role("decode", 1).obj())
+    await expect_available(api, ns, {"prefill": 2, "decode": 1})
+    rev = revision_of(ds)
+    for role in ("prefill", "decode"):
+        assert await get_or_none(api, SERVICES, ns, f"{DS}-0-{rev}-{role}-prv") is not None
+    await update_spec(api, ns, lambda spec: spec["roles"][1]["spec"].update(replicas=3))
+    await expect_available(api, ns, {"prefill": 2, "decode": 3})
+    assert set(await live_children(api, ns)) == {f"{DS}-0-{rev}-prefill", f"{DS}-0-{rev}-decode"}
+
+
+@pytest.mark.parametrize(
+    ("roles_changed", "images"),
+    [
+        pytest.param((0,), (NEW_IMAGE,), id="one role"),
+        pytest.param((0, 1, 2), (NEW_IMAGE,), id="all roles"),
+        pytest.param((0, 1, 2), (NEW_IMAGE, NEWER_IMAGE), id="interrupted by a second update"),
+    ],
+)
+async def test_rolling_update_holds_every_roles_capacity_floor(
+    api: KubeClient, ns: str, roles_changed: tuple[int, ...], images: tuple[str, ...]
+) -> None:
+    want = {"prefill": 3, "decode": 2, "encode": 1}
+    ds = await create(api, three_roles(ns).obj())
+    await expect_available(api, ns, want)
+    old = revision_of(ds)
+    # Default budget (maxSurge 1, maxUnavailable 0): the floor is the full count, one surge group.
+    guard = CapacityGuard(floors=dict(want), ceilings={role: n + 1 for role, n in want.items()})
+    async with Watch(api, LEADERWORKERSETS, ns, guard.observe):
+        for image in images:
+            updated = await update_spec(api, ns, set_image(*roles_changed, image=image))
+            await expect_ds_event(
+                api,
+                ns,
+                c.EVENT_ROLLING_UPDATE_STARTED,
+                f"Started rolling update to revision {revision_of(updated)}",
+            )
+        new = revision_of(updated)
+        await expect_ds_event(
+            api, ns, c.EVENT_ROLLING_UPDATE_COMPLETED, f"Completed rolling update to revision {new}"
+        )
+        await expect_available(api, ns, want)
+
+        async def only_new() -> bool:
+            revisions = {
+                lws["metadata"]["labels"][c.LABEL_DS_REVISION]
+                for lws in (await live_children(api, ns)).values()
+            }
+            assert revisions == {new}, f"revisions {revisions}"
+            return True
+
+        await eventually(only_new, timeout=LONG_TIMEOUT)
+    assert guard.observations > 10, f"only {guard.observations} states observed"
+    assert old in guard.revisions_seen
+    assert new in guard.revisions_seen
+    assert guard.violations == [], "\n".join(guard.violations[:20])
+
+
+async def test_slices_are_copies_and_scale_down_removes_one(api: KubeClient, ns: str) -> None:
+    ds = await create(api, DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", 1).slices(2).obj())
+    await expect_available(api, ns, {"prefill": 1, "decode": 1}, slices=2)
+    rev = revision_of(ds)
+    await update_spec(api, ns, lambda spec: spec.update(slices=1))
+    await expect_available(api, ns, {"prefill": 1, "decode": 1}, slices=1)
+
+    async def slice_one_gone() -> bool:
+        names = set((await live_children(api, ns)).keys())
+        assert names == {f"{DS}-0-{rev}-prefill", f"{DS}-0-{rev}-decode"}, names
+        return True
+
+    await eventually(slice_one_gone, timeout=LONG_TIMEOUT)
+
+
+async def test_external_role_is_scaled_with_kubectl(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    body = DisaggregatedSetBuilder(ns).role("prefill", 2).role("decode", None).external("decode").obj()
+    await create(api, body)
+    await expect_available(api, ns, {"prefill": 2, "decode": 1})  # a fresh External role seeds 1
+    await kubectl(full_cluster, "-n", ns, "scale", f"dsrs/{DS}-decode", "--replicas=3")
+    await expect_available(api, ns, {"prefill": 2, "decode": 3})
+
+    async def scaler_observes() -> bool:
+        scale = await api.get(DS_ROLE_SCALERS, ns, f"{DS}-decode/scale")
+        assert (scale["spec"]["replicas"], scale["status"].get("replicas")) == (3, 3), scale
+        return True
+
+    await eventually(scaler_observes)
+
+
+async def test_deleting_the_set_removes_its_children(api: KubeClient, ns: str) -> None:
+    await create(api, DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", 1).obj())
+    await expect_available(api, ns, {"prefill": 1, "decode": 1})
+    await api.delete(DISAGGREGATEDSETS, ns, DS, propagation="Foreground")
+
+    async def all_gone() -> bool:
+        assert await get_or_none(api, DISAGGREGATEDSETS, ns, DS) is None, "DS still there"
+        left = await api.list(LEADERWORKERSETS, ns)
+        assert left == [], f"children left: {[x['metadata']['name'] for x in left]}"
+        return True
+
+    await eventually(all_gone, timeout=LONG_TIMEOUT)
+
+
+# ----- upstream samples -----------------------------------------------------------------------------
+def samples() -> list[Any]:
+    cases = [
+        pytest.param(doc, id=f"{path.name}:{doc['metadata']['name']}")
+        for path in upstream.files("samples")
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc and doc.get("kind") == c.DS_KIND
+    ]
+    return upstream.params(cases, minimum=2, what="DisaggregatedSet samples")
+
+
+@pytest.mark.parametrize("sample", samples())
+async def test_upstream_sample_reaches_available(api: KubeClient, ns: str, sample: Any) -> None:
+    upstream.check_case(sample)
+    ds = copy.deepcopy(sample)
+    ds["metadata"]["namespace"] = ns  # the only change: a fresh namespace
+    name = ds["metadata"]["name"]
+    await create(api, ds)
+    want = {role["name"]: role["spec"].get("replicas", 1) for role in ds["spec"]["roles"]}
+    await expect_available(api, ns, want, name=name, slices=ds["spec"].get("slices", 1))
+    await expect_ds_condition(api, ns, c.CONDITION_AVAILABLE, c.REASON_ALL_ROLES_READY, ds=name)
