@@ -479,22 +479,29 @@ _DS_REVISION_LENGTH = 8
 
 
 def disaggregated_revision(roles: Sequence[Obj]) -> str:
-    """A DisaggregatedSet's revision (spec §2.7): the first 8 hex digits of the SHA-256 of Go's
-    ``json.Marshal`` of ``[{name, template}]`` over its roles in spec order, where ``template`` is
-    the role's typed ``leaderWorkerTemplate``. Unlike the LWS key this encodes typed structs, so
-    fields follow Go declaration order and integers are exact.
+    """A DisaggregatedSet's revision (spec §2.7, §3.I I2): the first 8 hex digits of the SHA-256 of
+    Go's ``json.Marshal`` of ``[{name, groupIdentity, template}]`` over its roles in spec order,
+    where ``template`` is the role's typed ``leaderWorkerTemplate``. Unlike the LWS key this
+    encodes typed structs, so fields follow Go declaration order and integers are exact.
 
-    This is the snapshot/v0.9 form, verified against upstream; v1.0 additionally folds in each
-    role's groupIdentity, which is not reproduced here.
+    ``groupIdentity`` is the v1.0 fold (upstream pkg/utils/disaggregatedset ComputeRevision): the
+    role's ``spec.groupIdentity`` with ``Ordinal`` mapped to ``""`` and tagged ``omitempty``, so an
+    Ordinal role — whether the API server defaulted the field or not — hashes exactly as before the
+    field existed (its DS keeps its revision across the upgrade) and only a Hash role adds
+    ``"groupIdentity":"Hash"`` between its name and template, which starts a rollout.
     """
-    entries = [
-        {
-            "name": go_encode(GoType(kind="string"), role.get("name"), "name"),
-            "template": normalize(_role_template(role), "LeaderWorkerTemplate"),
-        }
-        for role in roles
-    ]
+    entries = [_revision_entry(role) for role in roles]
     return hashlib.sha256(gojson.dumps_typed(entries)).hexdigest()[:_DS_REVISION_LENGTH]
+
+
+def _revision_entry(role: Obj) -> dict[str, Any]:
+    string = GoType(kind="string")
+    entry: dict[str, Any] = {"name": go_encode(string, role.get("name"), "name")}
+    identity = go_encode(string, (role.get("spec") or {}).get("groupIdentity"), "spec.groupIdentity")
+    if identity and identity != c.GROUP_IDENTITY_ORDINAL:
+        entry["groupIdentity"] = identity
+    entry["template"] = normalize(_role_template(role), "LeaderWorkerTemplate")
+    return entry
 
 
 def _role_template(role: Obj) -> Any:

@@ -36,10 +36,15 @@ from leaderworkerset.core.rollout import IntOrPercentError, scaled_value
 __all__ = [
     "ChildView",
     "IntOrPercent",
+    "RevisionGroup",
     "RoleTarget",
     "RolloutDecision",
     "ScaleChange",
+    "committed_ready",
+    "coordinate_drain",
     "decide_rollout",
+    "group_by_revision",
+    "plan_scale_down",
     "role_budget",
     "simulate_rollout",
 ]
@@ -168,7 +173,9 @@ def _created_at(child: ChildView) -> datetime:
 
 
 @dataclass(frozen=True)
-class _Revision:
+class RevisionGroup:
+    """The child LWS of one revision in one slice, by role."""
+
     name: str
     roles: Mapping[str, ChildView]
 
@@ -183,14 +190,14 @@ class _Revision:
         return all(child.ready_replicas <= 0 for child in self.roles.values())
 
 
-def _group(children: Iterable[ChildView]) -> dict[str, dict[str, ChildView]]:
+def group_by_revision(children: Iterable[ChildView]) -> dict[str, dict[str, ChildView]]:
     grouped: dict[str, dict[str, ChildView]] = {}
     for child in children:
         grouped.setdefault(child.revision, {})[child.role] = child  # a later duplicate wins
     return grouped
 
 
-def _newest_first(revisions: Iterable[_Revision]) -> list[_Revision]:
+def _newest_first(revisions: Iterable[RevisionGroup]) -> list[RevisionGroup]:
     by_name = sorted(revisions, key=lambda revision: revision.name)
     return sorted(by_name, key=lambda revision: revision.latest_created(), reverse=True)
 
@@ -199,11 +206,11 @@ def _baseline(child: ChildView) -> int:
     return child.initial_replicas if child.initial_replicas is not None else child.spec_replicas
 
 
-def _revision_to_drain(old: Sequence[_Revision]) -> tuple[_Revision | None, bool]:
+def _revision_to_drain(old: Sequence[RevisionGroup]) -> tuple[RevisionGroup | None, bool]:
     """The old revision this phase drains (J1.5): one without any Ready replica goes first (it
     serves nothing), otherwise the newest; empty revisions are skipped. Returns (revision,
     fully_unready)."""
-    newest: _Revision | None = None
+    newest: RevisionGroup | None = None
     for revision in _newest_first(old):
         if revision.spec_total() == 0:
             continue
@@ -219,9 +226,9 @@ def _revision_to_drain(old: Sequence[_Revision]) -> tuple[_Revision | None, bool
 # --------------------------------------------------------------------------------------------------
 
 
-def _coordinate_drain(
+def coordinate_drain(
     role_names: Sequence[str],
-    revision: _Revision,
+    revision: RevisionGroup,
     drain: list[int],
     new_targets: list[int],
     parked_ready: Sequence[int] | None,
@@ -286,7 +293,7 @@ def _coordinate_drain(
 def _snapshot(
     role_names: Sequence[str],
     spec_roles: Mapping[str, RoleTarget],
-    old: Sequence[_Revision],
+    old: Sequence[RevisionGroup],
     target_children: Mapping[str, ChildView],
 ) -> list[RoleSnapshot]:
     snapshot = []
@@ -313,9 +320,9 @@ def _snapshot(
     return snapshot
 
 
-def _scale_down(
+def plan_scale_down(
     role_names: Sequence[str],
-    revisions: Sequence[_Revision],
+    revisions: Sequence[RevisionGroup],
     snapshot: Sequence[RoleSnapshot],
     step: Step,
     new_targets: list[int],
@@ -337,7 +344,7 @@ def _scale_down(
                 drain[i] = child.spec_replicas if whole else min(budget[i], child.spec_replicas)
         if not any(amount > 0 for amount in drain):
             continue
-        blocked = _coordinate_drain(role_names, revision, drain, new_targets, parked_ready, snapshot)
+        blocked = coordinate_drain(role_names, revision, drain, new_targets, parked_ready, snapshot)
         changes = tuple(
             ScaleChange(
                 lws=child.name,
@@ -361,10 +368,10 @@ def decide_rollout(
     Terminating children are ignored for old revisions (deletion is irreversible, so they are
     neither capacity to plan with nor a reason to keep rolling); at the target revision they count.
     """
-    target_children = _group(child for child in children if child.revision == target_revision).get(
+    target_children = group_by_revision(child for child in children if child.revision == target_revision).get(
         target_revision, {}
     )
-    old_groups = _group(
+    old_groups = group_by_revision(
         child for child in children if child.revision != target_revision and not child.terminating
     )
     if not old_groups:
@@ -378,7 +385,7 @@ def decide_rollout(
         if child.initial_replicas is None
     )
     old = [
-        _Revision(name, {role: _with_baseline(child) for role, child in group.items()})
+        RevisionGroup(name, {role: _with_baseline(child) for role, child in group.items()})
         for name, group in old_groups.items()
     ]
 
@@ -431,7 +438,7 @@ def decide_rollout(
         return replace(base, kind="wait", message="rolling update is waiting for readiness to change")
 
     new_targets = list(step.new)
-    scale_down, blocked_revision = _scale_down(role_names, draining, snapshot, step, new_targets, parked)
+    scale_down, blocked_revision = plan_scale_down(role_names, draining, snapshot, step, new_targets, parked)
     if blocked_revision:
         note = c.MSG_REVISION_DRAIN_BLOCKED % blocked_revision
         return replace(base, kind="blocked", message=note, step=step)

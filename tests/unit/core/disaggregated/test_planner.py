@@ -3,6 +3,7 @@ as table rows (the upstream test name is in each id), then our own rows."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 import pytest
@@ -226,3 +227,353 @@ def test_next_step(case: NextStepCase) -> None:
 
 def test_next_step_case_count() -> None:
     assert len(NEXT_STEP_CASES) == 12
+
+
+# --------------------------------------------------------------------------------------------------
+# invariants of whole simulations (upstream TestNRolePlannerInvariants / assertPlannerRolloutInvariants)
+# --------------------------------------------------------------------------------------------------
+
+
+def within_window(counts: list[int], progress: list[int]) -> bool:
+    sized = [(done, count) for done, count in zip(progress, counts, strict=True) if count > 0]
+    if not sized:
+        return True
+    fractions = [done / count for done, count in sized]
+    return max(fractions) - min(fractions) <= 1 / min(count for _, count in sized) + 1e-9
+
+
+def assert_rollout_invariants(initial: list[int], target: list[int], config: list[Budget]) -> None:
+    steps = p.compute_all_steps(initial, target, config)
+    assert list(steps[0].past) == initial
+    assert list(steps[0].new) == [0] * len(initial)
+    assert list(steps[-1].past) == [0] * len(initial), steps[-1]
+    assert list(steps[-1].new) == target, steps[-1]
+    for index, step in enumerate(steps):
+        for role, (old, new) in enumerate(zip(step.past, step.new, strict=True)):
+            assert 0 <= old <= initial[role]
+            assert 0 <= new <= target[role]
+            ceiling = max(initial[role], target[role]) + config[role].max_surge
+            floor = max(0, min(initial[role], target[role]) - config[role].max_unavailable)
+            assert floor <= old + new <= ceiling, (index, role, step)
+            if index:
+                assert old <= steps[index - 1].past[role]  # the old side never grows back
+                assert new >= steps[index - 1].new[role]  # the new side never shrinks
+        if index:
+            assert step != steps[index - 1], f"step {index} makes no progress"
+        drained = [count - min(old, count) for old, count in zip(step.past, initial, strict=True)]
+        assert within_window(initial, drained), (index, "old", step)
+        assert within_window(target, list(step.new)), (index, "new", step)
+
+
+@pytest.mark.parametrize(
+    ("initial", "target", "surge", "unavailable"),
+    [
+        pytest.param(
+            [6, 3, 2],
+            [6, 3, 2],
+            [1, 1, 1],
+            [0, 0, 0],
+            id="upstream TestNRolePlannerInvariants/three roles symmetric",
+        ),
+        pytest.param(
+            [3, 8, 2],
+            [7, 3, 5],
+            [2, 1, 1],
+            [0, 1, 1],
+            id="upstream TestNRolePlannerInvariants/three roles mixed scaling and budgets",
+        ),
+        pytest.param(
+            [4, 4, 0],
+            [4, 4, 4],
+            [1, 1, 1],
+            [0, 0, 0],
+            id="upstream TestNRolePlannerInvariants/add a third role",
+        ),
+        pytest.param(
+            [4, 4, 4, 4],
+            [4, 4, 4, 0],
+            [1] * 4,
+            [0] * 4,
+            id="upstream TestNRolePlannerInvariants/remove a fourth role",
+        ),
+        pytest.param(
+            [4, 4, 0, 3],
+            [4, 4, 3, 0],
+            [1] * 4,
+            [0] * 4,
+            id="upstream TestNRolePlannerInvariants/replace one of four roles",
+        ),
+        pytest.param(
+            [1, 2, 10, 50, 100],
+            [1, 2, 10, 50, 100],
+            [1] * 5,
+            [0] * 5,
+            id="upstream TestNRolePlannerInvariants/five roles with extreme imbalance",
+        ),
+        pytest.param(
+            [1, 2, 3, 4, 5],
+            [5, 6, 7, 8, 9],
+            [1, 2, 1, 2, 1],
+            [0] * 5,
+            id="upstream TestNRolePlannerInvariants/five roles scale up",
+        ),
+        pytest.param(
+            [9, 8, 7, 6, 5],
+            [5, 4, 3, 2, 1],
+            [1] * 5,
+            [1, 2, 1, 2, 1],
+            id="upstream TestNRolePlannerInvariants/five roles scale down",
+        ),
+        pytest.param([10, 10, 10], [10, 10, 10], [1] * 3, [0] * 3, id="three roles of ten with defaults"),
+        pytest.param([0, 0], [3, 5], [1, 1], [0, 0], id="scale up from nothing"),
+    ],
+)
+def test_planner_invariants(
+    initial: list[int], target: list[int], surge: list[int], unavailable: list[int]
+) -> None:
+    assert_rollout_invariants(initial, target, budgets(surge, unavailable))
+
+
+def test_upstream_planner_progress_imbalanced_zero_surge_does_not_wedge() -> None:
+    """upstream TestPlannerProgress/imbalanced zero surge does not wedge."""
+    for initial in ([1, 4], [1, 5]):
+        assert completes(p.compute_all_steps(initial, initial, budgets([0, 0], [1, 1])), initial), initial
+
+
+def test_upstream_planner_progress_larger_budgets_reduce_steps() -> None:
+    """upstream TestPlannerProgress/larger budgets reduce steps."""
+    initial = [20, 4]
+    small = p.compute_all_steps(initial, initial, budgets([1, 1], [0, 0]))
+    large = p.compute_all_steps(initial, initial, budgets([3, 3], [2, 2]))
+    assert completes(small, initial)
+    assert completes(large, initial)
+    assert len(large) < len(small)
+
+
+def test_upstream_planner_progress_old_and_new_use_independent_fractions() -> None:
+    """upstream TestPlannerProgress/old and new use independent fractions."""
+    initial, target = [4, 4], [12, 3]
+    assert (p.step_count(initial), p.step_count(target)) == (4, 12)
+    assert completes(p.compute_all_steps(initial, target, budgets([2, 2], [2, 2])), target)
+
+
+def test_upstream_replica_fraction_coordination_bounds_skew() -> None:
+    """upstream TestReplicaFractionCoordination/largest replica fraction bounds skew."""
+    steps = p.compute_all_steps([8, 3], [8, 3], budgets([1, 1], [0, 0]))
+    assert completes(steps, [8, 3])
+    for step in steps:
+        assert abs(step.new[0] / 8 - step.new[1] / 3) <= 1 / 3 + 1e-9, step
+
+
+def test_upstream_replica_fraction_coordination_largest_role_one_at_a_time() -> None:
+    """upstream TestReplicaFractionCoordination/largest role advances one pod at a time."""
+    steps = p.compute_all_steps([2, 10], [2, 10], budgets([1, 1], [0, 0]))
+    assert all(later.new[1] - earlier.new[1] <= 1 for earlier, later in itertools.pairwise(steps))
+
+
+def _grant_readiness(state: list[RoleSnapshot]) -> bool:
+    """One more new replica becomes Ready (the first role that has one pending)."""
+    for i, role in enumerate(state):
+        if role.new_ready < role.new_spec:
+            state[i] = replace(role, new_ready=role.new_ready + 1)
+            return True
+    return False
+
+
+EXHAUSTIVE_CONFIGS = [
+    budgets([1, 1], [0, 0]),
+    budgets([0, 0], [1, 1]),
+    budgets([1, 1], [1, 1]),
+    budgets([2, 2], [1, 1]),
+    budgets([2, 1], [1, 2]),
+]
+
+
+@pytest.mark.parametrize(
+    "config", [pytest.param(c, id=f"config {i}") for i, c in enumerate(EXHAUSTIVE_CONFIGS)]
+)
+def test_upstream_executor_state_transitions_exhaustive(config: list[Budget]) -> None:
+    """upstream TestExecutorStateTransitionsExhaustive: every 2-role rollout with initial and target
+    0..5, readiness arriving one replica at a time, applying only safe drains: the surge ceiling,
+    the availability floor and the pending allowance hold at every iteration and it completes."""
+    scenarios = 0
+    for ip, id_, tp, td in itertools.product(range(6), repeat=4):
+        initial, target = [ip, id_], [tp, td]
+        state = [
+            RoleSnapshot(
+                initial_old=i, old_spec=i, old_ready=i, new_spec=0, new_ready=0, new_target=t, budget=b
+            )
+            for i, t, b in zip(initial, target, config, strict=True)
+        ]
+        scenarios += 1
+        for _ in range(100):
+            _assert_snapshot_invariants(state, (initial, target))
+            if p.is_spec_complete(state):
+                if p.is_ready_complete(state):
+                    break
+                assert _grant_readiness(state), (initial, target, state)
+                continue
+            step = p.next_step(state)
+            if step is None:
+                assert _grant_readiness(state), ("blocked without pending work", initial, target, state)
+                continue
+            changed = False
+            for i, role in enumerate(state):
+                drain = min(max(0, role.old_spec - step.past[i]), p.max_safe_drain(role))
+                if drain > 0:
+                    role = replace(
+                        role,
+                        old_spec=role.old_spec - drain,
+                        old_ready=min(role.old_ready, role.old_spec - drain),
+                    )
+                    changed = True
+                if step.new[i] > role.new_spec:
+                    role = replace(role, new_spec=step.new[i])
+                    changed = True
+                state[i] = role
+            assert changed or _grant_readiness(state), (
+                "no mutation and no pending work",
+                initial,
+                target,
+                state,
+            )
+        else:
+            raise AssertionError(f"rollout did not complete: {initial} -> {target}: {state}")
+    assert scenarios == 6**4
+
+
+def _assert_snapshot_invariants(state: list[RoleSnapshot], scenario: object) -> None:
+    budget_steps = max(max(role.initial_old, role.new_target) for role in state)
+    for role in state:
+        count = max(role.initial_old, role.new_target)
+        assert role.old_spec + role.new_spec <= count + role.budget.max_surge, (scenario, role)
+        floor = max(0, min(role.initial_old, role.new_target) - role.budget.max_unavailable)
+        assert role.old_ready + role.new_ready >= floor, (scenario, role)
+        pending = p._projected_budget(
+            count, role.budget.max_surge + role.budget.max_unavailable, budget_steps
+        )
+        assert role.new_spec - role.new_ready <= pending, (scenario, role)
+    assert within_window([role.new_target for role in state], [role.new_spec for role in state]), scenario
+
+
+# --------------------------------------------------------------------------------------------------
+# the pieces
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("replicas", "want"),
+    [
+        pytest.param([8, 8], 8, id="upstream TestFractionalStepCount/symmetric"),
+        pytest.param([8, 10], 10, id="upstream TestFractionalStepCount/asymmetric"),
+        pytest.param([0, 4], 4, id="upstream TestFractionalStepCount/zero role"),
+        pytest.param([0, 0], 0, id="upstream TestFractionalStepCount/empty"),
+    ],
+)
+def test_step_count(replicas: list[int], want: int) -> None:
+    assert p.step_count(replicas) == want
+
+
+@pytest.mark.parametrize(
+    ("current", "draining", "want"),
+    [
+        pytest.param([0, 0], False, 0, id="upstream TestLeastAdvancedStep/new at zero"),
+        pytest.param([2, 1], False, 1, id="upstream TestLeastAdvancedStep/new at 25%"),
+        pytest.param([6, 1], False, 1, id="upstream TestLeastAdvancedStep/new limited by slow role"),
+        pytest.param([8, 4], True, 0, id="upstream TestLeastAdvancedStep/old at zero"),
+        pytest.param([6, 3], True, 1, id="upstream TestLeastAdvancedStep/old at 25%"),
+        pytest.param([4, 3], True, 1, id="upstream TestLeastAdvancedStep/old limited by slow role"),
+        pytest.param([0, 0], True, 4, id="upstream TestLeastAdvancedStep/old fully drained"),
+    ],
+)
+def test_least_advanced_step(current: list[int], draining: bool, want: int) -> None:
+    assert p._least_advanced_step(current, [8, 4], 4, draining=draining) == want
+
+
+@pytest.mark.parametrize(
+    ("count", "step", "steps", "draining", "want"),
+    [
+        pytest.param(*row, id=f"upstream TestWantReplicas/{row}")
+        for row in [
+            (8, 0, 4, False, 0),
+            (8, 1, 4, False, 2),
+            (8, 4, 4, False, 8),
+            (8, 0, 4, True, 8),
+            (8, 1, 4, True, 6),
+            (8, 4, 4, True, 0),
+            (11, 1, 3, False, 4),
+            (11, 2, 3, False, 8),
+            (8, 1, 6, False, 2),
+            (8, 2, 6, False, 3),
+            (8, 0, 0, False, 0),
+            (8, 0, 0, True, 8),
+        ]
+    ],
+)
+def test_wanted(count: int, step: int, steps: int, draining: bool, want: int) -> None:
+    assert p._wanted(count, step, steps, draining=draining) == want
+
+
+def test_upstream_growing_role_targets_use_kep_window() -> None:
+    """upstream TestGrowingRoleTargetsUseKEPWindow: decode at 1/4, window 1/4 -> prefill <= 4/8."""
+    assert p._bound_growth_to_window([0, 1], [8, 4], [8, 1]) == [4, 1]
+
+
+def test_upstream_draining_role_targets_use_kep_window() -> None:
+    """upstream TestDrainingRoleTargetsUseKEPWindow: decode may drain one (1/4), not two."""
+    assert p._bound_drain_to_window([8, 4], [8, 4], [8, 2]) == [8, 3]
+
+
+def test_upstream_window_bounds_do_not_reverse_observed_progress() -> None:
+    """upstream TestWindowBoundsDoNotReverseObservedProgress."""
+    assert p._bound_growth_to_window([6, 1], [8, 4], [8, 1]) == [6, 1]
+    assert p._bound_drain_to_window([2, 3], [8, 4], [0, 3]) == [2, 3]
+
+
+def test_upstream_hard_new_replica_limits() -> None:
+    """upstream TestHardNewReplicaLimits."""
+    snapshot = [
+        RoleSnapshot(8, 6, 0, 3, 0, 8, Budget(2, 2)),
+        RoleSnapshot(4, 3, 0, 2, 0, 4, Budget(2, 2)),
+    ]
+    # prefill capped by pending allowance and remaining surge; decode's allowance is used up
+    assert p.hard_new_limits(snapshot)[:2] == [4, 2]
+    snapshot = [replace(snapshot[0], old_spec=5, new_ready=1), replace(snapshot[1], old_spec=2, new_ready=1)]
+    # readiness plus released surge headroom opens the next shared fraction
+    assert p.hard_new_limits(snapshot) == [5, 3]
+
+
+def test_upstream_fractional_coordination_window_preserves_largest_replica_fraction() -> None:
+    """upstream TestFractionalCoordinationWindowPreservesLargestReplicaFraction."""
+    snapshot = [RoleSnapshot(0, 0, 0, 1, 1, 2, Budget(1, 0)), RoleSnapshot(0, 0, 0, 1, 0, 3, Budget(1, 0))]
+    limited = [min(want, limit) for want, limit in zip([2, 2], p.hard_new_limits(snapshot), strict=True)]
+    limited = [max(role.new_spec, want) for role, want in zip(snapshot, limited, strict=True)]
+    # 100% versus 33% would exceed largestReplicaFraction = 1/2
+    assert p._bound_growth_to_window([1, 1], [2, 3], limited) == [1, 1]
+    snapshot[1] = replace(snapshot[1], new_ready=1)
+    limited = [
+        max(role.new_spec, min(want, limit))
+        for role, want, limit in zip(snapshot, [2, 2], p.hard_new_limits(snapshot), strict=True)
+    ]
+    assert p._bound_growth_to_window([1, 1], [2, 3], limited) == [2, 2]
+
+
+def test_upstream_old_targets_apply_availability_before_window() -> None:
+    """upstream TestOldTargetsApplyAvailabilityBeforeWindow."""
+    snapshot = [RoleSnapshot(8, 8, 8, 0, 0, 8, Budget(0, 0)), RoleSnapshot(4, 4, 4, 0, 0, 4, Budget(0, 2))]
+    bounded = [
+        role.old_spec - min(max(0, role.old_spec - want), p.max_safe_drain(role))
+        for role, want in zip(snapshot, [6, 2], strict=True)
+    ]
+    assert bounded == [8, 2]
+    # decode may drain to the edge of the 1/4 window, but no farther
+    assert p._bound_drain_to_window([8, 4], [8, 4], bounded) == [8, 3]
+
+
+def test_upstream_planner_availability_bounds() -> None:
+    """upstream TestPlannerAvailabilityBounds (the snapshot half; committed Ready is in test_rollout)."""
+    assert p.max_safe_drain(RoleSnapshot(3, 3, 3, 0, 1, 4)) == 1
+    # unavailable old replicas can drain once the new revision satisfies the floor
+    assert p.max_safe_drain(RoleSnapshot(4, 4, 0, 0, 4, 4)) == 4
+    assert not p.is_ready_complete([RoleSnapshot(0, 0, 0, 4, 2, 4)])
+    assert p.is_ready_complete([RoleSnapshot(0, 0, 0, 4, 4, 4)])
