@@ -17,8 +17,16 @@ import yaml
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster.nodes import TOPOLOGY_ZONE
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS, SERVICES
+from leaderworkerset.runtime.resources import (
+    DISAGGREGATEDSETS,
+    DS_ROLE_SCALERS,
+    LEADERWORKERSETS,
+    NODES,
+    PODS,
+    SERVICES,
+)
 from tests.e2e.test_lws_journeys import Watch, kubectl
 from tests.integration.disaggregatedset.helpers import (
     DS,
@@ -217,6 +225,27 @@ async def test_deleting_the_set_removes_its_children(api: KubeClient, ns: str) -
         return True
 
     await eventually(all_gone, timeout=LONG_TIMEOUT)
+
+
+async def test_exclusive_slice_placement_gives_each_slice_its_own_zone(api: KubeClient, ns: str) -> None:
+    body = (
+        DisaggregatedSetBuilder(ns)
+        .role("prefill", 2, size=2)
+        .role("decode", 1)
+        .slices(2)
+        .placement(c.PLACEMENT_EXCLUSIVE_SLICE, TOPOLOGY_ZONE)
+        .obj()
+    )
+    await create(api, body)
+    await expect_available(api, ns, {"prefill": 2, "decode": 1}, slices=2)
+    zone_of = {n["metadata"]["name"]: n["metadata"]["labels"][TOPOLOGY_ZONE] for n in await api.list(NODES)}
+    pods = await api.list(PODS, ns, label_selector=c.LABEL_DS_NAME)
+    zones: dict[str, set[str]] = defaultdict(set)
+    for pod in pods:
+        zones[pod["metadata"]["labels"][c.LABEL_DS_SLICE]].add(zone_of[pod["spec"]["nodeName"]])
+    assert len(pods) == 2 * (2 * 2 + 1), f"{len(pods)} pods"
+    assert all(len(z) == 1 for z in zones.values()), f"a slice spans zones: {dict(zones)}"
+    assert zones["0"] != zones["1"], f"slices share a zone: {dict(zones)}"
 
 
 # ----- upstream samples -----------------------------------------------------------------------------

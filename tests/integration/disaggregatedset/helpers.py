@@ -28,7 +28,13 @@ async def update_spec(api: KubeClient, ns: str, change: Any, name: str = DS) -> 
     async def attempt() -> Obj:
         ds = await api.get(DISAGGREGATEDSETS, ns, name)
         change(ds["spec"])
-        return await api.update(DISAGGREGATEDSETS, ds)
+        try:
+            updated: Obj = await api.update(DISAGGREGATEDSETS, ds)
+        except ApiStatusError as err:
+            if err.code == 409:
+                raise AssertionError(f"conflict, retrying: {err}") from err
+            raise
+        return updated
 
     return await eventually(attempt)
 

@@ -376,3 +376,47 @@ async def test_a_foreign_scaler_is_not_adopted_and_the_set_waits(api: KubeClient
         f"Scaler {DS}-decode exists but is not controlled by this DisaggregatedSet; not adopting",
     )
     assert await live_children(api, ns) == {}  # no child is written while a target is unknown
+
+
+async def test_an_autoscaler_mid_rollout_moves_only_the_new_target(api: KubeClient, ns: str) -> None:
+    ds = await create(api, external(ns).obj())
+    old = revision_of(ds)
+    await expect_scaler(api, ns, f"{DS}-decode")
+    await api.merge_patch(DS_ROLE_SCALERS, ns, f"{DS}-decode", {"spec": {"replicas": 2}}, subresource="scale")
+    await expect_children(api, ns, {f"{DS}-0-{old}-prefill": 1, f"{DS}-0-{old}-decode": 2})
+    await set_child_status(api, ns, f"{DS}-0-{old}-prefill", 1, 1, 1)
+    await set_child_status(api, ns, f"{DS}-0-{old}-decode", 2, 2, 2)
+
+    def new_images(spec: Obj) -> None:
+        for role in spec["roles"]:
+            role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = (
+                NEW_IMAGE
+            )
+
+    new = revision_of(await update_spec(api, ns, new_images))
+    new_decode = f"{DS}-0-{new}-decode"
+    # The first step surges one new group per role; nothing new becomes Ready, so the rollout holds.
+    await expect_children(
+        api,
+        ns,
+        {f"{DS}-0-{old}-prefill": 1, f"{DS}-0-{old}-decode": 2, f"{DS}-0-{new}-prefill": 1, new_decode: 1},
+    )
+    await api.merge_patch(DS_ROLE_SCALERS, ns, f"{DS}-decode", {"spec": {"replicas": 0}}, subresource="scale")
+
+    async def target_followed() -> bool:  # the controller saw the autoscaler's 0 ...
+        lws = await api.get(LEADERWORKERSETS, ns, new_decode)
+        assert lws["metadata"]["annotations"][c.ANNOTATION_DS_INITIAL_REPLICAS] == "0"
+        return True
+
+    await eventually(target_followed)
+
+    async def old_frozen_new_kept() -> bool:
+        # The old baseline is frozen at 2 (the drain still knows what it has to replace), and the
+        # new revision's group is not taken away while the rollout runs.
+        kids = await live_children(api, ns)
+        old_decode = kids[f"{DS}-0-{old}-decode"]
+        assert old_decode["metadata"]["annotations"][c.ANNOTATION_DS_INITIAL_REPLICAS] == "2"
+        assert kids[new_decode]["spec"]["replicas"] == 1
+        return True
+
+    await consistently(old_frozen_new_kept, duration=1.5)

@@ -192,3 +192,33 @@ def test_plan_current_revision(children: list[dict[str, Any]], grp: str | None, 
     ds = builder.obj()
     targets = ch.resolve_targets(ds, {})
     assert plan_current_revision(ds, 0, REV, targets, children) == want
+
+
+def test_role_targets_carry_budgets_and_the_external_flag_for_the_planner() -> None:
+    from leaderworkerset.core.disaggregated.rollout import RoleTarget
+    from leaderworkerset.core.disaggregated.rollout_inputs import role_targets
+
+    ds = ds_builder().external("decode").role_rollout("prefill", "50%", 1).obj()
+    assert role_targets(ds, {"prefill": 2, "decode": 5}) == [
+        RoleTarget("prefill", 2, max_surge="50%", max_unavailable=1, has_rolling_update_config=True),
+        RoleTarget("decode", 5, external=True),
+    ]
+
+
+def test_child_view_reads_the_cached_object() -> None:
+    from leaderworkerset.core.disaggregated.rollout import ChildView
+    from leaderworkerset.core.disaggregated.rollout_inputs import child_view
+
+    lws = child("decode", spec=None, status=2, ready=1, initial="3", deleting=True)
+    lws["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    assert child_view(lws) == ChildView(
+        name=f"test-ds-0-{REV}-decode",
+        role="decode",
+        revision=REV,
+        spec_replicas=1,
+        status_replicas=2,
+        ready_replicas=1,
+        initial_replicas=3,
+        created="2026-01-01T00:00:00Z",
+        terminating=True,
+    )
