@@ -196,7 +196,7 @@ async def test_slices_are_copies_and_scale_down_removes_one(api: KubeClient, ns:
     await eventually(slice_one_gone, timeout=LONG_TIMEOUT)
 
 
-async def test_external_role_is_scaled_with_kubectl(
+async def test_external_role_is_scaled_with_kubectl_and_an_hpa_like_scale_write(
     api: KubeClient, ns: str, full_cluster: LocalCluster
 ) -> None:
     body = DisaggregatedSetBuilder(ns).role("prefill", 2).role("decode", None).external("decode").obj()
@@ -211,6 +211,9 @@ async def test_external_role_is_scaled_with_kubectl(
         return True
 
     await eventually(scaler_observes)
+    # What an HPA does: write spec.replicas through the /scale subresource.
+    await api.merge_patch(DS_ROLE_SCALERS, ns, f"{DS}-decode", {"spec": {"replicas": 1}}, subresource="scale")
+    await expect_available(api, ns, {"prefill": 2, "decode": 1})
 
 
 async def test_deleting_the_set_removes_its_children(api: KubeClient, ns: str) -> None:
