@@ -150,3 +150,30 @@ def test_tls_options_of_the_configuration_reach_the_webhook_server() -> None:
         run = manager.webhook_run_config(settings)
         assert run.tls is not None
         assert run.tls.min_version == "TLSv1_3"
+
+
+@pytest.mark.parametrize(
+    ("flags", "want"),
+    [
+        pytest.param([], True, id="on by default, as upstream"),
+        pytest.param(["--disable-disaggregatedset"], False, id="switched off"),
+        pytest.param(["--enable-disaggregatedset"], True, id="explicitly on"),
+    ],
+)
+def test_disaggregatedset_switch_reaches_the_settings(
+    flags: list[str], want: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    app = typer.Typer()
+    app.command()(manager.manager)
+    seen: list[manager.Settings] = []
+
+    async def fake_run(settings: manager.Settings) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(manager, "run", fake_run)
+    result = CliRunner().invoke(app, ["--kubeconfig", "/nonexistent", *flags])
+    assert result.exit_code == 0, result.output
+    assert [s.enable_disaggregatedset for s in seen] == [want]
