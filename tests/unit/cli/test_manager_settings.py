@@ -174,6 +174,8 @@ def test_disaggregatedset_switch_reaches_the_settings(
         seen.append(settings)
 
     monkeypatch.setattr(manager, "run", fake_run)
+    # The command configures logging on the runner's stdout, which is closed after invoke.
+    monkeypatch.setattr(manager, "configure_logging", lambda **_: None)
     result = CliRunner().invoke(app, ["--kubeconfig", "/nonexistent", *flags])
     assert result.exit_code == 0, result.output
     assert [s.enable_disaggregatedset for s in seen] == [want]
