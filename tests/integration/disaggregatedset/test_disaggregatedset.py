@@ -420,3 +420,92 @@ async def test_an_autoscaler_mid_rollout_moves_only_the_new_target(api: KubeClie
         return True
 
     await consistently(old_frozen_new_kept, duration=1.5)
+
+
+async def test_a_removed_role_drains_with_the_others_and_leaves_the_status(api: KubeClient, ns: str) -> None:
+    ds = await create(
+        api, DisaggregatedSetBuilder(ns).role("prefill", 2).role("decode", 1).role("encode", 1).obj()
+    )
+    old = revision_of(ds)
+    async with play_lws(api, ns):
+        await expect_ds_condition(api, ns, c.CONDITION_AVAILABLE, c.REASON_ALL_ROLES_READY)
+        new = revision_of(await update_spec(api, ns, lambda spec: spec["roles"].pop()))
+        await expect_children(api, ns, {f"{DS}-0-{new}-prefill": 2, f"{DS}-0-{new}-decode": 1})
+        await expect_ds_event(api, ns, c.EVENT_LWS_DELETED, f"Deleted drained LWS {DS}-0-{old}-encode")
+        await expect_ds_condition(api, ns, c.CONDITION_AVAILABLE, c.REASON_ALL_ROLES_READY)
+    statuses = (await api.get(DISAGGREGATEDSETS, ns, DS))["status"]["roleStatuses"]
+    assert [s["name"] for s in statuses] == ["prefill", "decode"]
+
+
+async def test_an_old_child_without_its_baseline_gets_it_back_with_a_warning(
+    api: KubeClient, ns: str
+) -> None:
+    ds = await create(api, two_roles(ns).obj())
+    old = revision_of(ds)
+    old_decode = f"{DS}-0-{old}-decode"
+    await expect_children(api, ns, {f"{DS}-0-{old}-prefill": 2, old_decode: 1})
+    await set_child_status(api, ns, f"{DS}-0-{old}-prefill", 2, 2, 2)
+    await set_child_status(api, ns, old_decode, 1, 1, 1)
+    new = revision_of(
+        await update_spec(
+            api,
+            ns,
+            lambda spec: spec["roles"][1]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"][
+                "containers"
+            ][0].update(image=NEW_IMAGE),
+        )
+    )
+    # The new children never become Ready here, so the rollout holds after its first step.
+    await expect_ds_event(
+        api, ns, c.EVENT_ROLLING_UPDATE_STARTED, f"Started rolling update to revision {new}"
+    )
+    patch = {"metadata": {"annotations": {c.ANNOTATION_DS_INITIAL_REPLICAS: None}}}
+    await api.merge_patch(LEADERWORKERSETS, ns, old_decode, patch)
+    note = (
+        f"LWS {old_decode} has no valid {c.ANNOTATION_DS_INITIAL_REPLICAS} annotation;"
+        " restoring it from current spec.replicas (1)"
+    )
+    await expect_ds_event(api, ns, c.EVENT_INITIAL_REPLICAS_MISSING, note)
+
+    async def restored() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, old_decode)
+        assert lws["metadata"]["annotations"].get(c.ANNOTATION_DS_INITIAL_REPLICAS) == "1"
+        return True
+
+    await eventually(restored)
+
+
+async def test_an_older_controllers_ds_owned_service_is_handed_to_its_lws(api: KubeClient, ns: str) -> None:
+    ds = await create(api, two_roles(ns).obj())
+    rev = revision_of(ds)
+    decode = f"{DS}-0-{rev}-decode"
+    legacy = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": decode + "-prv",
+            "namespace": ns,
+            "labels": {c.LABEL_DS_NAME: DS, c.LABEL_DS_ROLE: "decode", c.LABEL_DS_REVISION: rev},
+            "ownerReferences": [
+                {
+                    "apiVersion": c.DS_API_VERSION,
+                    "kind": c.DS_KIND,
+                    "name": DS,
+                    "uid": ds["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"clusterIP": "None", "selector": {c.LABEL_DS_NAME: DS, c.LABEL_DS_ROLE: "decode"}},
+    }
+    created = await api.create(SERVICES, legacy)
+    lws = (await expect_children(api, ns, {f"{DS}-0-{rev}-prefill": 2, decode: 1}))[decode]
+
+    async def handed_over() -> bool:
+        service = await api.get(SERVICES, ns, decode + "-prv")
+        [owner] = service["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["uid"]) == (c.LWS_KIND, lws["metadata"]["uid"]), owner
+        assert service["metadata"]["uid"] == created["metadata"]["uid"], "migrated in place, not recreated"
+        return True
+
+    await eventually(handed_over)
