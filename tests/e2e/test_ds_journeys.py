@@ -129,6 +129,17 @@ async def test_two_roles_become_available_and_scale(api: KubeClient, ns: str) ->
     rev = revision_of(ds)
     for role in ("prefill", "decode"):
         assert await get_or_none(api, SERVICES, ns, f"{DS}-0-{rev}-{role}-prv") is not None
+    # The DS identity reaches every container of every pod, leaders and workers alike.
+    pods = await api.list(PODS, ns, label_selector=c.LABEL_DS_NAME)
+    assert len(pods) == 2 * 2 + 1
+    for pod in pods:
+        labels = pod["metadata"]["labels"]
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+        assert env[c.ENV_DISAGGREGATEDSET_NAME] == DS
+        assert env[c.ENV_DISAGGREGATEDSET_ROLE] == labels[c.LABEL_DS_ROLE]
+        assert env[c.ENV_DISAGGREGATEDSET_SLICE] == "0"
+        assert env[c.ENV_DISAGGREGATEDSET_REVISION] == rev
+        assert env[c.ENV_LWS_WORKER_INDEX] == labels[c.LABEL_WORKER_INDEX]  # the LWS variables too
     await update_spec(api, ns, lambda spec: spec["roles"][1]["spec"].update(replicas=3))
     await expect_available(api, ns, {"prefill": 2, "decode": 3})
     assert set(await live_children(api, ns)) == {f"{DS}-0-{rev}-prefill", f"{DS}-0-{rev}-decode"}
