@@ -52,24 +52,25 @@ THREE_ROLES = "upstream samples/disaggregatedset_v1_3role.yaml#0"
 ONE_ROLE = "single role"
 
 
+FOLD_CASES = [
+    pytest.param(TWO_ROLES, {}, [], id="absent: the v0.9 revision"),
+    pytest.param(
+        TWO_ROLES, {"prefill": "Ordinal", "decode": "Ordinal"}, [], id="Ordinal defaulted: unchanged"
+    ),
+    pytest.param(TWO_ROLES, {"prefill": ""}, [], id="empty string: unchanged"),
+    pytest.param(TWO_ROLES, {"prefill": "Hash"}, ["prefill"], id="one Hash role"),
+    pytest.param(
+        TWO_ROLES, {"prefill": "Hash", "decode": "Hash"}, ["prefill", "decode"], id="two Hash roles"
+    ),
+    pytest.param(TWO_ROLES, {"prefill": "Ordinal", "decode": "Hash"}, ["decode"], id="Ordinal next to Hash"),
+    pytest.param(THREE_ROLES, {"decode": "Hash"}, ["decode"], id="three roles, the middle one Hash"),
+    pytest.param(ONE_ROLE, {}, [], id="single role unchanged"),
+]
+
+
 @pytest.mark.parametrize(
     ("row_id", "identities", "hash_roles"),
-    [
-        pytest.param(TWO_ROLES, {}, [], id="absent: the v0.9 revision"),
-        pytest.param(
-            TWO_ROLES, {"prefill": "Ordinal", "decode": "Ordinal"}, [], id="Ordinal defaulted: unchanged"
-        ),
-        pytest.param(TWO_ROLES, {"prefill": ""}, [], id="empty string: unchanged"),
-        pytest.param(TWO_ROLES, {"prefill": "Hash"}, ["prefill"], id="one Hash role"),
-        pytest.param(
-            TWO_ROLES, {"prefill": "Hash", "decode": "Hash"}, ["prefill", "decode"], id="two Hash roles"
-        ),
-        pytest.param(
-            TWO_ROLES, {"prefill": "Ordinal", "decode": "Hash"}, ["decode"], id="Ordinal next to Hash"
-        ),
-        pytest.param(THREE_ROLES, {"decode": "Hash"}, ["decode"], id="three roles, the middle one Hash"),
-        pytest.param(ONE_ROLE, {}, [], id="single role unchanged"),
-    ],
+    FOLD_CASES,
 )
 def test_group_identity_fold(row_id: str, identities: dict[str, str], hash_roles: list[str]) -> None:
     row = _golden_row(row_id)
@@ -94,3 +95,7 @@ def test_a_non_string_group_identity_is_a_decode_error() -> None:
     roles[0].setdefault("spec", {})["groupIdentity"] = 5
     with pytest.raises(GoDecodeError, match=r"spec\.groupIdentity"):
         disaggregated_revision(roles)
+
+
+def test_group_identity_fold_case_count() -> None:
+    assert len(FOLD_CASES) == 8

@@ -265,68 +265,71 @@ def assert_rollout_invariants(initial: list[int], target: list[int], config: lis
         assert within_window(target, list(step.new)), (index, "new", step)
 
 
+INVARIANT_CASES = [
+    pytest.param(
+        [6, 3, 2],
+        [6, 3, 2],
+        [1, 1, 1],
+        [0, 0, 0],
+        id="upstream TestNRolePlannerInvariants/three roles symmetric",
+    ),
+    pytest.param(
+        [3, 8, 2],
+        [7, 3, 5],
+        [2, 1, 1],
+        [0, 1, 1],
+        id="upstream TestNRolePlannerInvariants/three roles mixed scaling and budgets",
+    ),
+    pytest.param(
+        [4, 4, 0],
+        [4, 4, 4],
+        [1, 1, 1],
+        [0, 0, 0],
+        id="upstream TestNRolePlannerInvariants/add a third role",
+    ),
+    pytest.param(
+        [4, 4, 4, 4],
+        [4, 4, 4, 0],
+        [1] * 4,
+        [0] * 4,
+        id="upstream TestNRolePlannerInvariants/remove a fourth role",
+    ),
+    pytest.param(
+        [4, 4, 0, 3],
+        [4, 4, 3, 0],
+        [1] * 4,
+        [0] * 4,
+        id="upstream TestNRolePlannerInvariants/replace one of four roles",
+    ),
+    pytest.param(
+        [1, 2, 10, 50, 100],
+        [1, 2, 10, 50, 100],
+        [1] * 5,
+        [0] * 5,
+        id="upstream TestNRolePlannerInvariants/five roles with extreme imbalance",
+    ),
+    pytest.param(
+        [1, 2, 3, 4, 5],
+        [5, 6, 7, 8, 9],
+        [1, 2, 1, 2, 1],
+        [0] * 5,
+        id="upstream TestNRolePlannerInvariants/five roles scale up",
+    ),
+    pytest.param(
+        [9, 8, 7, 6, 5],
+        [5, 4, 3, 2, 1],
+        [1] * 5,
+        [1, 2, 1, 2, 1],
+        id="upstream TestNRolePlannerInvariants/five roles scale down",
+    ),
+    pytest.param([10, 10, 10], [10, 10, 10], [1] * 3, [0] * 3, id="three roles of ten with defaults"),
+    pytest.param([0, 0], [3, 5], [1, 1], [0, 0], id="scale up from nothing"),
+]
+
+
 @pytest.mark.parametrize(
     ("initial", "target", "surge", "unavailable"),
-    [
-        pytest.param(
-            [6, 3, 2],
-            [6, 3, 2],
-            [1, 1, 1],
-            [0, 0, 0],
-            id="upstream TestNRolePlannerInvariants/three roles symmetric",
-        ),
-        pytest.param(
-            [3, 8, 2],
-            [7, 3, 5],
-            [2, 1, 1],
-            [0, 1, 1],
-            id="upstream TestNRolePlannerInvariants/three roles mixed scaling and budgets",
-        ),
-        pytest.param(
-            [4, 4, 0],
-            [4, 4, 4],
-            [1, 1, 1],
-            [0, 0, 0],
-            id="upstream TestNRolePlannerInvariants/add a third role",
-        ),
-        pytest.param(
-            [4, 4, 4, 4],
-            [4, 4, 4, 0],
-            [1] * 4,
-            [0] * 4,
-            id="upstream TestNRolePlannerInvariants/remove a fourth role",
-        ),
-        pytest.param(
-            [4, 4, 0, 3],
-            [4, 4, 3, 0],
-            [1] * 4,
-            [0] * 4,
-            id="upstream TestNRolePlannerInvariants/replace one of four roles",
-        ),
-        pytest.param(
-            [1, 2, 10, 50, 100],
-            [1, 2, 10, 50, 100],
-            [1] * 5,
-            [0] * 5,
-            id="upstream TestNRolePlannerInvariants/five roles with extreme imbalance",
-        ),
-        pytest.param(
-            [1, 2, 3, 4, 5],
-            [5, 6, 7, 8, 9],
-            [1, 2, 1, 2, 1],
-            [0] * 5,
-            id="upstream TestNRolePlannerInvariants/five roles scale up",
-        ),
-        pytest.param(
-            [9, 8, 7, 6, 5],
-            [5, 4, 3, 2, 1],
-            [1] * 5,
-            [1, 2, 1, 2, 1],
-            id="upstream TestNRolePlannerInvariants/five roles scale down",
-        ),
-        pytest.param([10, 10, 10], [10, 10, 10], [1] * 3, [0] * 3, id="three roles of ten with defaults"),
-        pytest.param([0, 0], [3, 5], [1, 1], [0, 0], id="scale up from nothing"),
-    ],
+    INVARIANT_CASES,
 )
 def test_planner_invariants(
     initial: list[int], target: list[int], surge: list[int], unavailable: list[int]
@@ -577,3 +580,7 @@ def test_upstream_planner_availability_bounds() -> None:
     assert p.max_safe_drain(RoleSnapshot(4, 4, 0, 0, 4, 4)) == 4
     assert not p.is_ready_complete([RoleSnapshot(0, 0, 0, 4, 2, 4)])
     assert p.is_ready_complete([RoleSnapshot(0, 0, 0, 4, 4, 4)])
+
+
+def test_planner_invariants_case_count() -> None:
+    assert len(INVARIANT_CASES) == 10
