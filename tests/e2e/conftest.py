@@ -17,6 +17,7 @@ cluster components' logs.
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -26,13 +27,14 @@ from typing import Any
 import pytest
 from lightkube import AsyncClient
 
+from leaderworkerset.api import constants as c
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.devcluster.nodes import NodeSpec
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import ResourceRef
-from tests.support import clusters
+from tests.support import clusters, serviceaccount
 from tests.support.manager import ManagerProcess
 
 MANAGERS: list[ManagerProcess] = []
@@ -49,15 +51,31 @@ async def api(full_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
     await client.close()
 
 
+# LWS_E2E_AS_SERVICE_ACCOUNT=1: the shared manager runs under the install's ServiceAccount (generated
+# RBAC only, via a TokenRequest token), and the session fails if its log shows an RBAC refusal.
+AS_SERVICE_ACCOUNT = os.environ.get("LWS_E2E_AS_SERVICE_ACCOUNT") == "1"
+
+
 @pytest.fixture(scope="session")
-async def lws_manager(full_cluster: LocalCluster, full_kube: AsyncClient) -> AsyncIterator[ManagerProcess]:
+async def lws_manager(
+    full_cluster: LocalCluster, full_kube: AsyncClient, api: KubeClient
+) -> AsyncIterator[ManagerProcess]:
     await install_crds(full_kube)
-    manager = ManagerProcess(full_cluster)
+    kubeconfig = None
+    if AS_SERVICE_ACCOUNT:
+        await serviceaccount.install_for_local_manager(api)
+        kubeconfig = serviceaccount.kubeconfig_as(
+            full_cluster, c.SERVICE_ACCOUNT_NAME, full_cluster.workdir / "manager-as-sa.kubeconfig"
+        )
+    manager = ManagerProcess(full_cluster, kubeconfig=kubeconfig)
     MANAGERS.append(manager)
     await manager.start()
     yield manager
     await manager.stop()
     MANAGERS.remove(manager)
+    if AS_SERVICE_ACCOUNT:
+        refused = serviceaccount.rbac_denials(manager.log_text())
+        assert not refused, "RBAC refused the manager under its ServiceAccount:\n" + "\n".join(refused[:20])
 
 
 @pytest.fixture

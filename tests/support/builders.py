@@ -108,6 +108,15 @@ class LeaderWorkerSetBuilder:
         container["resources"] = {"requests": dict(requests), "limits": dict(requests)}
         return self
 
+    def worker_requests(self, requests: dict[str, str]) -> Self:
+        self._lwt["workerTemplate"]["spec"]["containers"][0]["resources"] = {"requests": dict(requests)}
+        return self
+
+    def scheduling(self, scheduling: Obj) -> Self:
+        """`spec.scheduling` (workload-aware gang scheduling); `{}` means one gang per replica."""
+        self._lws["spec"]["scheduling"] = copy.deepcopy(scheduling)
+        return self
+
     def no_leader_template(self) -> Self:
         self._lwt.pop("leaderTemplate", None)
         return self

@@ -18,15 +18,19 @@ from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 STARTED: list[LocalCluster] = []
 
 
-def start(shape: str, worker: str) -> LocalCluster:
+def start(shape: str, worker: str, *, workload_api: bool = False, nodes: int | None = None) -> LocalCluster:
+    """`workload_api` serves scheduling.k8s.io/v1beta1 (a separate cluster: `test-<shape>-wl-<worker>`)."""
     bindir = build.ensure_binaries()
-    workdir = Path(tempfile.mkdtemp(prefix=f"lws-test-{shape}-{worker}-"))
+    tag = f"{shape}-wl" if workload_api else shape
+    workdir = Path(tempfile.mkdtemp(prefix=f"lws-test-{tag}-{worker}-"))
     options = ClusterOptions(
         shape="full" if shape == "full" else "apiserver",
-        nodes=int(os.environ.get("LWS_TEST_NODES", "6")),
+        nodes=nodes if nodes is not None else int(os.environ.get("LWS_TEST_NODES", "6")),
         die_with_parent=True,
     )
-    cluster = LocalCluster(f"test-{shape}-{worker}", workdir, bindir, options)
+    if workload_api:
+        options = options.with_workload_api()
+    cluster = LocalCluster(f"test-{tag}-{worker}", workdir, bindir, options)
     cluster.start()
     STARTED.append(cluster)
     return cluster

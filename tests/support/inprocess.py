@@ -10,7 +10,8 @@ from typing import Any
 from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, new_client
-from leaderworkerset.runtime.manager import Manager, ManagerOptions
+from leaderworkerset.runtime.manager import Manager
+from tests.support.manager import in_process_options
 
 
 @contextlib.asynccontextmanager
@@ -18,14 +19,7 @@ async def running_controllers(cluster: LocalCluster, **register: Any) -> AsyncIt
     """A manager without leader election, probes or metrics, with `register_controllers(**register)`,
     whose caches have synced; stopped (gracefully, then abandoned) on exit."""
     client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
-    options = ManagerOptions(
-        leader_elect=False,
-        health_probe_bind_address="0",
-        metrics_bind_address="0",
-        handle_signals=False,
-        graceful_shutdown_timeout=5.0,
-    )
-    manager = Manager(client, options)
+    manager = Manager(client, in_process_options())
     registered = register_controllers(manager, **register)
     task = asyncio.create_task(manager.run(), name="in-process-manager")
     try:

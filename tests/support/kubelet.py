@@ -33,7 +33,7 @@ def current_revision_key(lws: Obj) -> str:
     return hash_patch(revision_patch(lws))
 
 
-def _owner(obj: Obj, api_version: str, kind: str) -> Obj:
+def owner_reference(obj: Obj, api_version: str, kind: str) -> Obj:
     meta = obj["metadata"]
     return {
         "apiVersion": api_version,
@@ -74,7 +74,7 @@ def leader_pod(lws: Obj, leader_sts: Obj, index: int, revision_key: str) -> Obj:
                 c.LABEL_TEMPLATE_REVISION_HASH: revision_key,
             },
             "annotations": annotations,
-            "ownerReferences": [_owner(leader_sts, "apps/v1", "StatefulSet")],
+            "ownerReferences": [owner_reference(leader_sts, "apps/v1", "StatefulSet")],
         },
         "spec": spec,
     }
@@ -144,7 +144,7 @@ async def create_worker_pods(
                     c.LABEL_GROUP_INDEX: leader_meta["labels"][c.LABEL_GROUP_INDEX],
                 },
                 "annotations": {c.ANNOTATION_SIZE: str(size)},
-                "ownerReferences": [_owner(leader, "v1", "Pod")],
+                "ownerReferences": [owner_reference(leader, "v1", "Pod")],
             },
             "spec": copy.deepcopy(lwt["workerTemplate"]["spec"]),
         }

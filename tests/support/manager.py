@@ -20,16 +20,47 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
+from leaderworkerset.runtime.manager import ManagerOptions
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 
+def in_process_options() -> ManagerOptions:
+    """Options of a manager running on the test's event loop: no leader election, no ports."""
+    return ManagerOptions(
+        leader_elect=False,
+        health_probe_bind_address="0",
+        metrics_bind_address="0",
+        handle_signals=False,
+        graceful_shutdown_timeout=5.0,
+    )
+
+
 class ManagerProcess:
-    def __init__(self, cluster: LocalCluster, name: str = "lws-manager-e2e") -> None:
+    def __init__(
+        self,
+        cluster: LocalCluster,
+        name: str = "lws-manager-e2e",
+        config: Path | None = None,
+        *,
+        kubeconfig: Path | None = None,
+        leader_elect: bool = False,
+        secure_metrics: bool = False,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        """``config`` is a Configuration file (`--config`), e.g. to turn on a scheduler provider;
+        ``kubeconfig`` other than the cluster's admin one runs the manager as someone else (e.g.
+        its ServiceAccount's token); ``secure_metrics`` serves /metrics over HTTPS with authn/authz."""
         self.cluster = cluster
         self.name = name
+        self.config = config
+        self.kubeconfig = kubeconfig or cluster.kubeconfig
+        self.leader_elect = leader_elect
+        self.secure_metrics = secure_metrics
+        self.extra_args = extra_args
         self.webhook_port = free_port()
         self.health_port = free_port()
         self.metrics_port = free_port()
@@ -45,10 +76,10 @@ class ManagerProcess:
             "leaderworkerset.cli",
             "manager",
             "--kubeconfig",
-            str(self.cluster.kubeconfig),
+            str(self.kubeconfig),
             "--namespace",
             c.DEFAULT_NAMESPACE,
-            "--no-leader-elect",
+            "--leader-elect" if self.leader_elect else "--no-leader-elect",
             "--webhook-url-host",
             "127.0.0.1",
             "--webhook-port",
@@ -59,9 +90,15 @@ class ManagerProcess:
             f"127.0.0.1:{self.health_port}",
             "--metrics-bind-address",
             f"127.0.0.1:{self.metrics_port}",
-            "--insecure-metrics",
+            *(() if self.secure_metrics else ("--insecure-metrics",)),
             "--log-json",
+            *(["--config", str(self.config)] if self.config else []),
+            *self.extra_args,
         ]
+
+    def log_text(self) -> str:
+        """The whole log of every start of this manager."""
+        return (self.cluster.logdir / f"{self.name}.log").read_text(errors="replace")
 
     @property
     def running(self) -> bool:

@@ -29,19 +29,22 @@ def up(
     nodes: Annotated[int, typer.Option(help="Fake nodes (full shape).")] = 4,
     pod_ready_delay_ms: Annotated[int, typer.Option(help="Delay before a scheduled pod turns Ready.")] = 0,
     kubeconfig_out: Annotated[str | None, typer.Option(help="Also copy the kubeconfig here.")] = None,
+    workload_api: Annotated[
+        bool,
+        typer.Option(
+            help="Serve the Workload API (scheduling.k8s.io/v1beta1) with kube-scheduler's gang "
+            "scheduling: GenericWorkload on apiserver, controller-manager and scheduler."
+        ),
+    ] = False,
 ) -> None:
     """Start a local cluster and print the path of its kubeconfig."""
     if shape not in ("apiserver", "full"):
         raise typer.BadParameter("must be 'apiserver' or 'full'", param_hint="--shape")
+    options = ClusterOptions(
+        shape="full" if shape == "full" else "apiserver", nodes=nodes, pod_ready_delay_ms=pod_ready_delay_ms
+    )
     try:
-        cluster = named.up(
-            name,
-            ClusterOptions(
-                shape="full" if shape == "full" else "apiserver",
-                nodes=nodes,
-                pod_ready_delay_ms=pod_ready_delay_ms,
-            ),
-        )
+        cluster = named.up(name, options.with_workload_api() if workload_api else options)
     except (ClusterError, build.BuildError, RuntimeError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err

@@ -36,12 +36,13 @@ def _root(
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
-    from leaderworkerset.cli import cluster, crds, manager, status, up
+    from leaderworkerset.cli import cluster, crds, install, manager, status, up
 
     app.command("up")(up.up)
     app.add_typer(cluster.app, name="cluster")
     app.command("crds")(crds.crds_command)
-    app.command("install")(crds.install_command)
+    app.command("install")(install.install_command)
+    app.command("uninstall")(install.uninstall_command)
     app.command("status")(status.status)
     app.command("manager")(manager.manager)
 

@@ -64,20 +64,28 @@ def manager_options(settings: Settings) -> ManagerOptions:
     return replace_dataclass(options, leader_elect=options.leader_elect and settings.run_controllers)
 
 
+def _scheduler_provider(cfg: api_config.Configuration) -> str | None:
+    gang = cfg.gang_scheduling_management
+    return gang.scheduler_provider if gang else None
+
+
 def webhook_options(cfg: api_config.Configuration) -> Any:
     """What the admission handlers need to know from the Configuration (gang scheduling, gates)."""
     from leaderworkerset.webhooks.admission import WebhookOptions
-    from leaderworkerset.webhooks.pod import volcano_pod_group_injector
+    from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
     from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
     gates = {**c.FEATURE_GATE_DEFAULTS, **(cfg.feature_gates or {})}
-    gang = cfg.gang_scheduling_management
-    provider = gang.scheduler_provider if gang else None
+    provider = _scheduler_provider(cfg)
+    injectors = {
+        c.SCHEDULER_PROVIDER_VOLCANO: volcano_pod_group_injector,
+        c.SCHEDULER_PROVIDER_KUBERNETES: workload_pod_group_injector,
+    }
     return WebhookOptions(
         scheduling=SchedulingAdmission(
             feature_gate_enabled=gates[c.FEATURE_WORKLOAD_AWARE_SCHEDULING], provider=provider
         ),
-        pod_group_injector=volcano_pod_group_injector if provider == c.SCHEDULER_PROVIDER_VOLCANO else None,
+        pod_group_injector=injectors.get(provider or ""),
     )
 
 
@@ -115,9 +123,21 @@ def webhook_run_config(settings: Settings) -> Any:
 
 def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     from leaderworkerset.webhooks import runner
+    from leaderworkerset.webhooks.discovery import WorkloadApiProbe
     from leaderworkerset.webhooks.metrics import new_webhook_metrics
 
     config = webhook_run_config(settings)
+    # The kubernetes provider admits a new spec.scheduling only while discovery finds the Workload API.
+    kubernetes = _scheduler_provider(settings.config) == c.SCHEDULER_PROVIDER_KUBERNETES
+    probe = WorkloadApiProbe() if kubernetes else None
+    if probe is not None:
+        config = replace_dataclass(
+            config,
+            options=replace_dataclass(
+                config.options,
+                scheduling=replace_dataclass(config.options.scheduling, workload_api_available=probe),
+            ),
+        )
     metrics = new_webhook_metrics(mgr.registry)
     config.cert_dir.mkdir(parents=True, exist_ok=True)
     certs_ready = asyncio.Event()
@@ -132,6 +152,10 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
                 NAMESPACES,
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings.namespace}},
             )
+        refresher = None
+        if probe is not None:
+            await probe.refresh(client)  # admission starts with a real answer
+            refresher = asyncio.create_task(probe.run(client), name="workload-api-discovery")
         task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics))
         try:
             await asyncio.shield(task)
@@ -139,6 +163,9 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
             stop.set()
             await task
             raise
+        finally:
+            if refresher is not None:
+                refresher.cancel()
 
     mgr.add_runnable("webhooks", serve)
 
@@ -157,13 +184,23 @@ async def run(settings: Settings) -> None:
     if settings.run_webhooks:
         _add_webhooks(mgr, client, settings)
     if settings.run_controllers:
+        from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
+        from leaderworkerset.controllers.scheduling import require_provider_api
         from leaderworkerset.controllers.setup import register_controllers
 
+        try:
+            await require_provider_api(client, _scheduler_provider(settings.config))
+            if settings.enable_disaggregatedset:
+                await require_ds_api(client)
+        except Exception:
+            await client.close()
+            raise
         register_controllers(
             mgr,
             max_concurrent_reconciles=settings.max_concurrent_reconciles,
             namespace=settings.watch_namespace,
             enable_disaggregatedset=settings.enable_disaggregatedset,
+            scheduler_provider=_scheduler_provider(settings.config),
         )
     try:
         await mgr.run()
@@ -307,5 +344,12 @@ def manager(
         watch_namespace=watch_namespace,
         enable_disaggregatedset=enable_disaggregatedset,
     )
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run(settings))
+    from leaderworkerset.controllers.disaggregatedset.setup import DisaggregatedSetApiMissingError
+    from leaderworkerset.controllers.scheduling import ProviderApiMissingError
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run(settings))
+    except (ProviderApiMissingError, DisaggregatedSetApiMissingError) as err:
+        typer.echo(f"lws manager: {err}", err=True)
+        raise typer.Exit(1) from err

@@ -10,7 +10,8 @@ One reconcile of a pod key `<namespace>/<pod>`:
      revision. Worker StatefulSets are create-only: a group changes only by being recreated.
 
 Not handled yet (v1.0 features of this controller): maxGroupRestarts budgets and their
-finalizers, Hash identity (group-ready condition, replacement gate), scheduler-provider PodGroups.
+finalizers, Hash identity (group-ready condition, replacement gate).
+The scheduler provider (if configured) makes the group's PodGroup before its workers exist.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
-from leaderworkerset.controllers.leaderworkerset import error_text, record
+from leaderworkerset.controllers.leaderworkerset import error_text, lws_ref, record
+from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.core.gang import SchedulingError
 from leaderworkerset.core.groups import (
     is_deleting,
     is_leader_pod,
@@ -54,10 +57,11 @@ from leaderworkerset.core.restart import (
 from leaderworkerset.core.revision import find_revision, revision_spec
 from leaderworkerset.core.services import replica_service
 from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
+from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
-from leaderworkerset.runtime.events import EventRecorder
+from leaderworkerset.runtime.events import EventRecorder, object_ref
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
@@ -77,7 +81,14 @@ _DELETED_MARK = "1970-01-01T00:00:00Z"
 
 
 class GroupReconciler:
-    def __init__(self, client: KubeClient, informers: SharedInformers, recorder: EventRecorder) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        informers: SharedInformers,
+        recorder: EventRecorder,
+        provider: SchedulerProvider | None = None,
+    ) -> None:
+        self._provider = provider
         self._client = client
         self._informers = informers
         self._recorder = recorder
@@ -189,6 +200,7 @@ class GroupReconciler:
         if is_deleting(leader):
             return None
         await self._ensure_replica_service(lws, leader)
+        await self._ensure_pod_group(lws, leader)
         if startup_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # size 1, or waiting for a leader update that re-triggers us
         if self._informers.statefulset(namespace_of(leader), name_of(leader)) is not None:
@@ -219,6 +231,25 @@ class GroupReconciler:
                 return None
             raise
 
+    async def _ensure_pod_group(self, lws: Obj, leader: Obj) -> None:
+        """The provider's PodGroup for this group, before workers exist (their gang needs it)."""
+        if self._provider is None:
+            return
+        try:
+            await self._provider.create_pod_group_if_not_exists(lws, leader)
+        except SchedulingError as err:
+            if err.unexpected_owner:
+                # Upstream's Eventf(pod, lws, ...): regarding the leader, related to the LWS.
+                self._recorder.record(
+                    object_ref(leader, api_version="v1", kind="Pod"),
+                    c.EVENT_TYPE_WARNING,
+                    c.EVENT_UNEXPECTED_POD_GROUP_OWNER,
+                    c.EVENT_ACTION_CREATE,
+                    str(err),
+                    lws_ref(lws),
+                )
+            raise
+
     async def _ensure_replica_service(self, lws: Obj, leader: Obj) -> None:
         service = replica_service(lws, leader)
         if service is None or self._informers.has_service(namespace_of(leader), name_of(service)):
@@ -243,7 +274,11 @@ class GroupReconciler:
     async def _create_worker_statefulset(self, lws: Obj, leader: Obj, revision: Mapping[str, Any]) -> None:
         """`leader` is the full pod (the projection lacks the containers, read for TPU requests)."""
         body = worker_statefulset(
-            lws, leader, revision_spec(lws, revision), node_selector=await self._node_selector(lws, leader)
+            lws,
+            leader,
+            revision_spec(lws, revision),
+            node_selector=await self._node_selector(lws, leader),
+            extra_template_annotations=scheduling_template_annotations(lws),
         )
         try:
             await self._client.create(STATEFULSETS, body)
@@ -268,10 +303,15 @@ def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
 
 
 def setup(
-    manager: Manager, informers: SharedInformers, *, max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    manager: Manager,
+    informers: SharedInformers,
+    *,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    provider: SchedulerProvider | None = None,
 ) -> Controller:
     """Create the pod controller, declare its watches and add it to the manager."""
-    reconciler = GroupReconciler(manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_LWS))
+    recorder = manager.event_recorder(c.EVENT_COMPONENT_LWS)
+    reconciler = GroupReconciler(manager.client, informers, recorder, provider)
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )

@@ -30,6 +30,8 @@ from leaderworkerset.controllers.informers import (
     SharedInformers,
     WriteMemo,
 )
+from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core import gojson
 from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
 from leaderworkerset.core.revision import (
@@ -43,11 +45,13 @@ from leaderworkerset.core.rollout import (
     LeaderStatefulSetView,
     RolloutDecision,
     after_apply_events,
+    lws_replicas,
     plan_rollout_for,
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
 from leaderworkerset.core.status import plan_status
+from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
@@ -120,7 +124,9 @@ class LeaderWorkerSetReconciler:
         recorder: EventRecorder,
         *,
         now: Now | None = None,
+        provider: SchedulerProvider | None = None,
     ) -> None:
+        self._provider = provider
         self._client = client
         self._informers = informers
         self._recorder = recorder
@@ -144,6 +150,20 @@ class LeaderWorkerSetReconciler:
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
         round_ = _Round(lws=lws, key=key, leader_sts=leader_sts)
         await self._ensure_revision(round_)
+        try:
+            round_.lws = await reconcile_prerequisites(
+                self._provider,
+                self._client,
+                self._recorder,
+                round_.lws,
+                replicas=lws_replicas(round_.lws),
+                revision=round_.revision_key,
+                now=self._now(),
+            )
+        except Exception as err:
+            if is_conflict(err):
+                return Result(requeue=True)  # the condition write raced a newer LWS
+            raise
         await self._apply_leader_statefulset(round_, self._plan_rollout(round_))
         await self._ensure_shared_service(round_)
         try:
@@ -211,6 +231,7 @@ class LeaderWorkerSetReconciler:
             partition=decision.partition,
             replicas=decision.replicas,
             revision_key=round_.revision_key,
+            extra_template_annotations=scheduling_template_annotations(round_.lws),
         )
         try:
             applied = await self._client.apply(STATEFULSETS, body)
@@ -318,10 +339,11 @@ def setup(
     *,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     now: Now | None = None,
+    provider: SchedulerProvider | None = None,
 ) -> Controller:
     """Create the LWS controller, declare its watches and add it to the manager."""
     reconciler = LeaderWorkerSetReconciler(
-        manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_LWS), now=now
+        manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_LWS), now=now, provider=provider
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics

@@ -8,6 +8,7 @@ from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
 from leaderworkerset.controllers.leaderworkerset import Now
+from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
 
@@ -17,6 +18,7 @@ class RegisteredControllers:
     leaderworkerset: Controller | None
     pod: Controller | None
     informers: SharedInformers | None
+    provider: SchedulerProvider | None = None
     disaggregatedset: Controller | None = None
     ds_informers: DisaggregatedSetInformers | None = None
 
@@ -27,6 +29,7 @@ def register_controllers(
     max_concurrent_reconciles: int = leaderworkerset.DEFAULT_MAX_CONCURRENT,
     now: Now | None = None,
     namespace: str | None = None,
+    scheduler_provider: str | None = None,
     enable_leaderworkerset: bool = True,
     enable_disaggregatedset: bool = True,
 ) -> RegisteredControllers:
@@ -34,19 +37,27 @@ def register_controllers(
     DisaggregatedSet controller (recorder `disaggregatedset`) to `manager`.
 
     Call once per manager, before `manager.run()`. `namespace` limits the controllers (and their
-    caches) to one namespace; None watches all. Upstream always runs all three; the switches let
-    a manager (or a test) run one side without the other's caches.
+    caches) to one namespace; None watches all. `scheduler_provider` is the Configuration's
+    gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
+    switches let a manager (or a test) run one side without the other's caches.
     """
-    informers = lws_controller = pod_controller = None
+    informers = lws_controller = pod_controller = provider = None
     if enable_leaderworkerset:
         informers = shared_informers(manager.cache, namespace)
+        provider = new_provider(scheduler_provider, manager, informers, namespace)
         lws_controller = leaderworkerset.setup(
-            manager, informers, max_concurrent=max_concurrent_reconciles, now=now
+            manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
         )
-        pod_controller = group.setup(manager, informers, max_concurrent=max_concurrent_reconciles)
+        pod_controller = group.setup(
+            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
+        )
+        if provider is not None:
+            provider.watch(lws_controller, pod_controller)
     ds_controller = ds_caches = None
     if enable_disaggregatedset:
         ds_controller, ds_caches = disaggregatedset.setup(
             manager, namespace=namespace, max_concurrent=max_concurrent_reconciles, now=now
         )
-    return RegisteredControllers(lws_controller, pod_controller, informers, ds_controller, ds_caches)
+    return RegisteredControllers(
+        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches
+    )

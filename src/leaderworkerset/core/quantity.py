@@ -25,7 +25,14 @@ from dataclasses import dataclass
 
 from leaderworkerset.core.gojson import format_float
 
-__all__ = ["Quantity", "QuantityError", "canonical_json_quantity", "parse_quantity"]
+__all__ = [
+    "Quantity",
+    "QuantityError",
+    "add_quantities",
+    "canonical_json_quantity",
+    "compare_quantities",
+    "parse_quantity",
+]
 
 _INT64_MAX = (1 << 63) - 1
 _NANO = -9
@@ -292,3 +299,24 @@ def canonical_json_quantity(value: object) -> str:
     else:
         raise QuantityError(f"invalid quantity {value!r}")
     return parse_quantity(text).canonical()
+
+
+# ----- arithmetic (apimachinery's Quantity.Add / Cmp, as resource helpers use them) -----------------
+
+
+def _aligned(a: Quantity, b: Quantity) -> tuple[int, int, int]:
+    exponent = min(a.exponent, b.exponent)
+    return a.unscaled * _pow10(a.exponent - exponent), b.unscaled * _pow10(b.exponent - exponent), exponent
+
+
+def add_quantities(a: Quantity, b: Quantity) -> Quantity:
+    """a + b, exact; like Go's Add the sum keeps a's format unless a is zero, and loses its text."""
+    left, right, exponent = _aligned(a, b)
+    fmt = b.format if a.unscaled == 0 else a.format
+    return Quantity(left + right, exponent, fmt)
+
+
+def compare_quantities(a: Quantity, b: Quantity) -> int:
+    """-1, 0 or 1 as a is less than, equal to or greater than b."""
+    left, right, _ = _aligned(a, b)
+    return (left > right) - (left < right)

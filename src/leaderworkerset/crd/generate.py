@@ -19,7 +19,8 @@ from leaderworkerset.crd.packaged import MANIFEST_DIR, manifest_file_name
 from leaderworkerset.crd.render import to_yaml
 
 _REPO_ROOT = Path(__file__).resolve().parents[3]
-DEFAULT_OUTPUTS = (MANIFEST_DIR, _REPO_ROOT / "deploy" / "crds")
+# deploy/crds for kubectl users; charts/lws/crds because Helm installs crds/ once and never deletes them.
+DEFAULT_OUTPUTS = (MANIFEST_DIR, _REPO_ROOT / "deploy" / "crds", _REPO_ROOT / "charts" / "lws" / "crds")
 
 
 def render_all() -> dict[str, str]:

@@ -15,12 +15,14 @@ file lock so that parallel test workers build once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -102,13 +104,35 @@ def _copy_wrappers(work: Path) -> Path:
     return dest
 
 
+@contextlib.contextmanager
+def staged_output(out: Path) -> Iterator[Path]:
+    """A temporary sibling of ``out`` to build into; ``publish`` renames it over ``out``.
+
+    Removed when the build fails, so a half-built directory is never mistaken for a complete one.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent))
+    try:
+        yield tmp
+    except StepError as err:
+        raise BuildError(str(err)) from err
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def publish(tmp: Path, out: Path, marker: str) -> None:
+    (tmp / COMPLETE_MARKER).write_text(marker)
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+
+
 def _build_into(out: Path) -> None:
     started = time.monotonic()
     env = _go_env()
-    tmp_out = Path(tempfile.mkdtemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent))
     log = out.parent / (out.name + ".build.log")
     log.write_text("")
-    try:
+    with staged_output(out) as tmp_out:
         with tempfile.TemporaryDirectory(prefix="lws-gobuild-") as work_str:
             mods = _copy_wrappers(Path(work_str))
             kube_pkgs = [f"k8s.io/kubernetes/cmd/{b}" for b in versions.KUBE_BINARIES]
@@ -163,15 +187,7 @@ def _build_into(out: Path) -> None:
             )
             _copy_kwok_stages(mods / "kwok", tmp_out, env)
         _self_check(tmp_out)
-        (tmp_out / COMPLETE_MARKER).write_text(versions.build_key(go_version()) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp_out.rename(out)
-    except StepError as err:
-        raise BuildError(str(err)) from err
-    finally:
-        if tmp_out.exists():
-            shutil.rmtree(tmp_out, ignore_errors=True)
+        publish(tmp_out, out, versions.build_key(go_version()) + "\n")
 
 
 def _copy_kwok_stages(kwok_mod: Path, dest: Path, env: dict[str, str]) -> None:

@@ -25,9 +25,9 @@ import ssl
 import subprocess
 import sys
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import yaml
 
@@ -49,6 +49,12 @@ class ClusterError(RuntimeError):
     """A component failed to start or become ready; carries the log tails."""
 
 
+# The Kubernetes Workload API (scheduling.k8s.io/v1beta1 Workload + PodGroup) and kube-scheduler's
+# gang scheduling are off by default in 1.37: one gate on every component, plus the API group version.
+WORKLOAD_API_FEATURE_GATES: Final = "GenericWorkload=true"
+WORKLOAD_API_RUNTIME_CONFIG: Final = "scheduling.k8s.io/v1beta1=true"
+
+
 @dataclass
 class ClusterOptions:
     shape: Shape = "full"
@@ -59,6 +65,12 @@ class ClusterOptions:
     feature_gates: str = ""
     runtime_config: str = ""
     start_timeout: float = 120.0
+
+    def with_workload_api(self) -> ClusterOptions:
+        """These options plus the Workload API gates and runtime-config (kept if already given)."""
+        gates = ",".join(g for g in (self.feature_gates, WORKLOAD_API_FEATURE_GATES) if g)
+        runtime = ",".join(r for r in (self.runtime_config, WORKLOAD_API_RUNTIME_CONFIG) if r)
+        return replace(self, feature_gates=gates, runtime_config=runtime)
 
 
 @dataclass

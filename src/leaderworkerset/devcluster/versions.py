@@ -27,7 +27,7 @@ def staging_version(kube_version: str = KUBERNETES_VERSION) -> str:
     return "v0." + kube_version.removeprefix("v1.")
 
 
-def _machine() -> str:
+def machine() -> str:
     arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
     return f"{platform.system().lower()}-{arch}"
 
@@ -44,5 +44,5 @@ def cache_root() -> Path:
 def build_key(go_version: str) -> str:
     return (
         f"k8s-{KUBERNETES_VERSION}_etcd-{ETCD_VERSION}_kwok-{KWOK_VERSION}"
-        f"_{go_version}_{_machine()}_r{RECIPE_REVISION}"
+        f"_{go_version}_{machine()}_r{RECIPE_REVISION}"
     )

@@ -51,6 +51,10 @@ class ReadinessGate(msgspec.Struct, gc=False):
     conditionType: str = ""
 
 
+class SchedulingGroup(msgspec.Struct, omit_defaults=True, gc=False):
+    podGroupName: str | None = None
+
+
 class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
     nodeName: str | None = None
     hostname: str | None = None
@@ -58,6 +62,8 @@ class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
     nodeSelector: dict[str, str] | None = None
     schedulingGates: list[SchedulingGate] | None = None
     readinessGates: list[ReadinessGate] | None = None
+    # The Workload API PodGroup the pod joins; PodGroup cleanup keeps groups that pods still name.
+    schedulingGroup: SchedulingGroup | None = None
 
 
 class PodStatus(msgspec.Struct, omit_defaults=True, gc=False):

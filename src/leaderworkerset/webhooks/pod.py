@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core import gang, tpu, workloads
 from leaderworkerset.core import podmutation as pm
-from leaderworkerset.core import tpu
 from leaderworkerset.core.keys import GoParseError
 
 Obj = dict[str, Any]
@@ -32,16 +32,15 @@ def random_token() -> str:
 
 def volcano_pod_group_injector(pod: Obj) -> None:
     """Volcano: name the group's PodGroup `<lws>-<groupIndex>-<revisionKey>` on the pod."""
-    pod_labels = pm.labels(pod)
-    name = "-".join(
-        (
-            pod_labels.get(c.LABEL_SET_NAME, ""),
-            pod_labels.get(c.LABEL_GROUP_INDEX, ""),
-            pod_labels.get(c.LABEL_TEMPLATE_REVISION_HASH, ""),
-        )
-    )
-    meta = pm.metadata(pod)
-    meta["annotations"] = {**(meta.get("annotations") or {}), c.ANNOTATION_SCHEDULING_GROUP_NAME: name}
+    gang.inject_volcano_group_name(pod)
+
+
+def workload_pod_group_injector(pod: Obj) -> None:
+    """Kubernetes Workload API: put a workload-aware pod into its PodGroup (`spec.schedulingGroup`)."""
+    try:
+        workloads.inject_scheduling_group(pod)
+    except ValueError as err:
+        raise pm.PodMutationError(str(err)) from err
 
 
 def is_lws_pod(pod: Obj) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import validation as v
+from leaderworkerset.core.gang import volcano_unsupported
 from leaderworkerset.core.validation import SchedulingModeError, scheduling_mode
 from leaderworkerset.webhooks import fields as f
 
@@ -48,7 +49,7 @@ def validate_scheduling(old: Obj | None, new: Obj, admission: SchedulingAdmissio
         return [v.forbidden(PATH, f"cannot {verb} spec.scheduling after creation", f"scheduling-{verb}")]
     if not new_on:
         return []
-    errors = [] if old_on else _opt_in(admission)
+    errors = [] if old_on else _opt_in(admission) or _hash_unsupported(new)
     if errors:
         return errors
     return _phase_one(old if old_on else None, new, admission)
@@ -72,6 +73,15 @@ def _opt_in(admission: SchedulingAdmission) -> list[FieldError]:
     return []
 
 
+def _hash_unsupported(new: Obj) -> list[FieldError]:
+    """Fail closed: Hash groups get their PodGroups from a pod-controller path not built here yet,
+    so a Hash LWS opting in would wait for PodGroups nobody creates."""
+    if f.string(f.child(new, "spec"), "groupIdentity") != c.GROUP_IDENTITY_HASH:
+        return []
+    detail = "workload-aware scheduling is not supported yet with spec.groupIdentity Hash by this controller"
+    return [v.forbidden(PATH, detail, "scheduling-hash-unsupported")]
+
+
 def _phase_one(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:
     spec = f.child(new, "spec")
     scheduling = f.child(spec, "scheduling")
@@ -84,7 +94,7 @@ def _phase_one(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> lis
         errors += _update_rules(f.child(old, "spec"), spec, mode)
     errors += _semantics(new, mode)
     if admission.provider == c.SCHEDULER_PROVIDER_VOLCANO:
-        errors += _volcano(scheduling, mode)
+        errors += _volcano(scheduling)
     errors += _delegation(old, new, mode)
     return errors
 
@@ -271,39 +281,8 @@ def _claim_referenced(claim: Obj, template: Obj) -> bool:
     return False
 
 
-def _volcano(scheduling: Obj, mode: str) -> list[FieldError]:
-    prefix = "the Volcano provider"
-    if mode != c.SCHEDULING_MODE_REPLICA:
-        return [
-            v.forbidden(
-                PATH, f"{prefix} supports the typed API only at replica level", "volcano-replica-only"
-            )
-        ]
-    replica = f.child(scheduling, "replica")
-    path = f"{PATH}.replica"
-    errors: list[FieldError] = []
-    if f.present(f.child(replica, "schedulingPolicy"), "basic"):
-        errors.append(
-            v.forbidden(
-                f"{path}.schedulingPolicy", f"{prefix} does not support Basic policy", "volcano-no-basic"
-            )
-        )
-    checks = (
-        ("schedulingConstraints", "typed scheduling constraints", "volcano-no-constraints"),
-        ("disruptionMode", "typed disruption mode", "volcano-no-disruption-mode"),
-    )
-    for name, what, rule in checks:
-        if f.present(replica, name):
-            errors.append(v.forbidden(f"{path}.{name}", f"{prefix} does not support {what}", rule))
-    if f.items(replica, "resourceClaims"):
-        errors.append(
-            v.forbidden(
-                f"{path}.resourceClaims",
-                f"{prefix} does not support shared resource claims",
-                "volcano-no-claims",
-            )
-        )
-    return errors
+def _volcano(scheduling: Obj) -> list[FieldError]:
+    return [v.forbidden(u.path, u.message, u.rule) for u in volcano_unsupported(scheduling)]
 
 
 def _has_controller(obj: Obj) -> bool:

@@ -13,7 +13,8 @@ from lightkube import AsyncClient
 from typer.testing import CliRunner
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.cli.crds import crds_command, install_command
+from leaderworkerset.cli.crds import crds_command
+from leaderworkerset.cli.install import install_command
 from leaderworkerset.crd.install import CRD_ESTABLISHED
 from leaderworkerset.crd.packaged import crd_texts
 from leaderworkerset.devcluster.cluster import LocalCluster
@@ -45,7 +46,9 @@ def test_lws_crds_prints_the_packaged_manifests() -> None:
 
 def test_lws_install_applies_and_is_idempotent(apiserver_cluster: LocalCluster) -> None:
     for _ in range(2):
-        result = CliRunner().invoke(_cli(), ["install", "--kubeconfig", str(apiserver_cluster.kubeconfig)])
+        result = CliRunner().invoke(
+            _cli(), ["install", "--crds-only", "--kubeconfig", str(apiserver_cluster.kubeconfig)]
+        )
         assert result.exit_code == 0, result.output
         for name in CRD_NAMES:
             assert f"customresourcedefinition/{name} serverside-applied" in result.output

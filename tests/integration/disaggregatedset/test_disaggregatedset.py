@@ -509,3 +509,12 @@ async def test_an_older_controllers_ds_owned_service_is_handed_to_its_lws(api: K
         return True
 
     await eventually(handed_over)
+
+
+async def test_the_manager_can_tell_whether_the_ds_api_is_served(api: KubeClient, ns: str) -> None:
+    from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
+
+    await require_ds_api(api)  # the CRDs are installed: no error
+    assert await api.serves(c.DS_API_VERSION, c.DSRS_PLURAL)
+    assert not await api.serves(c.DS_API_VERSION, "widgets")
+    assert not await api.serves("example.com/v1", "widgets")

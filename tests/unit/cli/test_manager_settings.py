@@ -11,7 +11,7 @@ from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli import manager
 from leaderworkerset.runtime.client import ClientOptions
-from leaderworkerset.webhooks.pod import volcano_pod_group_injector
+from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
 
 UPSTREAM_CONFIG = (
     Path(__file__).resolve().parents[4]
@@ -179,3 +179,16 @@ def test_disaggregatedset_switch_reaches_the_settings(
     result = CliRunner().invoke(app, ["--kubeconfig", "/nonexistent", *flags])
     assert result.exit_code == 0, result.output
     assert [s.enable_disaggregatedset for s in seen] == [want]
+
+
+def test_kubernetes_gang_scheduling_makes_the_pod_webhook_set_scheduling_groups() -> None:
+    cfg = api_config.load_configuration(
+        "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\n"
+        "gangSchedulingManagement: {schedulerProvider: kubernetes}\n"
+        "featureGates: {WorkloadAwareScheduling: true}\n"
+    )
+
+    options = manager.webhook_options(cfg)
+
+    assert options.pod_group_injector is workload_pod_group_injector
+    assert options.scheduling.provider == "kubernetes"

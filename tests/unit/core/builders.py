@@ -118,6 +118,14 @@ class LWSBuilder:
         self._lwt["restartPolicy"] = policy
         return self
 
+    def scheduling(self, scheduling: dict[str, Any] | None) -> Self:
+        self._spec["scheduling"] = copy.deepcopy(scheduling)
+        return self
+
+    def group_identity(self, identity: str) -> Self:
+        self._spec["groupIdentity"] = identity
+        return self
+
     def startup_policy(self, policy: str) -> Self:
         self._spec["startupPolicy"] = policy
         return self

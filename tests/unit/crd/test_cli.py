@@ -9,7 +9,8 @@ import typer
 import yaml
 from typer.testing import CliRunner
 
-from leaderworkerset.cli.crds import crds_command, install_command
+from leaderworkerset.cli.crds import crds_command
+from leaderworkerset.cli.install import install_command
 from leaderworkerset.crd.packaged import crd_texts
 
 

@@ -1,4 +1,4 @@
-"""The committed manifests are exactly what the generator produces (and deploy/ holds the same)."""
+"""The committed manifests are exactly what the generator produces (deploy/ and the chart hold the same)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from leaderworkerset.crd.generate import DEFAULT_OUTPUTS, render_all
 from leaderworkerset.crd.packaged import CRD_FILES, crd_documents, crd_texts
 
-PACKAGED, DEPLOY = DEFAULT_OUTPUTS
+PACKAGED, DEPLOY, CHART = DEFAULT_OUTPUTS
 
 
 @functools.cache
@@ -19,7 +19,12 @@ def _rendered() -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    "directory", [pytest.param(PACKAGED, id="packaged"), pytest.param(DEPLOY, id="deploy")]
+    "directory",
+    [
+        pytest.param(PACKAGED, id="packaged"),
+        pytest.param(DEPLOY, id="deploy"),
+        pytest.param(CHART, id="chart"),
+    ],
 )
 @pytest.mark.parametrize("name", [pytest.param(n, id=n.removesuffix(".yaml")) for n in CRD_FILES])
 def test_committed_manifest_is_current(directory: Path, name: str) -> None:

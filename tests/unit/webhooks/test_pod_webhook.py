@@ -9,7 +9,12 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core import keys
 from leaderworkerset.core.affinity import exclusive_affinity_applied, set_exclusive_affinities
 from leaderworkerset.core.podmutation import PodMutationError
-from leaderworkerset.webhooks.pod import default_pod, validate_pod, volcano_pod_group_injector
+from leaderworkerset.webhooks.pod import (
+    default_pod,
+    validate_pod,
+    volcano_pod_group_injector,
+    workload_pod_group_injector,
+)
 from tests.unit.webhooks.builders import leader, pod, tpu_container, tpu_pod_spec, worker
 
 Obj = dict[str, Any]
@@ -529,3 +534,43 @@ def test_workload_aware_pod_without_provider_is_rejected() -> None:
     subject = leader().annotation(c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING, c.SCHEDULING_MODE_REPLICA).obj()
     with pytest.raises(PodMutationError, match="no scheduler provider is configured"):
         mutate(subject)
+
+
+@pytest.mark.parametrize(
+    ("subject", "want"),
+    [
+        pytest.param(
+            leader()
+            .annotation(c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING, c.SCHEDULING_MODE_REPLICA)
+            .annotation(c.ANNOTATION_WORKLOAD_NAME, "test-sample-8697f9b6f9")
+            .label(c.LABEL_TEMPLATE_REVISION_HASH, "rev1")
+            .obj(),
+            "test-sample-8697f9b6f9-1-rev1",
+            id="replica leader joins its group's PodGroup",
+        ),
+        pytest.param(
+            worker("test-sample-1-2")
+            .annotation(c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING, c.SCHEDULING_MODE_ROLE)
+            .annotation(c.ANNOTATION_WORKLOAD_NAME, "test-sample-8697f9b6f9")
+            .label(c.LABEL_TEMPLATE_REVISION_HASH, "rev1")
+            .obj(),
+            "test-sample-8697f9b6f9-1-worker-rev1",
+            id="role worker joins the worker PodGroup",
+        ),
+    ],
+)
+def test_kubernetes_provider_handles_workload_aware_pods(subject: Obj, want: str) -> None:
+    """The misleading denial is gone: with the kubernetes provider the pod gets its PodGroup."""
+    mutated = mutate(subject, pod_group_injector=workload_pod_group_injector)
+    assert mutated["spec"]["schedulingGroup"] == {"podGroupName": want}
+
+
+def test_kubernetes_provider_leaves_pods_without_the_annotation_alone() -> None:
+    mutated = mutate(leader().obj(), pod_group_injector=workload_pod_group_injector)
+    assert "schedulingGroup" not in mutated["spec"]
+
+
+def test_kubernetes_provider_rejects_an_unknown_mode_naming_it() -> None:
+    subject = leader().annotation(c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING, "cluster").obj()
+    with pytest.raises(PodMutationError, match="unsupported workload-aware scheduling mode 'cluster'"):
+        mutate(subject, pod_group_injector=workload_pod_group_injector)

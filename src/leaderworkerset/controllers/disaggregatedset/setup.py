@@ -5,10 +5,28 @@ from __future__ import annotations
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers, ds_informers
 from leaderworkerset.controllers.disaggregatedset.reconciler import DisaggregatedSetReconciler, Now
+from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
+from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS
 
 CONTROLLER_NAME = "disaggregatedset"
+
+
+class DisaggregatedSetApiMissingError(RuntimeError):
+    """The DisaggregatedSet CRDs are not served: the controller's caches could never sync."""
+
+
+async def require_ds_api(client: KubeClient) -> None:
+    """Fail fast, naming the remedy, instead of every controller waiting on caches that never sync."""
+    for ref in (DISAGGREGATEDSETS, DS_ROLE_SCALERS):
+        if not await client.serves(ref.api_version, ref.plural):
+            raise DisaggregatedSetApiMissingError(
+                f"the API server does not serve {ref.plural}.{ref.group} ({ref.api_version}): install the "
+                "CRDs (lws install --crds-only) or run the manager with --disable-disaggregatedset"
+            )
+
+
 DEFAULT_MAX_CONCURRENT = 4
 
 

@@ -1,0 +1,1 @@
+"""In-cluster installation: generated manifests (RBAC, manager Deployment, Services, webhooks), apply."""

@@ -1,0 +1,234 @@
+"""M13: swap upstream's Go controller for ours and back without restarting a pod.
+
+Upstream's manager is built from ``sigs.k8s.io/lws`` at the newest version the module proxy serves
+(v0.9.0; v1.0.0 is refused) and cached like the control plane. It runs the controllers with its
+webhooks off (``ENABLE_WEBHOOKS=false``); our webhook server admits for both throughout, so what is
+swapped is exactly the reconciling side. With three LeaderWorkerSets mid-life under upstream (one
+mid-rollout, held by a partition), upstream is stopped and ours started: no pod is recreated or
+restarted (UIDs, restartCounts), no ControllerRevision appears, no StatefulSet template changes;
+then the held rollout completes under ours, and upstream takes over again just as quietly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.devcluster import tools
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    NAMESPACES,
+    PODS,
+    STATEFULSETS,
+)
+from tests.e2e.install.conftest import InstallEnv, started, stopped
+from tests.e2e.test_lws_journeys import create, expect_available, update_worker_image
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.manager import ManagerProcess
+from tests.support.wait import LONG_TIMEOUT, consistently, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
+STEADY = 5.0  # seconds a swapped-in controller is watched doing nothing
+
+
+class UpstreamManager(ManagerProcess):
+    """Upstream's Go manager as a process: controllers only, no leader election, plain probes."""
+
+    def __init__(self, cluster: LocalCluster, binary: Path, name: str) -> None:
+        super().__init__(cluster, name)
+        self.binary = binary
+        self.config = cluster.workdir / f"{name}.yaml"
+        self.config.write_text(
+            "apiVersion: config.lws.x-k8s.io/v1alpha1\nkind: Configuration\n"
+            "leaderElection:\n  leaderElect: false\ninternalCertManagement:\n  enable: false\n"
+        )
+
+    @property
+    def argv(self) -> list[str]:
+        return [
+            "env",
+            f"{c.ENV_ENABLE_WEBHOOKS}=false",
+            str(self.binary),
+            f"--kubeconfig={self.kubeconfig}",
+            f"--config={self.config}",
+            "--leader-elect=false",
+            "--metrics-bind-address=0",
+            f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
+            "--zap-devel=false",
+        ]
+
+
+def _ours(cluster: LocalCluster, name: str, *args: str) -> ManagerProcess:
+    return ManagerProcess(cluster, name, extra_args=args)
+
+
+# ----- what must not change ------------------------------------------------------------------------
+async def snapshot(api: KubeClient, ns: str) -> Obj:
+    pods = await api.list(PODS, ns)
+    sets = await api.list(STATEFULSETS, ns)
+    revisions = await api.list(CONTROLLER_REVISIONS, ns)
+    return {
+        "pods": {
+            p["metadata"]["name"]: (
+                p["metadata"]["uid"],
+                sum(s.get("restartCount", 0) for s in (p.get("status") or {}).get("containerStatuses") or []),
+            )
+            for p in pods
+        },
+        "statefulsets": {
+            s["metadata"]["name"]: (s["metadata"]["uid"], json.dumps(s["spec"]["template"], sort_keys=True))
+            for s in sets
+        },
+        "revisions": sorted((r["metadata"]["name"], r["metadata"]["uid"], _owner_kind(r)) for r in revisions),
+    }
+
+
+def _owner_kind(obj: Obj) -> str:
+    owners = obj["metadata"].get("ownerReferences") or [{}]
+    return str(owners[0].get("kind", ""))
+
+
+def _without(snap: Obj, prefix: str) -> Obj:
+    """The snapshot minus the objects of one LWS (the probe a swapped-in controller creates)."""
+    return {
+        "pods": {k: v for k, v in snap["pods"].items() if not k.startswith(prefix)},
+        "statefulsets": {k: v for k, v in snap["statefulsets"].items() if not k.startswith(prefix)},
+        "revisions": [r for r in snap["revisions"] if not r[0].startswith(prefix)],
+    }
+
+
+async def settled(api: KubeClient, ns: str) -> Obj:
+    """A snapshot that holds for a few seconds (the old controller has nothing left to do)."""
+    baseline = await snapshot(api, ns)
+
+    async def holds() -> bool:
+        now = await snapshot(api, ns)
+        assert now == baseline, _diff(baseline, now)
+        return True
+
+    await consistently(holds, duration=STEADY, interval=0.5)
+    return baseline
+
+
+async def expect_quiet_takeover(api: KubeClient, ns: str, before: Obj, probe: str) -> None:
+    """The new controller is working (it brings a fresh LWS to Available), and touched nothing else."""
+    await create(api, LeaderWorkerSetBuilder(ns, probe).replicas(1).size(2).obj())
+    await expect_available(api, ns, 1, name=probe)
+
+    async def unchanged() -> bool:
+        now = _without(await snapshot(api, ns), probe)
+        assert now == _without(before, probe), _diff(_without(before, probe), now)
+        return True
+
+    await consistently(unchanged, duration=STEADY, interval=0.5)
+    await api.delete(LEADERWORKERSETS, ns, probe)
+
+    async def probe_gone() -> bool:
+        return not [p for p in await api.list(PODS, ns) if p["metadata"]["name"].startswith(probe)]
+
+    await eventually(probe_gone, timeout=LONG_TIMEOUT)
+
+
+def _diff(before: Obj, now: Obj) -> str:
+    lines = []
+    for part in before:
+        b, n = before[part], now[part]
+        if isinstance(b, dict):
+            for key in sorted(set(b) | set(n)):
+                if b.get(key) != n.get(key):
+                    lines.append(f"{part} {key}: {b.get(key)!r:.120} -> {n.get(key)!r:.120}")
+        elif b != n:
+            lines.append(f"{part}: {sorted(set(b) ^ set(n))}")
+    return "\n".join(lines)
+
+
+def _reconciles(manager: ManagerProcess, controller: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{manager.metrics_port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    pattern = rf'controller_runtime_reconcile_total\{{[^}}]*controller="{controller}"[^}}]*\}} ([0-9.e+]+)'
+    return sum(float(v) for v in re.findall(pattern, text))
+
+
+# ----- the swap ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def upstream_binary() -> Path:
+    return tools.ensure_tool(tools.UPSTREAM_LWS)
+
+
+async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
+    install_env: InstallEnv, upstream_binary: Path
+) -> None:
+    api, cluster = install_env.api, install_env.cluster
+    ns = "swap"
+    await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    webhooks = await started(_ours(cluster, "lws-webhooks-for-swap", "--webhooks-only"), api)
+    upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-v0.9.0"))
+    try:
+        # Three LeaderWorkerSets under upstream; "held" is mid-rollout (partition 1 of 3 groups).
+        await create(api, LeaderWorkerSetBuilder(ns, "plain").replicas(2).size(2).obj())
+        await create(api, LeaderWorkerSetBuilder(ns, "unique").replicas(2).size(3).subdomain_policy(
+            c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj())  # fmt: skip
+        await create(api, LeaderWorkerSetBuilder(ns, "held").replicas(3).size(2).obj())
+        for name, replicas in (("plain", 2), ("unique", 2), ("held", 3)):
+            await expect_available(api, ns, replicas, name=name)
+        await api.merge_patch(
+            LEADERWORKERSETS,
+            ns,
+            "held",
+            {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"partition": 1}}}},
+        )
+        await update_worker_image(api, ns, name="held")
+
+        async def held_mid_rollout() -> bool:
+            status = (await api.get(LEADERWORKERSETS, ns, "held"))["status"]
+            return bool(status.get("updatedReplicas") == 2 and status.get("readyReplicas") == 3)
+
+        await eventually(held_mid_rollout, timeout=LONG_TIMEOUT)
+        under_upstream = await settled(api, ns)
+        assert len(under_upstream["pods"]) == 2 * 2 + 2 * 3 + 3 * 2
+
+        # Upstream → ours.
+        await stopped(upstream)
+        ours = await started(_ours(cluster, "lws-controllers-for-swap", "--disable-webhooks"))
+        await eventually(lambda: _reconciles(ours, "leaderworkerset") >= 3, timeout=LONG_TIMEOUT)
+        await expect_quiet_takeover(api, ns, under_upstream, "probe-ours")
+
+        # The held rollout completes under ours, onto the revision upstream created.
+        await api.merge_patch(
+            LEADERWORKERSETS,
+            ns,
+            "held",
+            {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"partition": 0}}}},
+        )
+        await expect_available(api, ns, 3, name="held")
+        after_rollout = await settled(api, ns)
+        # No new LeaderWorkerSet revision (the superseded one is truncated); the StatefulSet
+        # controller records its own for the recreated group 0, which is expected.
+        lws_revisions = {r for r in after_rollout["revisions"] if r[2] == c.LWS_KIND}
+        assert lws_revisions < {r for r in under_upstream["revisions"] if r[2] == c.LWS_KIND}
+        for name in ("plain", "unique"):
+            for pod, value in under_upstream["pods"].items():
+                if pod.startswith(f"{name}-"):
+                    assert after_rollout["pods"][pod] == value, pod
+        for pod in ("held-1", "held-1-1", "held-2", "held-2-1"):
+            assert after_rollout["pods"][pod] == under_upstream["pods"][pod], f"{pod} was already updated"
+
+        # Ours → upstream.
+        await stopped(ours)
+        upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-v0.9.0-again"))
+        await expect_quiet_takeover(api, ns, after_rollout, "probe-upstream")
+    finally:
+        await stopped(upstream)
+        await stopped(webhooks)
+        await api.delete(NAMESPACES, None, ns)

@@ -1,0 +1,204 @@
+"""The Helm chart with a real `helm` (v3.22.0, built from its Go module and cached): it lints, renders
+what `lws install` applies (same names, the same RBAC rules, the same webhooks), every rendered object
+passes a server-side dry run, and `helm upgrade` / `helm uninstall` never delete the CRDs or the
+workloads (they are in crds/, which Helm installs once and never touches again)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from lightkube import AsyncClient
+from lightkube.generic_resource import create_namespaced_resource
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.devcluster import tools
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.install import apply as installer
+from leaderworkerset.install.manifests import InstallOptions, object_key, render
+from leaderworkerset.webhooks.configurations import render_for_service
+from tests.support.builders import LeaderWorkerSetBuilder
+
+CHART = Path(__file__).resolve().parents[3] / "charts" / "lws"
+KUBE_VERSION = "1.37.2"  # helm's built-in default is 1.20 unless stamped at build time
+ALL_ON = (
+    "enablePrometheus=true,enableCertManager=true,enableDisaggregatedSet=true,"
+    "gangSchedulingManagement.schedulerProvider=volcano"
+)
+# APIs of optional add-ons the local API server does not serve (their operators are not installed).
+ADD_ON_GROUPS = ("cert-manager.io/", "monitoring.coreos.com/")
+Obj = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def helm() -> Path:
+    return tools.ensure_tool(tools.HELM)
+
+
+def _helm(helm: Path, *args: str) -> str:
+    out = subprocess.run([str(helm), *args], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, f"helm {' '.join(args)}:\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+def template(helm: Path, namespace: str = c.DEFAULT_NAMESPACE, values: str = "") -> list[Obj]:
+    args = ["template", "lws", str(CHART), "-n", namespace, "--kube-version", KUBE_VERSION]
+    if values:
+        args += ["--set", values]
+    return [d for d in yaml.safe_load_all(_helm(helm, *args)) if d]
+
+
+def _canonical(rules: list[Obj]) -> list[str]:
+    """Rule order carries no meaning in RBAC."""
+    return sorted(json.dumps(rule, sort_keys=True) for rule in rules)
+
+
+def by_key(objects: list[Obj]) -> dict[str, Obj]:
+    return {object_key(o): o for o in objects}
+
+
+@dataclass(frozen=True)
+class LintCase:
+    values: str
+
+
+@pytest.mark.parametrize(
+    "case", [pytest.param(LintCase(""), id="defaults"), pytest.param(LintCase(ALL_ON), id="all-options")]
+)
+def test_helm_lint(helm: Path, case: LintCase) -> None:
+    args = ["lint", str(CHART), "--strict", "--kube-version", KUBE_VERSION]
+    out = _helm(helm, *args, *(["--set", case.values] if case.values else []))
+    assert "1 chart(s) linted, 0 chart(s) failed" in out
+
+
+def test_defaults_render_what_lws_install_applies(helm: Path) -> None:
+    chart = by_key(template(helm, values="enableDisaggregatedSet=true"))
+    ours = by_key(render(InstallOptions()))
+    # Helm creates the namespace itself (--create-namespace); the user roles are chart-only, as upstream.
+    assert set(ours) - set(chart) == {f"Namespace/{c.DEFAULT_NAMESPACE}"}
+    assert {k for k in set(chart) - set(ours)} == {
+        f"ClusterRole/lws-disaggregatedset-{role}-role" for role in ("admin", "editor", "viewer")
+    }
+    for key, obj in ours.items():
+        if obj["kind"] in ("ClusterRole", "Role"):
+            assert _canonical(chart[key]["rules"]) == _canonical(obj["rules"]), key
+        if obj["kind"].endswith("WebhookConfiguration"):
+            assert chart[key]["webhooks"] == obj["webhooks"], key
+        if obj["kind"] == "Service":
+            assert chart[key]["spec"] == obj["spec"], key
+    chart_pod = chart[f"Deployment/{c.DEFAULT_NAMESPACE}/{c.CONTROLLER_MANAGER_NAME}"]["spec"]["template"]
+    our_pod = ours[f"Deployment/{c.DEFAULT_NAMESPACE}/{c.CONTROLLER_MANAGER_NAME}"]["spec"]["template"]
+    assert chart_pod["metadata"]["labels"] == our_pod["metadata"]["labels"]
+    for field in ("securityContext", "serviceAccountName", "volumes", "topologySpreadConstraints"):
+        assert chart_pod["spec"][field] == our_pod["spec"][field], field
+    (chart_container,) = chart_pod["spec"]["containers"]
+    (our_container,) = our_pod["spec"]["containers"]
+    for field in ("args", "ports", "livenessProbe", "readinessProbe", "securityContext", "volumeMounts"):
+        assert chart_container[field] == our_container[field], field
+
+
+def test_optional_parts_follow_their_switches(helm: Path) -> None:
+    plain = by_key(template(helm))
+    validating = plain["ValidatingWebhookConfiguration/lws-validating-webhook-configuration"]
+    assert c.WEBHOOK_NAME_VALIDATE_DS not in [w["name"] for w in validating["webhooks"]]
+    full = by_key(template(helm, values=ALL_ON))
+    added = set(full) - set(plain)
+    assert added == {
+        "Certificate/lws-system/lws-serving-cert",
+        "Issuer/lws-system/lws-selfsigned-issuer",
+        "ServiceMonitor/lws-system/lws-controller-manager-metrics-monitor",
+        "ClusterRoleBinding/lws-metrics-reader-prometheus",
+        "ClusterRole/lws-disaggregatedset-admin-role",  # enableDisaggregatedSet
+        "ClusterRole/lws-disaggregatedset-editor-role",
+        "ClusterRole/lws-disaggregatedset-viewer-role",
+    }
+    assert set(plain) - set(full) == {f"Secret/{c.DEFAULT_NAMESPACE}/{c.DEFAULT_WEBHOOK_SECRET_NAME}"}
+    # cert-manager: the CA is injected by annotation and the manager does not rotate certificates.
+    want = render_for_service(c.DEFAULT_NAMESPACE, cert_manager=True)
+    for configuration in want:
+        got = full[f"{configuration['kind']}/{configuration['metadata']['name']}"]
+        assert got["metadata"]["annotations"] == configuration["metadata"]["annotations"]
+    config = yaml.safe_load(full["ConfigMap/lws-system/lws-manager-config"]["data"][c.MANAGER_CONFIG_KEY])
+    assert config["internalCertManagement"] == {"enable": False}
+    assert config["gangSchedulingManagement"] == {"schedulerProvider": "volcano"}
+    role = full["ClusterRole/lws-manager-role"]
+    assert any("podgroups" in rule["resources"] for rule in role["rules"])
+    assert not any(
+        "podgroups" in rule["resources"] for rule in plain["ClusterRole/lws-manager-role"]["rules"]
+    )
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("values", [pytest.param("", id="defaults"), pytest.param(ALL_ON, id="all-options")])
+async def test_every_rendered_object_passes_a_server_side_dry_run(
+    helm: Path, kube: AsyncClient, namespace: str, values: str
+) -> None:
+    objects = [o for o in template(helm, namespace, values) if o["kind"] != "Namespace"]
+    served = [o for o in objects if not o["apiVersion"].startswith(ADD_ON_GROUPS)]
+    skipped = {o["kind"] for o in objects} - {o["kind"] for o in served}
+    assert skipped == (set() if not values else {"Certificate", "Issuer", "ServiceMonitor"})
+    keys = await installer.apply_objects(kube, served, dry_run=True)
+    assert len(keys) == len(served) >= 15
+
+
+@pytest.mark.cluster
+async def test_helm_upgrade_and_uninstall_keep_the_crds_and_the_workloads(
+    helm: Path, apiserver_cluster: LocalCluster, kube: AsyncClient, namespace: str
+) -> None:
+    kubeconfig = str(apiserver_cluster.kubeconfig)
+    lws_resource = create_namespaced_resource(c.LWS_GROUP, c.LWS_VERSION, c.LWS_KIND, c.LWS_PLURAL)
+    release_ns = f"{namespace}-helm"
+    base = ["--kubeconfig", kubeconfig, "-n", release_ns]
+    _helm(helm, "install", "lws", str(CHART), *base, "--create-namespace")
+    try:
+        crds = [
+            d["metadata"]["name"] for d in yaml.safe_load_all(_helm(helm, "show", "crds", str(CHART))) if d
+        ]
+        assert len(crds) == 3
+        # A workload created while no webhook is registered (nothing serves them on this shape).
+        await _without_webhooks(kube)
+        lws = LeaderWorkerSetBuilder(namespace).obj()
+        lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] = c.RESTART_POLICY_NONE
+        await kube.create(lws_resource.from_dict(lws), namespace=namespace)
+        _helm(helm, "upgrade", "lws", str(CHART), *base, "--set", "replicaCount=3")
+        _helm(helm, "uninstall", "lws", *base)
+        for name in crds:
+            _kubectl(apiserver_cluster, "get", "crd", name)
+        assert await kube.get(lws_resource, lws["metadata"]["name"], namespace=namespace)
+        assert "lws-manager-role" not in _kubectl(apiserver_cluster, "get", "clusterroles", "-o", "name")
+    finally:
+        # Whatever failed above, leave no release (and no webhooks) behind for the next tests.
+        await asyncio.to_thread(subprocess.run, [str(helm), "uninstall", "lws", *base], capture_output=True)
+        await _without_webhooks(kube)
+
+
+async def _without_webhooks(kube: AsyncClient) -> None:
+    from lightkube.core.exceptions import ApiError
+    from lightkube.resources.admissionregistration_v1 import (
+        MutatingWebhookConfiguration,
+        ValidatingWebhookConfiguration,
+    )
+
+    for resource, name in (
+        (MutatingWebhookConfiguration, c.MUTATING_WEBHOOK_CONFIGURATION_NAME),
+        (ValidatingWebhookConfiguration, c.VALIDATING_WEBHOOK_CONFIGURATION_NAME),
+    ):
+        try:
+            await kube.delete(resource, name)
+        except ApiError as err:
+            if err.status.code != 404:
+                raise
+
+
+def _kubectl(cluster: LocalCluster, *args: str) -> str:
+    out = subprocess.run(
+        [str(cluster.kubectl), f"--kubeconfig={cluster.kubeconfig}", *args], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
