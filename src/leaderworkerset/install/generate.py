@@ -44,6 +44,7 @@ def chart_rule_files() -> dict[str, str]:
         "manager.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.CORE),
         "disaggregatedset.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.DISAGGREGATED_SET),
         "volcano.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.VOLCANO),
+        "workload-api.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.WORKLOAD_API),
         "leader-election.yaml": dump(rbac.Scope.NAMESPACE, rbac.Feature.CORE),
         "metrics-auth.yaml": dump(rbac.Scope.METRICS, rbac.Feature.CORE),
     }

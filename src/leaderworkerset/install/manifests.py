@@ -167,9 +167,12 @@ def deployment(options: InstallOptions) -> Obj:
 
 
 def granted_features(options: InstallOptions) -> tuple[rbac.Feature, ...]:
-    """The optional parts whose rules the install grants; Volcano follows the configured provider."""
-    extra = (rbac.Feature.VOLCANO,) if options.gang_scheduler_provider == c.SCHEDULER_PROVIDER_VOLCANO else ()
-    return (*options.features, *extra)
+    """The optional parts whose rules the install grants; gang-scheduling rules follow the provider."""
+    by_provider = {
+        c.SCHEDULER_PROVIDER_VOLCANO: (rbac.Feature.VOLCANO,),
+        c.SCHEDULER_PROVIDER_KUBERNETES: (rbac.Feature.WORKLOAD_API,),
+    }
+    return (*options.features, *by_provider.get(options.gang_scheduler_provider or "", ()))
 
 
 def render(options: InstallOptions | None = None) -> list[Obj]:

@@ -36,6 +36,7 @@ class Feature(Enum):
     CORE = "core"
     DISAGGREGATED_SET = "disaggregatedset"
     VOLCANO = "volcano"
+    WORKLOAD_API = "workload-api"
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,20 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             ("get", "list", "watch", "create"),
             "pod controller with schedulerProvider volcano: a PodGroup per group (as upstream's component)",
             feature=Feature.VOLCANO,
+        ),
+        Rule(
+            "scheduling.k8s.io",
+            ("workloads",),
+            ("get", "list", "watch", "create", "update"),
+            "schedulerProvider kubernetes: one Workload per LeaderWorkerSet, kept in sync",
+            feature=Feature.WORKLOAD_API,
+        ),
+        Rule(
+            "scheduling.k8s.io",
+            ("podgroups",),
+            ("get", "list", "watch", "create", "update", "delete"),
+            "schedulerProvider kubernetes: PodGroups per level, updated on drift, deleted when unused",
+            feature=Feature.WORKLOAD_API,
         ),
         # --- webhooks: internal certificate management ------------------------------------------
         Rule(
