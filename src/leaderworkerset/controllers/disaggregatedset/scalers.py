@@ -53,12 +53,12 @@ class Scalers:
             self._recorder.normal(ref, c.EVENT_SCALER_DELETED, c.EVENT_ACTION_DELETE, note)
         bound = dict(plan.bound)
         for role, seed in plan.create:
-            created = await self._create(ds, role, seed)
+            created = await self._create_scaler(ds, role, seed)
             if created is not None:
                 bound[role] = created
         return bound
 
-    async def _create(self, ds: Obj, role: str, seed: int) -> Obj | None:
+    async def _create_scaler(self, ds: Obj, role: str, seed: int) -> Obj | None:
         ref = object_ref(ds, api_version=c.DS_API_VERSION, kind=c.DS_KIND)
         name = scaler_name(name_of(ds), role)
         try:

@@ -34,7 +34,7 @@ class Services:
         for service in wanted_services(roles, target):
             existing: Obj | None = self._informers.service(namespace_of(service), name_of(service))
             if existing is None:
-                existing = await self._create(service)
+                existing = await self._create_service(service)
             if existing is not None:
                 await self._settle(existing, judge_existing(existing, ds, by_name))
 
@@ -45,7 +45,7 @@ class Services:
         for service, verdict in legacy_services(ds, cached, by_name):
             await self._settle(service, verdict)
 
-    async def _create(self, service: Obj) -> Obj | None:
+    async def _create_service(self, service: Obj) -> Obj | None:
         """None when created; the existing Service when the name was taken (None if it vanished)."""
         try:
             await self._client.create(SERVICES, service)
