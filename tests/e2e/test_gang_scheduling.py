@@ -181,7 +181,9 @@ async def _all_or_nothing(api: KubeClient, gang_ns: str, plain_ns: str) -> None:
         assert await _pods(api, plain_ns) == []
         return True
 
-    await eventually(plain_gone)
+    # Garbage collection (kube-controller-manager) and the kwok pod reaper free the nodes; both are
+    # slower than one reconcile on a loaded 2-core machine.
+    await eventually(plain_gone, timeout=LONG_TIMEOUT)
 
     # 3. A fourth node: the whole gang is placed together.
     await api.create(NODES, _node(3).manifest())

@@ -563,9 +563,6 @@ async def test_leader_ready_startup_creates_workers_only_after_the_leader_is_rea
         lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["schedulingGates"] = hold
         return lws
 
-    await create(api, gated("created", c.STARTUP_POLICY_LEADER_CREATED))
-    await create(api, gated("ready", c.STARTUP_POLICY_LEADER_READY))
-
     async def leader_pending(name: str) -> bool:
         leader = await get_or_none(api, PODS, ns, f"{name}-0")
         assert leader is not None, f"no leader pod {name}-0 yet"
@@ -573,7 +570,12 @@ async def test_leader_ready_startup_creates_workers_only_after_the_leader_is_rea
         assert not is_ready(leader)
         return True
 
+    # "created" goes second, after ready-0 exists: its workers appearing is the positive sign that the
+    # pod controller (one FIFO queue) has got past ready-0, so the negative below cannot hold merely
+    # because ready-0 was not looked at yet.
+    await create(api, gated("ready", c.STARTUP_POLICY_LEADER_READY))
     await eventually(lambda: leader_pending("ready"))
+    await create(api, gated("created", c.STARTUP_POLICY_LEADER_CREATED))
     await eventually(lambda: leader_pending("created"))
     await expect_valid_worker_statefulsets(api, ns, name="created")
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,29 +22,32 @@ from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
 from tests.e2e.conftest import SamplesEnv
 from tests.e2e.test_lws_journeys import expect_available, expect_valid_pods
 from tests.integration.controllers.expect import expect_valid_worker_statefulsets
+from tests.support import upstream
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
 Obj = dict[str, Any]
-UPSTREAM = Path("/work/shared/upstream")
 SERVICE_ACCOUNTS = ResourceRef("", "v1", "ServiceAccount", "serviceaccounts")
 
 
 def documents() -> Iterator[tuple[str, Obj]]:
     for folder in ("samples", "examples"):
-        for path in sorted((UPSTREAM / folder).glob("*.yaml")):
+        for path in upstream.files(folder):
             for doc in yaml.safe_load_all(path.read_text()):
                 if doc:
                     yield f"{folder}/{path.name}", doc
 
 
 def leaderworkersets() -> list[Any]:
-    return [
+    """Upstream's 16 LeaderWorkerSet samples and examples; fewer (absent or cut-down data) turns
+    into one case that fails or skips loudly, never an empty parameter set."""
+    found = [
         pytest.param(doc, id=f"{source}:{doc['metadata']['name']}")
         for source, doc in documents()
         if doc.get("kind") == c.LWS_KIND
     ]
+    return upstream.params(found, minimum=16, what="upstream LeaderWorkerSet samples")
 
 
 def pod_templates(lws: Obj) -> list[Obj]:
@@ -76,10 +78,22 @@ async def sample_ns(samples_env: SamplesEnv, request: pytest.FixtureRequest) -> 
     await samples_env.api.delete(NAMESPACES, None, name)
 
 
-@pytest.mark.parametrize("sample", leaderworkersets())
+SAMPLES = leaderworkersets()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def upstream_samples_present() -> None:
+    """Checked before the samples cluster starts (autouse runs first in its scope): without the
+    data, the module fails (CI) or skips with the reason instead of starting a cluster for nothing."""
+    for param in SAMPLES:
+        upstream.check_case(param.values[0])
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
 async def test_upstream_sample_reaches_available(
     samples_env: SamplesEnv, sample_ns: str, sample: Obj
 ) -> None:
+    upstream.check_case(sample)
     api, ns = samples_env.api, sample_ns
     lws = copy.deepcopy(sample)
     lws["metadata"]["namespace"] = ns
@@ -101,11 +115,21 @@ async def test_upstream_sample_reaches_available(
 
 
 async def expect_pods_wait_for_their_scheduler(api: Any, ns: str, name: str, pods: int) -> None:
-    """The controllers and the webhook did their part: every pod exists; none is bound to a node."""
+    """The controllers and the webhook did their part: every pod exists; none is bound to a node.
+
+    The samples' manager runs without gangSchedulingManagement, so (as upstream) no pod is put in a
+    PodGroup: none carries the group-name annotation a Volcano PodGroup would be found by.
+    """
 
     async def all_created() -> bool:
         created = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
         assert len(created) == pods, f"{len(created)} pods, want {pods}"
+        grouped = [
+            p["metadata"]["name"]
+            for p in created
+            if c.ANNOTATION_SCHEDULING_GROUP_NAME in p["metadata"].get("annotations", {})
+        ]
+        assert grouped == [], f"pods put in a PodGroup without a gang-scheduling provider: {grouped}"
         return True
 
     async def unscheduled() -> bool:

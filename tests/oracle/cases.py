@@ -18,7 +18,10 @@ from typing import Any
 
 import yaml
 
-UPSTREAM = Path("/work/shared/upstream")
+# Run as a script (regen.sh, fuzz.py): the repository root makes tests.support importable.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.support import upstream
+
 UID = "4f1c3a52-8d4e-4c47-9a37-6b2f4ad0c001"
 
 
@@ -629,10 +632,22 @@ def numbering_cases() -> list[dict[str, Any]]:
     ]
 
 
+def _upstream_files(folder: str, pattern: str, *, minimum: int) -> list[Path]:
+    """Upstream's files, or an exit naming the folder: golden vectors without them would silently
+    lose the upstream cases."""
+    found = upstream.files(folder, pattern)
+    if len(found) < minimum:
+        sys.exit(
+            f"only {len(found)} {pattern} files under {upstream.upstream_dir() / folder} "
+            f"(at least {minimum} expected; set {upstream.ENV_VAR} to the upstream data directory)"
+        )
+    return found
+
+
 def upstream_manifests() -> list[dict[str, Any]]:
     cases = []
     for directory in ("samples", "examples"):
-        for path in sorted((UPSTREAM / directory).glob("*.yaml")):
+        for path in _upstream_files(directory, "*.yaml", minimum=8):
             for index, doc in enumerate(yaml.safe_load_all(path.read_text())):
                 if not isinstance(doc, dict) or doc.get("kind") != "LeaderWorkerSet":
                     continue
@@ -742,7 +757,7 @@ def ds_cases(revisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         cases.append({"id": f"{first_id} + {second_id}", "roles": roles})
     cases.append({"id": "single role", "roles": [{"name": "solo", "spec": {}}]})
     cases.append({"id": "no roles", "roles": []})
-    for path in sorted((UPSTREAM / "samples").glob("disaggregatedset_*.yaml")):
+    for path in _upstream_files("samples", "disaggregatedset_*.yaml", minimum=2):
         for index, doc in enumerate(yaml.safe_load_all(path.read_text())):
             if isinstance(doc, dict) and doc.get("kind") == "DisaggregatedSet":
                 cases.append({"id": f"upstream samples/{path.name}#{index}", "roles": doc["spec"]["roles"]})

@@ -20,6 +20,13 @@ T = TypeVar("T")
 
 TIMEOUT = float(os.environ.get("LWS_TEST_TIMEOUT", "30"))
 LONG_TIMEOUT = float(os.environ.get("LWS_TEST_LONG_TIMEOUT", "120"))
+# The default "stays true" window. A negative check first waits for a positive sign that the
+# controller processed the object (see `consistently`), so the window only has to outlast what that
+# processing can still set in motion: a follow-up reconcile queued by its own write (watch delivery,
+# the queue and a reconcile that reads caches, no API round trip before its decision) or a failing
+# reconcile's retries, which back off from 5 ms doubling (client-go's rate limiter), so 2 s covers
+# the first eight retries (1.3 s). Upstream holds its negatives for longer; CI can stretch the
+# window with the variable.
 CONSISTENTLY = float(os.environ.get("LWS_TEST_CONSISTENTLY", "2"))
 INTERVAL = 0.1
 
@@ -62,9 +69,19 @@ async def consistently(
     duration: float = CONSISTENTLY,
     interval: float = INTERVAL,
 ) -> None:
-    """Fail as soon as ``fn`` is falsy or raises within ``duration`` seconds."""
+    """Fail as soon as ``fn`` is falsy or raises within ``duration`` seconds.
+
+    ``fn`` must return a truthy value (or raise): ``None`` is an error, not a pass, because a check
+    that forgot its ``return`` would otherwise hold forever. Call it only after a positive sign that
+    the controller under test has processed the object (an event, a status write, a created child);
+    without one, the negative may hold merely because nothing has happened yet.
+    """
     deadline = time.monotonic() + duration
-    while time.monotonic() < deadline:
+    while True:
         value = await _call(fn)
-        assert value or value is None, f"condition stopped holding (value {value!r})"
+        if value is None:
+            raise TypeError(f"consistently: {fn!r} returned None; a check returns a truthy value or raises")
+        assert value, f"condition stopped holding (value {value!r})"
+        if time.monotonic() >= deadline:
+            return
         await asyncio.sleep(interval)

@@ -102,6 +102,9 @@ ANNOTATION_GROUP_IDENTITY: Final = _LWS_PREFIX + "group-identity"
 ANNOTATION_GROUP_RESTART_COUNTS: Final = _LWS_PREFIX + "group-restart-counts"
 ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: Final = _LWS_PREFIX + "group-restart-budget-exhausted"
 ANNOTATION_RECOVER: Final = _LWS_PREFIX + "recover"
+# Ours, not upstream's: the restart count a leader incarnation claimed before its count is written,
+# so a controller killed between the two writes never counts the same failure twice.
+ANNOTATION_GROUP_RESTART_CLAIM: Final = _LWS_PREFIX + "group-restart-claim"
 ANNOTATION_WORKLOAD_AWARE_SCHEDULING: Final = _LWS_PREFIX + "workload-aware-scheduling"
 ANNOTATION_WORKLOAD_NAME: Final = _LWS_PREFIX + "workload-name"
 ANNOTATION_POD_TERMINATION_POLICY: Final = _LWS_PREFIX + "pod-termination-policy"
@@ -268,6 +271,8 @@ MESSAGE_DEGRADED_FALSE: Final = "No replica has exhausted its restart budget"
 MESSAGE_AVAILABLE_FALSE_DEGRADED: Final = "Not all replicas are ready"
 MESSAGE_PROGRESSING_FALSE_DEGRADED: Final = "Automatic recovery is stopped for one or more replicas"
 MESSAGE_UPDATE_IN_PROGRESS_FALSE_DEGRADED: Final = "No rolling update is in progress"
+# Degraded=True's message: upstream's text was not found in the v1.0 sources read (docs/lifecycle.md).
+MESSAGE_DEGRADED_TRUE: Final = "One or more replicas exhausted their restart budget"
 # Appended to the condition message in the condition-change event.
 MESSAGE_CONDITION_EVENT_SUFFIX_FMT: Final = ", with {ready} groups ready of total {total} groups"
 

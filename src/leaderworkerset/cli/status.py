@@ -22,7 +22,7 @@ from leaderworkerset.core import groups as core_groups
 from leaderworkerset.core.groups import labels_of
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import is_not_found
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
 
 Obj = dict[str, Any]
 
@@ -34,6 +34,7 @@ class Snapshot:
     lws: Obj
     pods: list[Obj]
     statefulsets: list[Obj]
+    leader_deployment: Obj | None = None  # Hash identity
 
 
 async def collect(client: KubeClient, namespace: str, name: str) -> Snapshot | None:
@@ -47,7 +48,11 @@ async def collect(client: KubeClient, namespace: str, name: str) -> Snapshot | N
     pods, statefulsets = await asyncio.gather(
         client.list(PODS, namespace, selector), client.list(STATEFULSETS, namespace, selector)
     )
-    return Snapshot(lws, pods, statefulsets)
+    deployment = None
+    if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+        deployments = await client.list(DEPLOYMENTS, namespace, selector)
+        deployment = next((d for d in deployments if core_groups.name_of(d) == name), None)
+    return Snapshot(lws, pods, statefulsets, deployment)
 
 
 def _pod_line(pod: Obj) -> str:
@@ -66,9 +71,12 @@ def render(snapshot: Snapshot) -> Tree:
     lws = snapshot.lws
     meta, spec, status = core_groups.metadata(lws), lws.get("spec") or {}, lws.get("status") or {}
     name = meta.get("name", "")
-    size = int((spec.get("leaderWorkerTemplate") or {}).get("size") or 1)
-    leader_sts = next((s for s in snapshot.statefulsets if core_groups.name_of(s) == name), None)
-    revision = labels_of(leader_sts).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_sts else "?"
+    size = core_groups.lws_size(lws)
+    # The leader workload: the StatefulSet (Ordinal) or the Deployment (Hash) named after the set.
+    leader_workload = snapshot.leader_deployment or next(
+        (s for s in snapshot.statefulsets if core_groups.name_of(s) == name), None
+    )
+    revision = labels_of(leader_workload).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_workload else "?"
     conditions = ", ".join(
         f"{cond.get('type')}" for cond in status.get("conditions") or [] if cond.get("status") == "True"
     )
@@ -89,8 +97,11 @@ def render(snapshot: Snapshot) -> Tree:
         state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
         updated = "" if view.updated else " [magenta](old revision)[/magenta]"
         why = f" — {'; '.join(view.reasons)}" if view.reasons else ""
-        branch = root.add(f"group {view.index}  {view.leader}  rev {view.revision}  {state}{updated}{why}")
-        members = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == str(view.index)]
+        host = f" ({view.hostname})" if view.index < 0 and view.hostname else ""
+        branch = root.add(
+            f"group {view.name}  {view.leader}{host}  rev {view.revision}  {state}{updated}{why}"
+        )
+        members = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == view.key]
         for pod in sorted(members, key=lambda p: int(labels_of(p).get(c.LABEL_WORKER_INDEX, "0") or 0)):
             branch.add(_pod_line(pod))
     if not views:

@@ -9,13 +9,18 @@ One reconcile of a pod key `<namespace>/<pod>`:
      policy and exclusive placement allow — create its worker StatefulSet from the leader's
      revision. Worker StatefulSets are create-only: a group changes only by being recreated.
 
-Not handled yet (v1.0 features of this controller): maxGroupRestarts budgets and their
-finalizers, Hash identity (group-ready condition, replacement gate).
+Bounded group recovery (maxGroupRestarts, core/budget.py): a recreation first consumes one unit
+of the group's budget, decided on fresh reads of the leader and the LWS; a spent budget retains the
+group (exhausted leader, cleanup finalizers on every pod) until `recover=true` on the leader, a
+scale-down/rollout teardown, or the LWS going away releases it.
+Hash identity: the group-replacement gate is lifted in FIFO order (C12) and the leader's
+group-ready condition mirrors its worker StatefulSet.
 The scheduler provider (if configured) makes the group's PodGroup before its workers exist.
 """
 
 from __future__ import annotations
 
+import datetime
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -23,18 +28,53 @@ from typing import Any
 import structlog
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
-from leaderworkerset.controllers.leaderworkerset import error_text, lws_ref, record
+from leaderworkerset.controllers.restartbudget import get_or_none, mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.core.budget import (
+    BudgetStep,
+    ExhaustedStep,
+    budget_exceeded_event,
+    claim_hash_count,
+    claim_patch,
+    clear_count,
+    decide_budget,
+    exhaust_leader_patch,
+    exhausted_leader_step,
+    group_members,
+    hash_teardown_requested,
+    hold_pod_patch,
+    holds_budget_finalizer,
+    max_group_restarts,
+    ordinal_teardown_requested,
+    raise_count,
+    release_pod_patch,
+    restart_count_key,
+    restart_counts,
+)
 from leaderworkerset.core.gang import SchedulingError
 from leaderworkerset.core.groups import (
+    ControllerEvent,
+    has_replacement_gate,
     is_deleting,
+    is_exhausted,
     is_leader_pod,
     labels_of,
     name_of,
     namespace_of,
     revision_key_of,
+    statefulset_ready,
     uid_of,
+)
+from leaderworkerset.core.hashidentity import (
+    GROUP_REPLACEMENT_REQUEUE_SECONDS,
+    AdmissionStep,
+    admission_event,
+    decide_admission,
+    group_ready_status_patch,
+    is_hash,
+    remove_gate_patch,
 )
 from leaderworkerset.core.restart import (
     FOREGROUND,
@@ -46,19 +86,22 @@ from leaderworkerset.core.restart import (
     decide_restart,
     exclusive_topology_key,
     misannotated_leader_event,
+    owner_statefulset_name,
     placement_gate,
     replay_deleted_pod,
     restart_lookup,
     startup_gate,
     topology_node_selector,
+    worker_belongs_to_leader,
     worker_statefulset_created_event,
     worker_statefulset_failed_event,
 )
 from leaderworkerset.core.revision import find_revision, revision_spec
+from leaderworkerset.core.rollout import lws_replicas
 from leaderworkerset.core.services import replica_service
 from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
 from leaderworkerset.core.workloads import scheduling_template_annotations
-from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder, object_ref
@@ -66,7 +109,7 @@ from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
 from leaderworkerset.runtime.reflector import FuncHandler
-from leaderworkerset.runtime.resources import NODES, PODS, SERVICES, STATEFULSETS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS, SERVICES, STATEFULSETS
 
 log = structlog.get_logger(__name__)
 
@@ -118,8 +161,13 @@ class GroupReconciler:
         if pod is None:
             return None
         check_group_pod(pod)
-        lws = self._lws_of(pod)
-        if lws is None:
+        lws = self._set_of(pod)
+        if lws is None or is_deleting(lws):
+            # Workload teardown, not a failure: release what the budget holds, recreate nothing.
+            await self._release_on_teardown(pod)
+            return None
+        if is_leader_pod(pod) and is_exhausted(pod):
+            await self._exhausted_leader(pod, lws)
             return None
         if await self._restart_policy(pod, lws):
             return None
@@ -138,11 +186,14 @@ class GroupReconciler:
                 raise
             pending.pop(0)
 
+    def _set_of(self, pod: Obj) -> Obj | None:
+        """The pod's LWS from the cache (deleting and Hash ones included)."""
+        return self._informers.lws.store.get(ObjectKey(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME]))
+
     def _lws_of(self, pod: Obj) -> Obj | None:
-        lws = self._informers.lws.store.get(ObjectKey(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME]))
-        if lws is None or (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-            return None
-        return lws
+        """The LWS whose restart policy applies: present and not deleting."""
+        lws = self._set_of(pod)
+        return None if lws is None or is_deleting(lws) else lws
 
     # ----- restart policy -------------------------------------------------------------------------
     async def _restart_policy(self, pod: Obj, lws: Obj | None = None) -> bool:
@@ -169,27 +220,152 @@ class GroupReconciler:
             owner_statefulset=owner_sts,
         )
         if decision.action is RestartAction.DELETE_LEADER:
-            await self._delete_leader(lws, namespace, decision)
+            await self._recreate_group(lws, pod, namespace, decision)
         return decision.stop
 
-    async def _delete_leader(self, lws: Obj, namespace: str, decision: RestartDecision) -> None:
+    async def _recreate_group(self, lws: Obj, pod: Obj, namespace: str, decision: RestartDecision) -> None:
+        """Delete the leader to recreate the group — after charging the restart budget, decided on
+        fresh reads (a lagging cache must never let a group restart past its limit)."""
+        if decision.leader_uid in self._deleted_leaders:
+            return  # already deleted by us; the cache has not caught up yet
+        leader = await self._fresh_pod_named(namespace, decision.leader_name)
+        if leader is None or uid_of(leader) != decision.leader_uid:
+            return  # gone (the recreation is done) or replaced by a same-name leader
+        fresh_lws = await self._fresh_lws(namespace, name_of(lws))
+        if fresh_lws is None or is_deleting(fresh_lws):
+            await self._release(leader if is_leader_pod(pod) else pod)
+            return
+        if is_deleting(leader):
+            return
+        if is_exhausted(leader):
+            await self._terminate_exhausted_group(fresh_lws, leader)
+            return
+        limit = max_group_restarts(fresh_lws)
+        if limit is not None:
+            budget = decide_budget(restart_counts(fresh_lws), leader, limit)
+            if budget.step is BudgetStep.EXHAUST:
+                await self._terminate_exhausted_group(fresh_lws, leader)
+                return
+            if not budget.claimed:
+                # Conditional on the fresh read: a concurrent change conflicts and is retried.
+                leader = await self._client.merge_patch(
+                    PODS, namespace, name_of(leader), claim_patch(leader, budget.count)
+                )
+            await mutate_restart_counts(
+                self._client,
+                namespace,
+                name_of(lws),
+                lambda counts: raise_count(counts, budget.key, budget.count),
+            )
+        await self._delete_leader(lws, namespace, decision.leader_name, decision.leader_uid, decision.event)
+
+    async def _delete_leader(
+        self, lws: Obj, namespace: str, name: str, uid: str, event: ControllerEvent | None
+    ) -> bool:
         """Foreground deletion (workers go first), preconditioned on the leader's UID so a
         same-name replacement is never hit; at most once per leader incarnation."""
-        uid = decision.leader_uid
-        if uid in self._deleted_leaders:
-            return  # already deleted by us; the cache has not caught up yet
         try:
-            await self._client.delete(PODS, namespace, decision.leader_name, propagation=FOREGROUND, uid=uid)
+            await self._client.delete(PODS, namespace, name, propagation=FOREGROUND, uid=uid)
         except Exception as err:
             # Gone, or replaced by a same-name leader (UID precondition): nothing left to restart.
             if is_not_found(err) or is_conflict(err):
-                return
+                return False
             raise
         self._deleted_leaders[uid] = None
         while len(self._deleted_leaders) > _DELETED_LEADERS_MEMORY:
             self._deleted_leaders.popitem(last=False)
-        if decision.event is not None:
-            record(self._recorder, lws, decision.event)
+        if event is not None:
+            record(self._recorder, lws, event)
+        return True
+
+    # ----- restart budget: exhausted groups (C3, C4, C9, C11) ---------------------------------------
+    async def _exhausted_leader(self, leader: Obj, lws: Obj) -> None:
+        teardown = await self._teardown_requested(leader, lws)
+        step = exhausted_leader_step(leader, teardown=teardown)
+        if step is ExhaustedStep.RECOVER:
+            key = restart_count_key(leader)
+            await mutate_restart_counts(
+                self._client, namespace_of(leader), name_of(lws), lambda counts: clear_count(counts, key)
+            )
+        if step in (ExhaustedStep.RELEASE, ExhaustedStep.RECOVER):
+            await self._release(leader)
+        elif step is ExhaustedStep.TERMINATE:
+            await self._terminate_exhausted_group(lws, leader)
+
+    async def _teardown_requested(self, leader: Obj, lws: Obj) -> bool:
+        """Scale-down or rollout wants the retained group gone (C11)."""
+        namespace = namespace_of(leader)
+        if not is_hash(lws):
+            return ordinal_teardown_requested(leader, self._informers.statefulset(namespace, name_of(lws)))
+        deploy = self._informers.deployment(namespace, name_of(lws))
+        leaders = [p for p in self._informers.set_pods(namespace, name_of(lws)) if is_leader_pod(p)]
+        teardown = hash_teardown_requested(
+            leader,
+            desired_revision=revision_key_of(deploy) if deploy is not None else "",
+            replicas=lws_replicas(lws),
+            leader_pods=leaders,
+        )
+        if teardown.clear_count:
+            key = restart_count_key(leader)
+            await mutate_restart_counts(
+                self._client, namespace, name_of(lws), lambda counts: clear_count(counts, key)
+            )
+        return teardown.release
+
+    async def _terminate_exhausted_group(self, lws: Obj, leader: Obj) -> None:
+        """Mark and hold the group (leader first, then its members), then delete the leader."""
+        leader = await patch_pod(self._client, leader, exhaust_leader_patch) or leader
+        for member in self._group_members(leader):
+            if is_leader_pod(member) or self._belongs_to(member, leader):
+                await patch_pod(self._client, member, hold_pod_patch)
+        if is_deleting(leader):
+            return
+        await self._delete_leader(
+            lws, namespace_of(leader), name_of(leader), uid_of(leader), budget_exceeded_event(leader)
+        )
+
+    async def _release_on_teardown(self, pod: Obj) -> None:
+        """The cache says the LWS is gone or going: confirm with a fresh read before letting a
+        retained group go (a lagging LWS cache must not end a retention)."""
+        targets = self._release_targets(pod)
+        if not any(holds_budget_finalizer(t) for t in targets):
+            return
+        lws = await self._fresh_lws(namespace_of(pod), labels_of(pod)[c.LABEL_SET_NAME])
+        if lws is None or is_deleting(lws):
+            await self._release(pod)
+
+    def _release_targets(self, pod: Obj) -> list[Obj]:
+        """A leader's whole group (workers first, then the leader), or a worker alone."""
+        if not is_leader_pod(pod):
+            return [pod]
+        targets = self._group_members(pod)
+        if all(name_of(t) != name_of(pod) for t in targets):
+            targets.append(pod)
+        return targets
+
+    async def _release(self, pod: Obj) -> None:
+        """Remove the cleanup finalizer: a leader releases its whole group, workers first."""
+        for target in self._release_targets(pod):
+            if holds_budget_finalizer(target):
+                await patch_pod(self._client, target, release_pod_patch)
+
+    def _group_members(self, leader: Obj) -> list[Obj]:
+        labels = labels_of(leader)
+        pods = self._informers.group_pods(
+            namespace_of(leader), labels.get(c.LABEL_SET_NAME, ""), labels.get(c.LABEL_GROUP_INDEX, "")
+        )
+        return [dict(p) for p in group_members(leader, pods)]
+
+    def _belongs_to(self, worker: Obj, leader: Obj) -> bool:
+        sts_name = owner_statefulset_name(worker)
+        owner_sts = self._informers.statefulset(namespace_of(worker), sts_name) if sts_name else None
+        return worker_belongs_to_leader(worker, leader, owner_sts)
+
+    async def _fresh_pod_named(self, namespace: str, name: str) -> Obj | None:
+        return await get_or_none(self._client, PODS, namespace, name)
+
+    async def _fresh_lws(self, namespace: str, name: str) -> Obj | None:
+        return await get_or_none(self._client, LEADERWORKERSETS, namespace, name)
 
     # ----- leader: per-replica Service and worker StatefulSet --------------------------------------
     async def _reconcile_leader(self, leader: Obj, lws: Obj) -> Result | None:
@@ -201,10 +377,17 @@ class GroupReconciler:
             return None
         await self._ensure_replica_service(lws, leader)
         await self._ensure_pod_group(lws, leader)
+        if has_replacement_gate(leader) and not await self._admit(lws, leader):
+            return Result(requeue_after=GROUP_REPLACEMENT_REQUEUE_SECONDS)
         if startup_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # size 1, or waiting for a leader update that re-triggers us
-        if self._informers.statefulset(namespace_of(leader), name_of(leader)) is not None:
-            return None  # never updated: a group changes only by being recreated
+        existing = self._informers.statefulset(namespace_of(leader), name_of(leader))
+        if existing is not None:
+            # Never updated: a group changes only by being recreated. Hash leaders mirror its
+            # readiness into their group-ready condition, which gates the leader's own readiness.
+            if is_hash(lws):
+                await self._sync_group_ready(leader, statefulset_ready(existing))
+            return None
         if placement_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # the leader's scheduling re-triggers us
         # The cached leader may lag its worker StatefulSet's watch (another stream): read it fresh
@@ -223,13 +406,64 @@ class GroupReconciler:
         await self._create_worker_statefulset(lws, fresh, revision)
         return None
 
+    # ----- Hash identity: the replacement gate and the group-ready condition ---------------------
+    async def _admit(self, lws: Obj, leader: Obj) -> bool:
+        """Lift the group-replacement gate when C12 allows; True once the leader may schedule."""
+        namespace = namespace_of(leader)
+        deploy = self._informers.deployment(namespace, name_of(lws))
+        desired = revision_key_of(deploy) if deploy is not None else ""
+        pods = self._informers.set_pods(namespace, name_of(lws))
+        admission = decide_admission(lws, leader, pods, desired)
+        event = admission_event(leader, admission)
+        if admission.step is AdmissionStep.ADMIT:
+            if max_group_restarts(lws) is not None:
+                # A replacement keeps its predecessor's budget: claim the unowned count first.
+                leaders = [p for p in pods if is_leader_pod(p)]
+                await mutate_restart_counts(
+                    self._client,
+                    namespace,
+                    name_of(lws),
+                    lambda counts: claim_hash_count(counts, leader, leaders),
+                )
+            await self._client.merge_patch(PODS, namespace, name_of(leader), remove_gate_patch(leader))
+        if event is not None:
+            record(self._recorder, lws, event)
+        return admission.step is AdmissionStep.ADMIT
+
+    async def _sync_group_ready(self, leader: Obj, workers_ready: bool) -> None:
+        patch = group_ready_status_patch(leader, workers_ready, datetime.datetime.now(datetime.UTC))
+        if patch is not None:
+            await self._client.patch(
+                PODS,
+                namespace_of(leader),
+                name_of(leader),
+                patch,
+                patch_type=STRATEGIC_PATCH,
+                subresource="status",
+            )
+
+    def gated_leader_waker(self, controller: Controller) -> FuncHandler[Pod]:
+        """Wake the gated leaders of a set (C12) when one of its pods is deleted (a slot or a
+        tearing-down group may be freed) or a gated leader is created (the FIFO order changed)."""
+
+        def wake(pod: Pod) -> None:
+            meta = pod.metadata
+            set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
+            if not set_name:
+                return
+            for other in self._informers.set_pods(meta.namespace or "", set_name):
+                if is_leader_pod(other) and has_replacement_gate(other):
+                    controller.queue.add(ObjectKey(namespace_of(other), name_of(other)))
+
+        def added(pod: Pod) -> None:
+            gates = pod.spec.schedulingGates or []
+            if any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+                wake(pod)
+
+        return FuncHandler(add=added, delete=wake)
+
     async def _fresh_pod(self, pod: Obj) -> Obj | None:
-        try:
-            return await self._client.get(PODS, namespace_of(pod), name_of(pod))
-        except Exception as err:
-            if is_not_found(err):
-                return None
-            raise
+        return await self._fresh_pod_named(namespace_of(pod), name_of(pod))
 
     async def _ensure_pod_group(self, lws: Obj, leader: Obj) -> None:
         """The provider's PodGroup for this group, before workers exist (their gang needs it)."""
@@ -273,12 +507,15 @@ class GroupReconciler:
 
     async def _create_worker_statefulset(self, lws: Obj, leader: Obj, revision: Mapping[str, Any]) -> None:
         """`leader` is the full pod (the projection lacks the containers, read for TPU requests)."""
+        extra = dict(scheduling_template_annotations(lws))
+        if is_hash(lws):
+            extra[c.ANNOTATION_GROUP_IDENTITY] = c.GROUP_IDENTITY_HASH
         body = worker_statefulset(
             lws,
             leader,
             revision_spec(lws, revision),
             node_selector=await self._node_selector(lws, leader),
-            extra_template_annotations=scheduling_template_annotations(lws),
+            extra_template_annotations=extra,
         )
         try:
             await self._client.create(STATEFULSETS, body)
@@ -302,6 +539,35 @@ def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
     return owner_mapper("Pod", "")(meta, obj)
 
 
+def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
+    return [
+        ObjectKey(namespace, name_of(p))
+        for p in informers.set_pods(namespace, set_name)
+        if holds_budget_finalizer(p)
+    ]
+
+
+def _held_pods_of_lws(informers: SharedInformers) -> Any:
+    """LWS events (its deletion above all) wake the pods the restart budget holds."""
+
+    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
+        return _held_pods(informers, meta.namespace or "", meta.name or "")
+
+    return mapper
+
+
+def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
+    """A leader StatefulSet or Deployment change (scale-down, rollout) may tear down a retained
+    group."""
+
+    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
+        if (meta.labels or {}).get(c.LABEL_SET_NAME) != meta.name:
+            return ()  # a worker StatefulSet
+        return _held_pods(informers, meta.namespace or "", meta.name or "")
+
+    return mapper
+
+
 def setup(
     manager: Manager,
     informers: SharedInformers,
@@ -316,7 +582,11 @@ def setup(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )
     informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
+    informers.pods.add_handler(reconciler.gated_leader_waker(controller))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)
     controller.watch(informers.statefulsets, _owner_leader)
+    controller.watch(informers.lws, _held_pods_of_lws(informers))
+    controller.watch(informers.statefulsets, _held_pods_of_leader_statefulset(informers))
+    controller.watch(informers.deployments, _held_pods_of_leader_statefulset(informers))
     manager.add_controller(controller)
     return controller

@@ -25,9 +25,11 @@ from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
 from leaderworkerset.runtime.projections import (
+    DEPLOYMENT_CODEC,
     METADATA_CODEC,
     POD_CODEC,
     STATEFULSET_CODEC,
+    Deployment,
     MetadataOnly,
     Pod,
     StatefulSet,
@@ -35,6 +37,7 @@ from leaderworkerset.runtime.projections import (
 from leaderworkerset.runtime.reflector import FuncHandler, Informer
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
+    DEPLOYMENTS,
     LEADERWORKERSETS,
     PODS,
     SERVICES,
@@ -78,6 +81,8 @@ class SharedInformers:
     pods: Informer[Pod]
     services: Informer[MetadataOnly]
     revisions: Informer[Obj]
+    # Hash identity: the leader Deployments (labelled with the set name, like every child).
+    deployments: Informer[Deployment]
 
     # ----- reads, each namespaced ------------------------------------------------------------------
     def set_pods(self, namespace: str, lws_name: str) -> list[Obj]:
@@ -94,6 +99,10 @@ class SharedInformers:
     def statefulset(self, namespace: str, name: str) -> Obj | None:
         sts = self.statefulsets.store.get(ObjectKey(namespace, name))
         return None if sts is None else as_dict(sts)
+
+    def deployment(self, namespace: str, name: str) -> Obj | None:
+        deploy = self.deployments.store.get(ObjectKey(namespace, name))
+        return None if deploy is None else as_dict(deploy)
 
     def pod(self, namespace: str, name: str) -> Obj | None:
         pod = self.pods.store.get(ObjectKey(namespace, name))
@@ -129,6 +138,9 @@ def shared_informers(cache: Cache, namespace: str | None = None) -> SharedInform
             namespace=namespace,
             label_selector=selector,
             indexers=_SET_INDEX,
+        ),
+        deployments=cache.informer(
+            DEPLOYMENTS, DEPLOYMENT_CODEC, namespace=namespace, label_selector=selector
         ),
     )
 

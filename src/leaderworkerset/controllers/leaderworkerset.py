@@ -10,7 +10,8 @@ One reconcile of `<namespace>/<lws>`:
   6. once a rollout is done, delete the revisions of other keys.
 
 All decisions are `core` functions; this module reads caches, writes through the API and records
-events. Hash identity (spec §3.B) is not handled here yet: such objects are logged and skipped.
+events. Hash identity (spec §3.B) takes `_reconcile_hash`: the leaders are a Deployment `<lws>`,
+and the status is read from it (core/hashidentity.py).
 """
 
 from __future__ import annotations
@@ -24,16 +25,32 @@ import msgspec
 import structlog
 
 from leaderworkerset.api import constants as c
+
+# The event helpers live in controllers.events; re-exported here for the modules that first
+# imported them from this one.
+from leaderworkerset.controllers.events import error_text as error_text
+from leaderworkerset.controllers.events import lws_ref as lws_ref
+from leaderworkerset.controllers.events import record as record
 from leaderworkerset.controllers.informers import (
     Obj,
     RecentRevisions,
     SharedInformers,
     WriteMemo,
 )
+from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core import gojson
+from leaderworkerset.core.budget import (
+    BudgetError,
+    Counts,
+    prune_hash_counts,
+    prune_other_revisions,
+    prune_settled_counts,
+    restart_counts,
+)
 from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
+from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
     plan_revision,
@@ -47,6 +64,7 @@ from leaderworkerset.core.rollout import (
     after_apply_events,
     lws_replicas,
     plan_rollout_for,
+    rollout_budget,
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
@@ -54,12 +72,13 @@ from leaderworkerset.core.status import plan_status
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
-from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
-from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
+from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
+    DEPLOYMENTS,
     LEADERWORKERSETS,
     SERVICES,
     STATEFULSETS,
@@ -71,33 +90,6 @@ CONTROLLER_NAME = "leaderworkerset"
 DEFAULT_MAX_CONCURRENT = 4
 
 Now = Callable[[], datetime.datetime]
-
-_RELATED_API_VERSIONS = {"ControllerRevision": "apps/v1", "Pod": "v1", "StatefulSet": "apps/v1"}
-
-
-def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:
-    """Record a core-decided event on the LWS, resolving its related object (kind, name)."""
-    related = None
-    if event.related is not None:
-        kind, name = event.related
-        related = ObjectReference(
-            apiVersion=_RELATED_API_VERSIONS.get(kind, ""),
-            kind=kind,
-            namespace=str((lws.get("metadata") or {}).get("namespace") or ""),
-            name=name,
-        )
-    recorder.record(lws_ref(lws), event.type, event.reason, event.action, event.message, related)
-
-
-def error_text(err: BaseException) -> str:
-    """What Go's `%v` prints for an API error: the Status message, without code and reason."""
-    if isinstance(err, ApiStatusError) and err.status.message:
-        return err.status.message
-    return str(err)
-
-
-def lws_ref(lws: Obj) -> ObjectReference:
-    return object_ref(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)
 
 
 @dataclass
@@ -133,18 +125,15 @@ class LeaderWorkerSetReconciler:
         self._now: Now = now or (lambda: datetime.datetime.now(datetime.UTC))
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
+        self.leader_deploy_memo = WriteMemo()
         self.recent_revisions = RecentRevisions()
-        self._skipped_hash: set[ObjectKey] = set()
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)
         if lws is None or is_deleting(lws):
             return None  # children go away through garbage collection
-        if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-            if key not in self._skipped_hash:  # say it once per set, not on every event
-                self._skipped_hash.add(key)
-                log.warning("Hash group identity is not handled by this controller yet; skipping")
-            return None
+        if is_hash(lws):
+            return await self._reconcile_hash(key, lws)
         leader_sts = self._leader_statefulset(key)
         if leader_sts is not None and is_deleting(leader_sts):
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
@@ -174,7 +163,70 @@ class LeaderWorkerSetReconciler:
             raise
         if update_done:
             await self._truncate_history(round_)
+            await self._prune_restart_counts(round_)
         return None
+
+    # ----- Hash identity (spec §3.B): the leader Deployment ----------------------------------------
+    async def _reconcile_hash(self, key: ObjectKey, lws: Obj) -> Result | None:
+        deploy = self.leader_deploy_memo.freshest(key, self._informers.deployment(key.namespace, key.name))
+        if deploy is not None and is_deleting(deploy):
+            return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
+        # The Deployment carries the revision label exactly where the leader StatefulSet does.
+        round_ = _Round(lws=lws, key=key, leader_sts=deploy)
+        await self._ensure_revision(round_)
+        leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
+        await self._prune_hash_counts(round_, leaders)
+        applied = await self._apply_leader_deployment(round_, deploy)
+        await self._ensure_shared_service(round_)
+        plan = plan_hash_status(lws, applied, leaders, self._now())
+        if plan.changed:
+            body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": plan.status}
+            try:
+                await self._client.update(LEADERWORKERSETS, body, "status")
+            except Exception as err:
+                if is_conflict(err):
+                    return Result(requeue=True)
+                raise
+            if plan.event is not None:
+                record(self._recorder, lws, plan.event)
+        if plan.update_done:
+            await self._truncate_history(round_)
+            await self._prune_restart_counts(round_)
+        return None
+
+    async def _prune_hash_counts(self, round_: _Round, leaders: list[Obj]) -> None:
+        """Counts of the current revision that no live group can claim any more go (B3)."""
+        replicas, key = lws_replicas(round_.lws), round_.revision_key
+        surge = rollout_budget(round_.lws).surge
+
+        def prune(counts: Counts) -> bool:
+            return prune_hash_counts(counts, key, leaders, replicas=replicas, surge=surge)
+
+        await self._mutate_counts_if(round_, prune)
+
+    async def _apply_leader_deployment(self, round_: _Round, existing: Obj | None) -> Obj:
+        body = leader_deployment(round_.lws, revision_key=round_.revision_key)
+        try:
+            applied = await self._client.apply(DEPLOYMENTS, body)
+        except Exception as err:
+            self._record_apply_failure(
+                round_, err, c.MSG_FAILED_CREATE_LEADER_DEPLOYMENT, c.MSG_FAILED_UPDATE_LEADER_DEPLOYMENT
+            )
+            raise
+        self.leader_deploy_memo.remember(round_.key, applied)
+        if existing is None:
+            record(
+                self._recorder,
+                round_.lws,
+                ControllerEvent(
+                    c.EVENT_TYPE_NORMAL,
+                    c.EVENT_GROUPS_PROGRESSING,
+                    c.EVENT_ACTION_CREATE,
+                    c.MSG_CREATED_LEADER_DEPLOYMENT % round_.key.name,
+                    None if round_.revision is None else ("ControllerRevision", name_of(round_.revision)),
+                ),
+            )
+        return applied
 
     # ----- reads ------------------------------------------------------------------------------------
     def _leader_statefulset(self, key: ObjectKey) -> Obj | None:
@@ -250,20 +302,19 @@ class LeaderWorkerSetReconciler:
         ):
             record(self._recorder, round_.lws, event)
 
-    def _record_apply_failure(self, round_: _Round, err: Exception) -> None:
+    def _record_apply_failure(
+        self,
+        round_: _Round,
+        err: Exception,
+        create_message: str = c.MSG_FAILED_CREATE_LEADER_STS,
+        update_message: str = c.MSG_FAILED_UPDATE_LEADER_STS,
+    ) -> None:
+        """FailedCreate or FailedUpdate for the leader workload (StatefulSet, or Hash Deployment)."""
         name = round_.key.name
         if round_.leader_sts is None:
-            reason, action, message = (
-                c.EVENT_FAILED_CREATE,
-                c.EVENT_ACTION_CREATE,
-                c.MSG_FAILED_CREATE_LEADER_STS,
-            )
+            reason, action, message = c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, create_message
         else:
-            reason, action, message = (
-                c.EVENT_FAILED_UPDATE,
-                c.EVENT_ACTION_UPDATE,
-                c.MSG_FAILED_UPDATE_LEADER_STS,
-            )
+            reason, action, message = c.EVENT_FAILED_UPDATE, c.EVENT_ACTION_UPDATE, update_message
         note = message.replace("%v", "%s") % (name, error_text(err))
         self._recorder.warning(lws_ref(round_.lws), reason, action, note)
 
@@ -321,6 +372,32 @@ class LeaderWorkerSetReconciler:
                     raise
             self.recent_revisions.discard(ObjectKey(namespace_of(revision), name_of(revision)))
 
+    # ----- step 7: restart counts of settled groups ----------------------------------------------
+    async def _prune_restart_counts(self, round_: _Round) -> None:
+        """After a completed rollout, counts of old revisions and removed groups go (A15, C8).
+
+        Decided on the cached LWS first so the steady state costs no read; the write itself is a
+        fresh read-modify-write (the pod controller may be counting at the same time).
+        """
+        replicas, key = lws_replicas(round_.lws), round_.revision_key
+
+        def prune(counts: Counts) -> bool:
+            if is_hash(round_.lws):  # Hash keys are group keys, not indexes
+                return prune_other_revisions(counts, key)
+            return prune_settled_counts(counts, key, replicas)
+
+        await self._mutate_counts_if(round_, prune)
+
+    async def _mutate_counts_if(self, round_: _Round, mutate: Callable[[Counts], bool]) -> None:
+        """Decide on the cached LWS (no read in the steady state), write on a fresh read."""
+        try:
+            needed = mutate(restart_counts(round_.lws))
+        except BudgetError as err:
+            log.warning("unreadable group restart counts; left as they are", error=str(err))
+            return
+        if needed:
+            await mutate_restart_counts(self._client, round_.key.namespace, round_.key.name, mutate)
+
 
 # ----- wiring ------------------------------------------------------------------------------------------
 
@@ -352,7 +429,9 @@ def setup(
     # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
     controller.watch(informers.statefulsets, label_mapper(c.LABEL_SET_NAME))
     controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
+    controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
     controller.watch(informers.pods, _leader_pod_to_lws)
     reconciler.leader_sts_memo.forget_on_delete(informers.statefulsets)
+    reconciler.leader_deploy_memo.forget_on_delete(informers.deployments)
     manager.add_controller(controller)
     return controller

@@ -54,6 +54,33 @@ class GroupState:
 MISSING_GROUP = GroupState(ready=False, updated=False)
 
 
+# --- LeaderWorkerSet spec accessors ----------------------------------------------------------------
+
+
+def _count_or_default(value: object) -> int:
+    # A nil *int32 reads as the CRD default 1; so does a mistyped one, which admission reports.
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def spec_replicas(spec: Obj) -> int:
+    """A LeaderWorkerSet spec's (or a DisaggregatedSet role spec's) replicas."""
+    return _count_or_default(spec.get("replicas"))
+
+
+def spec_size(spec: Obj) -> int:
+    """A LeaderWorkerSet spec's leaderWorkerTemplate.size."""
+    template = spec.get("leaderWorkerTemplate")
+    return _count_or_default(template.get("size") if isinstance(template, Mapping) else None)
+
+
+def lws_replicas(lws: Obj) -> int:
+    return spec_replicas(lws.get("spec") or {})
+
+
+def lws_size(lws: Obj) -> int:
+    return spec_size(lws.get("spec") or {})
+
+
 # --- metadata accessors --------------------------------------------------------------------------
 
 
@@ -252,19 +279,42 @@ def states_ready_updated(states: Sequence[GroupState]) -> int:
 class GroupView:
     """One group as an operator sees it: identity, revision, state and why it is not ready."""
 
-    index: int
+    index: int  # the ordinal; -1 for a Hash group, which has no ordinal
     leader: str
     revision: str
     ready: bool
     updated: bool
     reasons: tuple[str, ...]
+    key: str = ""  # the group-index label: the ordinal, or the 40-hex key of a Hash group
+    hostname: str = ""
+
+    @property
+    def name(self) -> str:
+        """How an operator names the group: its ordinal, or the first 8 characters of its key."""
+        return str(self.index) if self.index >= 0 else self.key[:8]
+
+
+def has_replacement_gate(pod: Obj) -> bool:
+    """The pod still waits behind the group-replacement scheduling gate (Hash leaders)."""
+    gates = (pod.get("spec") or {}).get("schedulingGates") or []
+    return any(gate.get("name") == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates)
+
+
+def is_exhausted(pod: Obj) -> bool:
+    """The leader of a group retained after exhausting its restart budget (maxGroupRestarts)."""
+    return annotations_of(pod).get(c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED) == "true"
+
+
+RETAINED_GROUP_REASON = (
+    f"restart budget exhausted: annotate the leader {c.ANNOTATION_RECOVER}=true to restart it"
+)
 
 
 def not_ready_reasons(leader: Obj | None, worker_sts: Obj | None, *, size: int) -> tuple[str, ...]:
     """Why a group is not ready, in the order an operator would check (empty when ready)."""
     if leader is None:
         return ("leader pod missing",)
-    reasons = []
+    reasons = [RETAINED_GROUP_REASON] if is_exhausted(leader) else []
     if is_deleting(leader):
         reasons.append("leader pod terminating")
     if pod_phase(leader) != _POD_RUNNING:
@@ -291,13 +341,17 @@ def describe_groups(
     leader_pods: Iterable[Obj],
     worker_statefulsets: Mapping[str, Obj],
 ) -> list[GroupView]:
-    """Every group that has a leader pod, by group index (unparsable indexes are skipped)."""
+    """Every group that has a leader pod, by group index; Hash groups (40-hex keys) after the
+    ordinals, by key. Other unparsable indexes are skipped."""
     views = []
     for pod in leader_pods:
+        key = labels_of(pod).get(c.LABEL_GROUP_INDEX, "")
         try:
             index = parse_group_index(pod)
         except GoParseError:
-            continue
+            if annotations_of(pod).get(c.ANNOTATION_GROUP_IDENTITY) != c.GROUP_IDENTITY_HASH or not key:
+                continue
+            index = -1
         worker_sts = None if size == 1 else worker_statefulsets.get(name_of(pod))
         state = group_state(pod, worker_sts, revision_key) if size == 1 or worker_sts else MISSING_GROUP
         views.append(
@@ -308,6 +362,8 @@ def describe_groups(
                 ready=state.ready,
                 updated=state.updated,
                 reasons=not_ready_reasons(pod, worker_sts, size=size),
+                key=key,
+                hostname=str((pod.get("spec") or {}).get("hostname") or ""),
             )
         )
-    return sorted(views, key=lambda view: (view.index, view.leader))
+    return sorted(views, key=lambda view: (view.index < 0, view.index, view.key, view.leader))

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.groups import annotations_of, name_of
 from leaderworkerset.core.keys import NO_ORDINAL, parent_name_and_ordinal
 
 Obj = Mapping[str, Any]
@@ -40,6 +41,11 @@ def worker_pod_name(leader_pod_name: str, worker_index: int) -> str:
     return f"{worker_statefulset_name(leader_pod_name)}-{worker_index}"
 
 
+def leader_address(hostname: str, subdomain: str, namespace: str) -> str:
+    """LWS_LEADER_ADDRESS and the leader-address annotation: the leader's DNS name in its subdomain."""
+    return f"{hostname}.{subdomain}.{namespace}"
+
+
 def shared_service_name(lws_name: str) -> str:
     return lws_name
 
@@ -53,7 +59,7 @@ def replica_service_name(leader_pod: Obj) -> str:
     subdomain = (leader_pod.get("spec") or {}).get("subdomain")
     if subdomain:
         return str(subdomain)
-    return str((leader_pod.get("metadata") or {}).get("name") or "")
+    return name_of(leader_pod)
 
 
 def leader_name_for_worker(worker_pod: Obj) -> str | None:
@@ -62,11 +68,10 @@ def leader_name_for_worker(worker_pod: Obj) -> str | None:
     v1.0 reads the `leader-name` annotation the worker template carries; pods created before that
     annotation existed fall back to stripping the `-<ordinal>` suffix of the pod name.
     """
-    meta = worker_pod.get("metadata") or {}
-    annotated = (meta.get("annotations") or {}).get(c.ANNOTATION_LEADER_NAME)
+    annotated = annotations_of(worker_pod).get(c.ANNOTATION_LEADER_NAME)
     if annotated:
         return str(annotated)
-    parent, ordinal = parent_name_and_ordinal(str(meta.get("name") or ""))
+    parent, ordinal = parent_name_and_ordinal(name_of(worker_pod))
     if ordinal == NO_ORDINAL:
         return None
     return parent

@@ -7,8 +7,9 @@ three LWS variables go first, in a fixed order, and replace user entries of the 
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import keys, subgroup
+from leaderworkerset.core import keys, naming, subgroup
 from leaderworkerset.core.affinity import set_exclusive_affinities
+from leaderworkerset.core.groups import annotations_of, is_leader_pod, name_of, namespace_of
 
 Obj = dict[str, Any]
 
@@ -17,41 +18,32 @@ class PodMutationError(ValueError):
     """The pod lacks what the webhook needs; the message is the admission denial text."""
 
 
+# Read-only accessors come from core.groups (kept under the names this module's callers use);
+# `metadata`, `labels` and `spec` below are for writing: they create the dict when it is missing.
+annotations = annotations_of
+pod_name = name_of
+is_leader = is_leader_pod  # leaders carry worker-index "0" from their template
+
+
+def _writable(parent: Obj, key: str) -> Obj:
+    """`parent[key]` as a dict the caller may write into, created (or replacing a non-dict)."""
+    child = parent.get(key)
+    if not isinstance(child, dict):
+        child = {}
+        parent[key] = child
+    return child
+
+
 def metadata(pod: Obj) -> Obj:
-    meta = pod.get("metadata")
-    if not isinstance(meta, dict):
-        meta = {}
-        pod["metadata"] = meta
-    return meta
+    return _writable(pod, "metadata")
 
 
 def labels(pod: Obj) -> dict[str, str]:
-    meta = metadata(pod)
-    if not isinstance(meta.get("labels"), dict):
-        meta["labels"] = {}
-    result: dict[str, str] = meta["labels"]
-    return result
-
-
-def annotations(pod: Obj) -> dict[str, str]:
-    return metadata(pod).get("annotations") or {}
+    return _writable(metadata(pod), "labels")
 
 
 def spec(pod: Obj) -> Obj:
-    pod_spec = pod.get("spec")
-    if not isinstance(pod_spec, dict):
-        pod_spec = {}
-        pod["spec"] = pod_spec
-    return pod_spec
-
-
-def pod_name(pod: Obj) -> str:
-    return str(metadata(pod).get("name") or "")
-
-
-def is_leader(pod: Obj) -> bool:
-    """Leaders carry worker-index "0" from their template; workers get theirs from the webhook."""
-    return labels(pod).get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX
+    return _writable(pod, "spec")
 
 
 def is_hash_identity(pod: Obj) -> bool:
@@ -95,6 +87,22 @@ def label_hash_leader(pod: Obj, token: str) -> str:
     if not pod_spec.get("hostname"):
         pod_spec["hostname"] = keys.hash_leader_hostname(pod_labels.get(c.LABEL_SET_NAME, ""), key)
     return key
+
+
+def gate_hash_leader(pod: Obj) -> None:
+    """Hash leader: admitted behind the group-replacement scheduling gate (the pod controller
+    lifts it per the replacement policy), and cheapest to delete while it waits, so a scale-down
+    removes waiting replacements before running groups (spec §2.4, §3.C C12)."""
+    pod_spec = spec(pod)
+    gates = list(pod_spec.get("schedulingGates") or [])
+    if all(gate.get("name") != c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+        gates.append({"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT})
+    pod_spec["schedulingGates"] = gates
+    meta = metadata(pod)
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        c.ANNOTATION_POD_DELETION_COST: c.POD_DELETION_COST_WAITING_LEADER,
+    }
 
 
 def apply_unique_subdomain(pod: Obj) -> None:
@@ -165,8 +173,7 @@ def leader_address(pod: Obj) -> str:
     pod_spec = spec(pod)
     if is_leader(pod) and pod_spec.get("hostname"):
         host = str(pod_spec["hostname"])
-    namespace = metadata(pod).get("namespace") or ""
-    return f"{host}.{pod_spec.get('subdomain') or ''}.{namespace}"
+    return naming.leader_address(host, str(pod_spec.get("subdomain") or ""), namespace_of(pod))
 
 
 def _klog_ref(pod: Obj) -> str:

@@ -34,6 +34,7 @@ from leaderworkerset.core.groups import (
     is_deleting,
     is_leader_pod,
     labels_of,
+    lws_size,
     name_of,
     namespace_of,
     pod_pending,
@@ -42,7 +43,6 @@ from leaderworkerset.core.groups import (
     uid_of,
 )
 from leaderworkerset.core.naming import leader_name_for_worker
-from leaderworkerset.core.rollout import lws_size
 
 Obj = Mapping[str, Any]
 

@@ -28,7 +28,7 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import gojson
 from leaderworkerset.core.gonormalize import GoType, go_encode, normalize
-from leaderworkerset.core.groups import ControllerEvent
+from leaderworkerset.core.groups import ControllerEvent, metadata
 
 __all__ = [
     "REVISION_MATCH_CACHE_SIZE",
@@ -136,13 +136,9 @@ def stored_patch(revision: Obj) -> bytes:
 # --------------------------------------------------------------------------------------------------
 
 
-def _meta(obj: Obj) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def revision_key(obj: Obj) -> str:
     """The ``template-revision-hash`` label of any object ("" when absent)."""
-    return str((_meta(obj).get("labels") or {}).get(c.LABEL_TEMPLATE_REVISION_HASH, ""))
+    return str((metadata(obj).get("labels") or {}).get(c.LABEL_TEMPLATE_REVISION_HASH, ""))
 
 
 def revision_name(lws_name: str, hash_: str, number: int) -> str:
@@ -152,14 +148,14 @@ def revision_name(lws_name: str, hash_: str, number: int) -> str:
 
 
 def _controller_uid(obj: Obj) -> str | None:
-    for ref in _meta(obj).get("ownerReferences") or ():
+    for ref in metadata(obj).get("ownerReferences") or ():
         if ref.get("controller"):
             return str(ref.get("uid", ""))
     return None
 
 
 def _labels_match(obj: Obj, selector: Mapping[str, str]) -> bool:
-    labels = _meta(obj).get("labels") or {}
+    labels = metadata(obj).get("labels") or {}
     return all(labels.get(key) == value for key, value in selector.items())
 
 
@@ -168,14 +164,14 @@ def owned_revisions(
 ) -> list[Obj]:
     """Revisions of this LWS: labelled with its name (plus ``selector``), in its namespace, and
     controlled by it or by nobody (orphans are adopted, as in upstream's ``ListRevisions``)."""
-    meta = _meta(lws)
+    meta = metadata(lws)
     wanted = {c.LABEL_SET_NAME: str(meta.get("name", "")), **(selector or {})}
     namespace = meta.get("namespace", "")
     uid = str(meta.get("uid", ""))
     return [
         revision
         for revision in revisions
-        if _meta(revision).get("namespace", "") == namespace
+        if metadata(revision).get("namespace", "") == namespace
         and _labels_match(revision, wanted)
         and _controller_uid(revision) in (None, uid)
     ]
@@ -210,7 +206,7 @@ def new_revision(lws: Obj, key: str, revisions: Iterable[Obj]) -> dict[str, Any]
 
 
 def _revision_object(lws: Obj, key: str, revisions: Iterable[Obj], patch: bytes) -> dict[str, Any]:
-    meta = _meta(lws)
+    meta = metadata(lws)
     hash_ = hash_patch(patch)
     number = next_revision_number(lws, revisions)
     name = str(meta.get("name", ""))
@@ -392,11 +388,11 @@ class RevisionMatchCache:
 def set_matches_revision(lws: Obj, proposed_patch: bytes, existing: Obj, cache: RevisionMatchCache) -> bool:
     """Whether ``existing`` means the same as the LWS's current patch even though its bytes differ
     (upstream's ``SetMatchesRevision``): apply it back, re-render, compare."""
-    meta = _meta(lws)
+    meta = metadata(lws)
     cache_key = (
         str(meta.get("uid", "")),
         int(meta.get("generation") or 0),
-        str(_meta(existing).get("resourceVersion", "")),
+        str(metadata(existing).get("resourceVersion", "")),
     )
     if cache.get(cache_key):
         return True
@@ -436,7 +432,7 @@ def _creating_event(revision: Obj, message: str) -> ControllerEvent:
         reason=c.EVENT_CREATING_REVISION,
         action=c.EVENT_ACTION_CREATE,
         message=message % revision_key(revision),
-        related=(_CONTROLLER_REVISION_KIND, str(_meta(revision).get("name", ""))),
+        related=(_CONTROLLER_REVISION_KIND, str(metadata(revision).get("name", ""))),
     )
 
 

@@ -22,13 +22,21 @@ from leaderworkerset.core.groups import (
     GroupState,
     annotations_of,
     group_states,
+    name_of,
     statefulset_partition,
     statefulset_replicas,
 )
-from leaderworkerset.core.keys import GoParseError, go_atoi
+
+# Re-exported (`as`): callers of the rollout arithmetic keep finding these here; they live in
+# core.groups (spec accessors) and core.intstr (IntOrString scaling).
+from leaderworkerset.core.groups import lws_replicas as lws_replicas
+from leaderworkerset.core.groups import lws_size as lws_size
+from leaderworkerset.core.intstr import IntOrPercentError as IntOrPercentError
+from leaderworkerset.core.intstr import IntOrString as IntOrString
+from leaderworkerset.core.intstr import scaled_value as scaled_value
+from leaderworkerset.core.keys import go_atoi
 
 Obj = Mapping[str, Any]
-IntOrString = int | str
 
 # Webhook defaults (spec §1.1); used when an object skipped admission (e.g. in unit tests).
 DEFAULT_MAX_UNAVAILABLE: IntOrString = 1
@@ -36,27 +44,6 @@ DEFAULT_MAX_SURGE: IntOrString = 0
 
 # A leader StatefulSet being deleted is left alone and looked at again after this long (A4).
 TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS = 5.0
-
-
-class IntOrPercentError(ValueError):
-    """An IntOrString that is neither an int nor `<int>%`, worded like apimachinery's error."""
-
-
-def scaled_value(value: IntOrString, total: int, *, round_up: bool) -> int:
-    """apimachinery's GetScaledValueFromIntOrPercent: ints as-is, `N%` of `total` rounded."""
-    if isinstance(value, bool):
-        raise IntOrPercentError("invalid value for IntOrString: invalid type: neither int nor percentage")
-    if isinstance(value, int):
-        return value
-    if not value.endswith("%"):
-        raise IntOrPercentError("invalid value for IntOrString: invalid type: string is not a percentage")
-    try:
-        percent = go_atoi(value[:-1])
-    except GoParseError as err:
-        raise IntOrPercentError(f'invalid value for IntOrString: invalid value "{value}": {err}') from err
-    # Integer ceil/floor of percent*total/100: equal to Go's float64 math for all int32 inputs.
-    scaled = percent * total
-    return -(-scaled // 100) if round_up else scaled // 100
 
 
 @dataclass(frozen=True)
@@ -84,16 +71,6 @@ def rolling_update_configuration(lws: Obj) -> Obj:
         "rollingUpdateConfiguration"
     ) or {}
     return config
-
-
-def lws_replicas(lws: Obj) -> int:
-    value = (lws.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
-
-
-def lws_size(lws: Obj) -> int:
-    value = ((lws.get("spec") or {}).get("leaderWorkerTemplate") or {}).get("size")
-    return 1 if value is None else int(value)
 
 
 def rollout_budget(lws: Obj) -> RolloutBudget:
@@ -299,7 +276,7 @@ def plan_rollout_for(
 ) -> RolloutDecision:
     """`plan_rollout` reading its inputs from the LWS and leader StatefulSet dicts."""
     return plan_rollout(
-        lws_name=str((lws.get("metadata") or {}).get("name") or ""),
+        lws_name=name_of(lws),
         budget=rollout_budget(lws),
         size=lws_size(lws),
         sts=None if leader_sts is None else LeaderStatefulSetView.of(leader_sts),

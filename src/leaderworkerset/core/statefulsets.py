@@ -15,8 +15,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups import labels_of, name_of, namespace_of, revision_key_of, uid_of
-from leaderworkerset.core.rollout import RolloutBudget, lws_replicas, rollout_budget
+from leaderworkerset.core import naming
+from leaderworkerset.core.groups import (
+    annotations_of,
+    labels_of,
+    lws_replicas,
+    name_of,
+    namespace_of,
+    revision_key_of,
+    spec_size,
+    uid_of,
+)
+from leaderworkerset.core.rollout import RolloutBudget, rollout_budget
 from leaderworkerset.core.tpu import pod_requests_tpus
 
 Obj = Mapping[str, Any]
@@ -61,11 +71,6 @@ def pod_owner_reference(pod: Obj) -> dict[str, Any]:
 def _template_spec(spec: Obj) -> Obj:
     lwt: Obj = spec.get("leaderWorkerTemplate") or {}
     return lwt
-
-
-def _size(spec: Obj) -> int:
-    value = _template_spec(spec).get("size")
-    return 1 if value is None else int(value)
 
 
 def subdomain_policy(spec: Obj) -> str:
@@ -137,8 +142,8 @@ def _storage_fields(spec: Obj, namespace: str) -> dict[str, Any]:
 def leader_template_annotations(lws: Obj) -> dict[str, str]:
     """Annotations the controller adds to the leader pod template (from the live spec)."""
     spec: Obj = lws.get("spec") or {}
-    user = dict((lws.get("metadata") or {}).get("annotations") or {})
-    annotations = {c.ANNOTATION_SIZE: str(_size(spec))}
+    user = annotations_of(lws)
+    annotations = {c.ANNOTATION_SIZE: str(spec_size(spec))}
     if user.get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY):
         annotations[c.ANNOTATION_EXCLUSIVE_TOPOLOGY] = user[c.ANNOTATION_EXCLUSIVE_TOPOLOGY]
     subgroup = _template_spec(spec).get("subGroupPolicy")
@@ -227,10 +232,12 @@ def worker_selector(lws_name: str, leader_pod: Obj) -> dict[str, str]:
     }
 
 
-def leader_address(leader_pod: Obj) -> str:
-    """`<hostname>.<subdomain>.<namespace>`: the leader's DNS name, stamped on worker templates."""
+def _leader_address_of(leader_pod: Obj) -> str:
+    """The leader's DNS name from its own spec, stamped on the worker template."""
     pod_spec = leader_pod.get("spec") or {}
-    return f"{pod_spec.get('hostname', '')}.{pod_spec.get('subdomain', '')}.{namespace_of(leader_pod)}"
+    return naming.leader_address(
+        str(pod_spec.get("hostname", "")), str(pod_spec.get("subdomain", "")), namespace_of(leader_pod)
+    )
 
 
 def worker_template_annotations(
@@ -238,9 +245,9 @@ def worker_template_annotations(
 ) -> dict[str, str]:
     """Annotations on the worker pod template. Shape (size, subgroups) comes from the leader's
     revision so an old group rebuilt mid-rollout stays coherent; topology keys from the live LWS."""
-    user = dict((lws.get("metadata") or {}).get("annotations") or {})
+    user = annotations_of(lws)
     annotations = {
-        c.ANNOTATION_SIZE: str(_size(revision_spec)),
+        c.ANNOTATION_SIZE: str(spec_size(revision_spec)),
         c.ANNOTATION_LEADER_NAME: name_of(leader_pod),
     }
     if user.get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY):
@@ -256,7 +263,7 @@ def worker_template_annotations(
             ]
     if leader_requests_tpus:
         annotations[c.ANNOTATION_LEADER_REQUESTS_TPUS] = c.ANNOTATION_TRUE
-    annotations[c.ANNOTATION_LEADER_ADDRESS] = leader_address(leader_pod)
+    annotations[c.ANNOTATION_LEADER_ADDRESS] = _leader_address_of(leader_pod)
     return annotations
 
 
@@ -330,7 +337,7 @@ def worker_statefulset(
         "kind": _STATEFULSET_KIND,
         "metadata": sts_meta,
         "spec": {
-            "replicas": _size(revision_spec) - 1,
+            "replicas": spec_size(revision_spec) - 1,
             "selector": {"matchLabels": selector},
             "template": template,
             "serviceName": worker_service_name(lws, revision_spec, leader_pod),

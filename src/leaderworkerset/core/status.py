@@ -11,6 +11,8 @@ peculiar but observable rules, kept on purpose because users and tests watch the
 * afterwards every stored condition's observedGeneration is bumped to metadata.generation.
 """
 
+from __future__ import annotations
+
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,10 +23,14 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
     ControllerEvent,
     group_state,
+    is_exhausted,
+    lws_replicas,
+    lws_size,
     name_of,
     parse_group_index,
+    pod_ready,
 )
-from leaderworkerset.core.rollout import lws_replicas, lws_size, rolling_update_configuration
+from leaderworkerset.core.rollout import rolling_update_configuration
 
 Obj = Mapping[str, Any]
 Condition = dict[str, Any]
@@ -33,6 +39,18 @@ _CONDITION_TEXT: dict[str, tuple[str, str]] = {
     c.CONDITION_AVAILABLE: (c.REASON_ALL_GROUPS_READY, c.MESSAGE_ALL_GROUPS_READY),
     c.CONDITION_UPDATE_IN_PROGRESS: (c.REASON_GROUPS_UPDATING, c.MESSAGE_GROUPS_UPDATING),
     c.CONDITION_PROGRESSING: (c.REASON_GROUPS_PROGRESSING, c.MESSAGE_GROUPS_PROGRESSING),
+    c.CONDITION_DEGRADED: (c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED, c.MESSAGE_DEGRADED_TRUE),
+}
+
+# The False forms written while a group is retained after exhausting its restart budget.
+_DEGRADED_FALSE_TEXT: dict[str, tuple[str, str]] = {
+    c.CONDITION_AVAILABLE: (c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED, c.MESSAGE_AVAILABLE_FALSE_DEGRADED),
+    c.CONDITION_PROGRESSING: (c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED, c.MESSAGE_PROGRESSING_FALSE_DEGRADED),
+    c.CONDITION_UPDATE_IN_PROGRESS: (
+        c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        c.MESSAGE_UPDATE_IN_PROGRESS_FALSE_DEGRADED,
+    ),
+    c.CONDITION_DEGRADED: (c.REASON_AS_EXPECTED, c.MESSAGE_DEGRADED_FALSE),
 }
 
 _EXCLUSIVE_PAIRS = frozenset(
@@ -65,6 +83,19 @@ def make_condition(condition_type: str, generation: int, now: datetime) -> Condi
     return {
         "type": condition_type,
         "status": c.CONDITION_TRUE,
+        "observedGeneration": generation,
+        "lastTransitionTime": format_time(now),
+        "reason": reason,
+        "message": message,
+    }
+
+
+def make_false_condition(condition_type: str, generation: int, now: datetime) -> Condition:
+    """A False condition with its budget-related reason and message (§2.6, v1.0)."""
+    reason, message = _DEGRADED_FALSE_TEXT[condition_type]
+    return {
+        "type": condition_type,
+        "status": c.CONDITION_FALSE,
         "observedGeneration": generation,
         "lastTransitionTime": format_time(now),
         "reason": reason,
@@ -184,6 +215,47 @@ def desired_condition_types(counts: GroupCounts, replicas: int) -> list[str]:
     return [c.CONDITION_PROGRESSING]
 
 
+@dataclass(frozen=True)
+class Degradation:
+    """Groups retained after exhausting their restart budget, and how many of those are Ready."""
+
+    groups: int = 0
+    ready: int = 0
+
+    @classmethod
+    def of(cls, leader_pods: Iterable[Obj]) -> Degradation:
+        exhausted = [p for p in leader_pods if is_exhausted(p)]
+        return cls(len(exhausted), sum(1 for p in exhausted if pod_ready(p)))
+
+
+def desired_conditions(
+    counts: GroupCounts, replicas: int, degradation: Degradation, generation: int, now: datetime
+) -> list[Condition]:
+    """The ordered condition list to apply, Degraded last (True or False/AsExpected).
+
+    Without retained groups the v0.x list is kept as is. With them, Available can never be True;
+    Available and UpdateInProgress are written False with the budget reason, and Progressing stays
+    True only while some non-retained group is still on its way (mirrors the Hash flow, §3.B B7).
+    """
+
+    def true(t: str) -> Condition:
+        return make_condition(t, generation, now)
+
+    def false(t: str) -> Condition:
+        return make_false_condition(t, generation, now)
+
+    if degradation.groups == 0:
+        return [*(true(t) for t in desired_condition_types(counts, replicas)), false(c.CONDITION_DEGRADED)]
+    ready_non_degraded = max(0, counts.ready_non_surge - degradation.ready)
+    progressing = ready_non_degraded + degradation.groups < replicas
+    progress = true(c.CONDITION_PROGRESSING) if progressing else false(c.CONDITION_PROGRESSING)
+    if counts.window_updated < counts.window:
+        conditions = [false(c.CONDITION_AVAILABLE), true(c.CONDITION_UPDATE_IN_PROGRESS), progress]
+    else:
+        conditions = [false(c.CONDITION_AVAILABLE), progress, false(c.CONDITION_UPDATE_IN_PROGRESS)]
+    return [*conditions, true(c.CONDITION_DEGRADED)]
+
+
 def condition_event(condition: Condition, ready: int, replicas: int) -> ControllerEvent:
     """The event recorded whenever conditions change: first desired condition + group counts."""
     suffix = c.MESSAGE_CONDITION_EVENT_SUFFIX_FMT.format(ready=ready, total=replicas)
@@ -234,6 +306,8 @@ def plan_status(
         status["hpaPodSelector"] = hpa_pod_selector(str(meta.get("name") or ""))
 
     user_partition = int(rolling_update_configuration(lws).get("partition") or 0)
+    leader_pods = list(leader_pods)
+    degradation = Degradation.of(leader_pods)
     counts = count_groups(
         replicas=replicas,
         size=lws_size(lws),
@@ -245,20 +319,56 @@ def plan_status(
     status["readyReplicas"] = counts.ready
     status["updatedReplicas"] = counts.updated
 
-    desired = [make_condition(t, generation, now) for t in desired_condition_types(counts, replicas)]
+    desired = desired_conditions(counts, replicas, degradation, generation, now)
     conditions, conditions_changed = apply_conditions(old.get("conditions") or [], desired, generation, now)
     if conditions:
         status["conditions"] = conditions
 
-    event = condition_event(desired[0], counts.ready, replicas) if conditions_changed else None
+    # While degraded, the event speaks of the retained groups (the last, Degraded, condition).
+    reported = desired[-1] if degradation.groups else desired[0]
+    event = condition_event(reported, counts.ready, replicas) if conditions_changed else None
     update_done = user_partition == 0 and counts.window_ready_updated == replicas
+    status = omit_empty(status)
     return StatusPlan(status, conditions_changed or _fields_changed(old, status), update_done, event)
+
+
+# The zero value of every LeaderWorkerSetStatus field upstream tags `omitempty` (all of them):
+# Go's encoder leaves such a field out, so a set scaled to 0 has no `replicas` at all and
+# `kubectl get -o jsonpath='{.status.replicas}'` prints nothing. metav1.Condition tags only
+# observedGeneration `omitempty`; type, status, lastTransitionTime, reason and message are always
+# written, even when empty.
+_STATUS_ZERO: dict[str, Any] = {
+    "replicas": 0,
+    "readyReplicas": 0,
+    "updatedReplicas": 0,
+    "observedGeneration": 0,
+    "hpaPodSelector": "",
+    "conditions": [],
+}
+_CONDITION_ZERO: dict[str, Any] = {"observedGeneration": 0}
+
+
+def omit_empty(status: Mapping[str, Any]) -> dict[str, Any]:
+    """The status as upstream's Go types serialise it: `omitempty` fields at their zero value
+    (or null) are left out, in the status and in each condition."""
+    kept = {k: v for k, v in status.items() if not _is_empty(v, _STATUS_ZERO, k)}
+    if "conditions" in kept:
+        kept["conditions"] = [
+            {k: v for k, v in cond.items() if not _is_empty(v, _CONDITION_ZERO, k)}
+            for cond in kept["conditions"]
+        ]
+    return kept
+
+
+def _is_empty(value: Any, zeros: Mapping[str, Any], key: str) -> bool:
+    # `False == 0` in Python: compare types too, so a mistyped stored value is not silently dropped.
+    return key in zeros and (value is None or (type(value) is type(zeros[key]) and value == zeros[key]))
 
 
 _COUNTED_FIELDS = ("replicas", "observedGeneration", "hpaPodSelector", "readyReplicas", "updatedReplicas")
 
 
 def _fields_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    # Absent fields read as Go zero values, so writing 0 over an absent field is not a change.
-    zero: dict[str, Any] = {"hpaPodSelector": ""}
-    return any(old.get(f, zero.get(f, 0)) != new.get(f, zero.get(f, 0)) for f in _COUNTED_FIELDS)
+    # `new` is in its omitted form: an explicit zero still stored (written before we omitted
+    # them) counts as a change, so that the stored status converges to upstream's shape.
+    return any(old.get(f) != new.get(f) for f in _COUNTED_FIELDS)

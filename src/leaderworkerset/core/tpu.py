@@ -9,6 +9,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.groups import annotations_of, is_leader_pod, labels_of, name_of
 from leaderworkerset.core.keys import go_atoi, parent_name_and_ordinal
 from leaderworkerset.core.subgroup import go_div, go_mod
 
@@ -75,20 +76,8 @@ def _already_injected(container: Obj) -> bool:
     return c.ENV_TPU_WORKER_HOSTNAMES in names or c.ENV_TPU_WORKER_ID in names
 
 
-def _is_leader(pod: Obj) -> bool:
-    return _labels(pod).get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX
-
-
-def _labels(pod: Obj) -> dict[str, str]:
-    return (pod.get("metadata") or {}).get("labels") or {}
-
-
-def _annotations(pod: Obj) -> dict[str, str]:
-    return (pod.get("metadata") or {}).get("annotations") or {}
-
-
 def _leader_requests_tpus(pod: Obj) -> bool:
-    return _annotations(pod).get(c.ANNOTATION_LEADER_REQUESTS_TPUS) == c.ANNOTATION_TRUE
+    return annotations_of(pod).get(c.ANNOTATION_LEADER_REQUESTS_TPUS) == c.ANNOTATION_TRUE
 
 
 def _append_env(container: Obj, entries: list[tuple[str, str]]) -> None:
@@ -97,7 +86,7 @@ def _append_env(container: Obj, entries: list[tuple[str, str]]) -> None:
 
 def add_tpu_variables(pod: Obj, size: int) -> None:
     """Append the TPU variables to the pod's TPU containers (no-op when already present)."""
-    if c.ANNOTATION_SUBGROUP_SIZE in _annotations(pod):
+    if c.ANNOTATION_SUBGROUP_SIZE in annotations_of(pod):
         _add_subgroup_tpu_variables(pod)
         return
     containers = tpu_containers(pod.get("spec") or {})
@@ -108,7 +97,7 @@ def add_tpu_variables(pod: Obj, size: int) -> None:
     ports = [
         _user_port(container) or str(DEFAULT_TPU_PROCESS_PORT + i) for i, container in enumerate(containers)
     ]
-    include_leader = _leader_requests_tpus(pod) or _is_leader(pod)
+    include_leader = _leader_requests_tpus(pod) or is_leader_pod(pod)
     hosts = group_hostnames(leader_name, subdomain, size, include_leader)
     hostnames = [host for host in hosts for _ in ports]
     addresses = [f"{host}:{port}" for host in hosts for port in ports]
@@ -137,7 +126,7 @@ def _user_port(container: Obj) -> str | None:
 
 def _leader_name_and_tpu_index(pod: Obj) -> tuple[str, int]:
     name = str((pod.get("metadata") or {}).get("name") or "")
-    if _is_leader(pod):
+    if is_leader_pod(pod):
         return name, 0
     leader_name, ordinal = parent_name_and_ordinal(name)
     if leader_name == "":
@@ -151,8 +140,8 @@ def _add_subgroup_tpu_variables(pod: Obj) -> None:
     if not containers or _already_injected(containers[0]):
         return
     container = containers[0]
-    name = str((pod.get("metadata") or {}).get("name") or "")
-    labels, annotations = _labels(pod), _annotations(pod)
+    name = name_of(pod)
+    labels, annotations = labels_of(pod), annotations_of(pod)
     subgroup_size = go_atoi(annotations.get(c.ANNOTATION_SUBGROUP_SIZE, ""))
     subgroup_index = go_atoi(labels.get(c.LABEL_SUBGROUP_INDEX, ""))
     worker_index = go_atoi(labels.get(c.LABEL_WORKER_INDEX, ""))
@@ -183,7 +172,7 @@ def _subgroup_hosts(pod: Obj, name: str, subgroup_size: int, subgroup_index: int
     end = subgroup_size * (subgroup_index + 1)
     hosts: list[str] = []
     leader_name = name
-    if _is_leader(pod):
+    if is_leader_pod(pod):
         hosts.append(f"{leader_name}.{subdomain}")
         end -= 1
     else:

@@ -7,14 +7,14 @@ the value rendering (`%v`, `%q`, `%#v`) and the aggregate form (`[a, b]`) follow
 """
 
 import enum
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.names import is_dns1035_label, is_dns1123_label
-from leaderworkerset.core.keys import GoParseError, go_atoi
+from leaderworkerset.core.intstr import IntOrPercentError
+from leaderworkerset.core.intstr import scaled_value as scaled_value  # the webhooks call it from here
 
 
 class ErrorType(enum.Enum):
@@ -194,22 +194,8 @@ def validate_not_more_than_100_percent(value: int | str, path: str, rule: str) -
     return [invalid(path, go_int_or_string(value), "must not be greater than 100%", rule)]
 
 
-class ScaleError(ValueError):
-    """intstr.GetScaledValueFromIntOrPercent failed (a string that is not an integer percentage)."""
-
-
-def scaled_value(value: int | str, total: int, round_up: bool) -> int:
-    """intstr.GetScaledValueFromIntOrPercent, float rounding included."""
-    if not isinstance(value, str):
-        return value
-    if not value.endswith("%"):
-        raise ScaleError("invalid type: string is not a percentage")
-    try:
-        percent = go_atoi(value[:-1])
-    except GoParseError as err:
-        raise ScaleError(str(err)) from err
-    scaled = float(percent) * float(total) / 100
-    return int(math.ceil(scaled) if round_up else math.floor(scaled))
+# The name the webhooks first caught; the scaling and its error live in core.intstr.
+ScaleError = IntOrPercentError
 
 
 # ---- names --------------------------------------------------------------------------------------

@@ -88,6 +88,18 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         ),
         Rule(LWS, (f"{c.LWS_PLURAL}/finalizers",), ("update",), f"LWS controller: {_OWNER_FINALIZERS}"),
         Rule(
+            LWS,
+            (c.LWS_PLURAL,),
+            ("get", "update"),
+            "pod controller: maxGroupRestarts counts, read fresh and written with optimistic concurrency",
+        ),
+        Rule(
+            APPS,
+            ("deployments",),
+            ("list", "watch", "patch"),
+            "LWS controller: the leader Deployment of groupIdentity Hash (informer, server-side apply)",
+        ),
+        Rule(
             APPS,
             ("statefulsets",),
             ("list", "watch"),
@@ -135,6 +147,18 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             ("pods",),
             ("delete",),
             "pod controller: recreates a group by deleting its leader (RecreateGroupOnPodRestart)",
+        ),
+        Rule(
+            CORE,
+            ("pods",),
+            ("patch",),
+            "pod controller: restart-budget finalizers and markers; lifts the group-replacement gate",
+        ),
+        Rule(
+            CORE,
+            ("pods/status",),
+            ("patch",),
+            "pod controller: the group-ready condition of Hash leaders",
         ),
         Rule(
             CORE,

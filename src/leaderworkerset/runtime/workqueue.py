@@ -106,6 +106,10 @@ class WorkQueue(Generic[K]):
     def is_processing(self, key: K) -> bool:
         return key in self._processing
 
+    def __contains__(self, key: object) -> bool:
+        """Queued or being processed (a delayed retry waiting in `add_after` is neither)."""
+        return key in self._dirty or key in self._processing
+
     def waiting_count(self) -> int:
         return len(self._waiting)
 

@@ -5,10 +5,13 @@ errors (path, rule, Go-rendered message); the admission layer aggregates them in
 """
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import validation as v
+from leaderworkerset.core.groups import spec_replicas, spec_size
+from leaderworkerset.core.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.subgroup import go_mod
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
@@ -81,15 +84,61 @@ def _default_network(spec: Obj) -> None:
         network["subdomainPolicy"] = c.SUBDOMAIN_SHARED
 
 
+# ---- what the controllers of this build act on -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ControllerSupport:
+    """API values upstream v1.0 (or its newer sources) defines that these controllers do not act
+    on yet. Admitting them would leave a workload that silently does not do what its spec says,
+    so the webhook refuses them (fail closed) until the controller implements them.
+    """
+
+    parallel_pod_termination: bool = False  # spec §3.C C13: not part of the v1.0 controller
+
+
+# What the current controllers implement; FULL_SUPPORT checks upstream's own rules in isolation.
+CONTROLLER_SUPPORT = ControllerSupport()
+FULL_SUPPORT = ControllerSupport(parallel_pod_termination=True)
+
+MSG_PARALLEL_TERMINATION_UNSUPPORTED = (
+    "podTerminationPolicy Parallel is not supported by this controller (it is not part of lws v1.0); "
+    "use Default (see docs/lifecycle.md)"
+)
+
+
+def validate_controller_support(old: Obj | None, new: Obj, support: ControllerSupport) -> list[FieldError]:
+    """Reject newly requested values the controllers would ignore. An object that already holds
+    one (created before this rule, or with webhooks off) stays updatable so it can be cleaned up."""
+    errors: list[FieldError] = []
+    new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
+    parallel = f.string(new_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
+    was_parallel = f.string(old_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
+    if parallel and not support.parallel_pod_termination and not was_parallel:
+        path = "spec.podTerminationPolicy"
+        errors.append(
+            v.forbidden(path, MSG_PARALLEL_TERMINATION_UNSUPPORTED, "pod-termination-parallel-unsupported")
+        )
+    return errors
+
+
 # ---- validation --------------------------------------------------------------------------------
 
 
-def validate_create(lws: Obj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
-    return _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
+def validate_create(
+    lws: Obj, scheduling: SchedulingAdmission | None = None, support: ControllerSupport = CONTROLLER_SUPPORT
+) -> list[FieldError]:
+    errors = _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
+    return errors + validate_controller_support(None, lws, support)
 
 
-def validate_update(old: Obj, new: Obj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
-    errors = _general(new)
+def validate_update(
+    old: Obj,
+    new: Obj,
+    scheduling: SchedulingAdmission | None = None,
+    support: ControllerSupport = CONTROLLER_SUPPORT,
+) -> list[FieldError]:
+    errors = _general(new) + validate_controller_support(old, new, support)
     errors += _subgroup_update(
         f.child(old, "spec", "leaderWorkerTemplate"), f.child(new, "spec", "leaderWorkerTemplate")
     )
@@ -103,23 +152,11 @@ def _general(lws: Obj) -> list[FieldError]:
     spec = f.child(lws, "spec")
     errors = v.validate_object_meta_names(f.child(lws, "metadata"), "metadata", "metadata")
     errors += _replicas_and_size(spec)
-    errors += validate_rolling_update(spec, "spec", lws_replicas(spec))
+    errors += validate_rolling_update(spec, "spec", spec_replicas(spec))
     errors += _subgroup_policy(lws)
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
     return errors
-
-
-def lws_replicas(spec: Obj) -> int:
-    """spec.replicas, treating nil as the CRD default 1."""
-    replicas = f.opt_int(spec, "replicas")
-    return 1 if replicas is None else replicas
-
-
-def lws_size(spec: Obj) -> int:
-    """spec.leaderWorkerTemplate.size, treating nil as the CRD default 1."""
-    size = f.opt_int(f.child(spec, "leaderWorkerTemplate"), "size")
-    return 1 if size is None else size
 
 
 def _replicas_and_size(spec: Obj) -> list[FieldError]:
@@ -153,7 +190,7 @@ def _replicas_and_size(spec: Obj) -> list[FieldError]:
                 "size-min",
             )
         )
-    if lws_replicas(spec) * lws_size(spec) > MAX_INT32:
+    if spec_replicas(spec) * spec_size(spec) > MAX_INT32:
         detail = f"the product of replicas and worker replicas must not exceed {MAX_INT32}"
         errors.append(v.invalid("spec.replicas", v.go_int(replicas), detail, "replicas-size-product"))
     return errors
@@ -184,8 +221,8 @@ def validate_surge_and_unavailable(config: Obj, path: str, replicas: int) -> lis
     for name, round_up in (("maxUnavailable", False), ("maxSurge", True)):
         value = f.int_or_string(config, name)
         try:
-            scaled[name] = v.scaled_value(value, replicas, round_up)
-        except v.ScaleError:
+            scaled[name] = scaled_value(value, replicas, round_up)
+        except IntOrPercentError:
             scaled[name] = 0
             errors.append(
                 v.invalid(f"{path}.{name}", v.go_int_or_string(value), "invalid value", f"{name}-scale")
@@ -231,7 +268,7 @@ def _subgroup_policy(lws: Obj) -> list[FieldError]:
                 SUBGROUP_SIZE_PATH, value, "subGroupSize must be equal or greater than 1", "subgroup-size-min"
             )
         ]
-    size = lws_size(spec)
+    size = spec_size(spec)
     errors: list[FieldError] = []
     if go_mod(size, subgroup_size) != 0 and go_mod(size - 1, subgroup_size) != 0:
         detail = "size or size - 1 must be divisible by subGroupSize"

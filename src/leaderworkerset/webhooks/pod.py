@@ -82,6 +82,7 @@ def default_pod(
 def _label_leader(pod: Obj, token_source: TokenSource) -> None:
     if pm.is_hash_identity(pod):
         key = pm.label_hash_leader(pod, token_source())
+        pm.gate_hash_leader(pod)
     else:
         key = pm.label_ordinal_leader(pod)
     pm.apply_unique_subdomain(pod)

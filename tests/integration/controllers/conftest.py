@@ -6,16 +6,20 @@ the StatefulSet controller, the kubelet and the pod webhook (tests/support/kubel
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
 from lightkube import AsyncClient
 
-from leaderworkerset.controllers.setup import RegisteredControllers
+from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from tests.support.inprocess import running_controllers
+from leaderworkerset.runtime.manager import Manager
+from tests.integration.controllers import processed
+from tests.support.manager import in_process_options
 
 
 @pytest.fixture(scope="session")
@@ -31,8 +35,18 @@ async def lws_controllers(
     kube: AsyncClient, apiserver_cluster: LocalCluster
 ) -> AsyncIterator[RegisteredControllers]:
     await install_crds(kube)
-    async with running_controllers(apiserver_cluster, enable_disaggregatedset=False) as registered:
-        yield registered
+    client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
+    manager = Manager(client, in_process_options())
+    registered = register_controllers(manager, enable_disaggregatedset=False)
+    task = asyncio.create_task(manager.run(), name="lws-manager")
+    await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
+    processed.RUNNING.append(registered)
+    yield registered
+    processed.RUNNING.remove(registered)
+    manager.stop()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(task, timeout=15)
+    await client.close()
 
 
 @pytest.fixture

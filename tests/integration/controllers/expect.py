@@ -14,6 +14,7 @@ from leaderworkerset.runtime.resources import (
     SERVICES,
     STATEFULSETS,
 )
+from tests.integration.controllers import processed
 from tests.support.kubelet import current_revision_key
 from tests.support.wait import consistently, eventually
 
@@ -216,10 +217,20 @@ async def expect_revisions(api: KubeClient, ns: str, count: int, name: str = NAM
 
 
 async def expect_worker_statefulsets_not_created(api: KubeClient, ns: str, name: str = NAME) -> None:
+    """No worker StatefulSet appears, held only after the pod controller processed every leader pod
+    (in-process controllers, see `processed`): before that, the negative would hold trivially."""
+
+    async def leaders() -> list[str]:
+        selector = f"{c.LABEL_SET_NAME}={name},{c.LABEL_WORKER_INDEX}=0"
+        found = [p["metadata"]["name"] for p in await api.list(PODS, ns, label_selector=selector)]
+        _check(bool(found), f"no leader pods of {name} yet")
+        return found
+
     async def only_leader() -> bool:
         all_sts = await api.list(STATEFULSETS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
         return [s["metadata"]["name"] for s in all_sts] == [name]
 
+    await processed.expect_pods_processed(api, ns, await eventually(leaders))
     await consistently(only_leader)
 
 

@@ -20,7 +20,7 @@ from leaderworkerset.runtime.resources import (
     PODS,
     STATEFULSETS,
 )
-from tests.integration.controllers import expect
+from tests.integration.controllers import expect, processed
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
@@ -103,6 +103,7 @@ async def container_restart_recreates_once(api: KubeClient, ns: str) -> None:
     async def one_event() -> bool:
         return len(await expect.events_with(api, ns, c.EVENT_RECREATE_GROUP)) == 1
 
+    await processed.expect_pods_processed(api, ns, [f"{LEADER}-3"])
     await consistently(one_event)
 
 
@@ -311,6 +312,8 @@ async def exclusive_placement_pins_workers(api: KubeClient, ns: str) -> None:
         async def not_created() -> bool:
             return f"{NAME}-1" not in await _worker_sts_names(api, ns)
 
+        # Positive sign first: the controller reconciled the leader on the bare node (and failed).
+        await processed.expect_pods_processed(api, ns, [f"{NAME}-1"])
         await consistently(not_created)
     finally:
         for name in (node, bare):

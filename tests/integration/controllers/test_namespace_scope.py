@@ -37,7 +37,9 @@ async def test_scoped_caches_see_only_their_namespace(
     running = asyncio.create_task(cache.run())
     try:
         await asyncio.wait_for(cache.wait_for_sync(), timeout=60)
-        for ns in (namespace, other):
+        # The other namespace's object goes first: an unscoped cache (one cluster-wide watch,
+        # ordered by resourceVersion) would deliver it before the one we wait for below.
+        for ns in (other, namespace):
             await client.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns, "scoped").obj())
 
         await eventually(lambda: informers.lws.store.get(ObjectKey(namespace, "scoped")) is not None)

@@ -15,8 +15,8 @@ from lightkube.generic_resource import create_namespaced_resource
 from leaderworkerset.api import constants as c
 from leaderworkerset.crd.packaged import CRD_FILES, crd_documents
 from leaderworkerset.devcluster.cluster import LocalCluster
+from tests.support import upstream
 
-UPSTREAM: Final = Path("/work/shared/upstream")
 _LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 LWS = create_namespaced_resource(c.LWS_GROUP, c.LWS_VERSION, c.LWS_KIND, c.LWS_PLURAL)
@@ -31,10 +31,12 @@ _FILE_OF_KIND: Final = dict(zip((c.LWS_KIND, c.DS_KIND, c.DSRS_KIND), CRD_FILES,
 
 
 # Upstream's own CRDs are installed next to ours under renamed groups, so that the same object can be
-# sent to both and what each stores (or rejects) compared directly.
+# sent to both and what each stores (or rejects) compared directly. The renamed groups sort after
+# ours: kubectl resolves a plural or short name both CRDs declare to the first group in discovery
+# order (alphabetical among CRDs), and `kubectl get lws` must keep meaning ours in later tests.
 UPSTREAM_GROUPS: Final = {
-    c.LWS_GROUP: "leaderworkerset.upstream.test",
-    c.DS_GROUP: "disaggregatedset.upstream.test",
+    c.LWS_GROUP: "leaderworkerset.z-upstream.test",
+    c.DS_GROUP: "disaggregatedset.z-upstream.test",
 }
 UPSTREAM_KINDS: Final[dict[str, type[NamespacedResource]]] = {
     kind: create_namespaced_resource(UPSTREAM_GROUPS[group], "v1", kind, plural)
@@ -50,7 +52,7 @@ def upstream_crd_documents() -> list[dict[str, Any]]:
     """Upstream's three CRDs, unchanged except for their group (and hence their name)."""
     documents = []
     for name in CRD_FILES:
-        crd = yaml.load((UPSTREAM / "crds" / name).read_text(encoding="utf-8"), Loader=_LOADER)
+        crd = yaml.load(upstream.require("crds", name).read_text(encoding="utf-8"), Loader=_LOADER)
         group = UPSTREAM_GROUPS[crd["spec"]["group"]]
         crd["spec"]["group"] = group
         crd["metadata"] = {"name": f"{crd['spec']['names']['plural']}.{group}"}
@@ -71,7 +73,7 @@ def _schema(crd: dict[str, Any]) -> dict[str, Any]:
 
 @functools.cache
 def upstream_schema(kind: str) -> dict[str, Any]:
-    text = (UPSTREAM / "crds" / _FILE_OF_KIND[kind]).read_text(encoding="utf-8")
+    text = upstream.require("crds", _FILE_OF_KIND[kind]).read_text(encoding="utf-8")
     return _schema(yaml.load(text, Loader=_LOADER))
 
 
@@ -86,7 +88,7 @@ def upstream_documents() -> Iterator[tuple[str, int, dict[str, Any]]]:
     The controller Configuration sample is a configuration file, not an API object, so it is left out.
     """
     for folder in ("samples", "examples"):
-        for path in sorted((UPSTREAM / folder).glob("*.yaml")):
+        for path in upstream.files(folder):
             docs = [d for d in yaml.load_all(path.read_text(encoding="utf-8"), Loader=_LOADER) if d]
             for index, doc in enumerate(docs):
                 if doc.get("kind") == c.CONFIG_KIND:

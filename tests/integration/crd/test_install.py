@@ -19,6 +19,7 @@ from leaderworkerset.crd.install import CRD_ESTABLISHED
 from leaderworkerset.crd.packaged import crd_texts
 from leaderworkerset.devcluster.cluster import LocalCluster
 from tests.integration.crd.objects import DS, DSRS, LWS, kubectl, upstream_documents
+from tests.support import upstream
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.cluster
@@ -70,7 +71,10 @@ async def test_installed_crds_are_owned_by_lws_and_established(
 
 
 def _sample(kind: str) -> dict[str, Any]:
-    return next(obj for _, _, obj in upstream_documents() if obj["kind"] == kind)
+    found = next((obj for _, _, obj in upstream_documents() if obj["kind"] == kind), None)
+    if found is None:
+        upstream.missing(upstream.upstream_dir() / "samples" / f"<a {kind}>")
+    return found
 
 
 async def _create_one_of_each(kube: AsyncClient, namespace: str) -> None:

@@ -10,7 +10,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.events import ApiEventSink, EventRecorder, ObjectReference
 from leaderworkerset.runtime.leaderelection import ElectionConfig, LeaderElector
 from leaderworkerset.runtime.resources import EVENTS, LEASES
-from tests.support.wait import eventually
+from tests.support.wait import consistently, eventually
 
 pytestmark = pytest.mark.cluster
 
@@ -35,10 +35,17 @@ async def test_hand_over_on_release(client: KubeClient, namespace: str) -> None:
     await asyncio.wait_for(a.leading.wait(), 10)
     tb = asyncio.create_task(b.run())
     try:
-        await asyncio.sleep(0)  # let b make its first attempt; it must not lead while a renews
-        lease = await client.get(LEASES, namespace, "lws-test")
-        assert lease["spec"]["holderIdentity"] == "a"
-        assert not b.is_leader
+        # Positive sign first: b has read the lease and seen a as its holder. Then b must not lead
+        # while a renews, for longer than a lease lasts (a stale lease would be taken by then).
+        await eventually(lambda: b.observed_holder == "a", message="b never looked at the lease")
+
+        async def a_keeps_leading() -> bool:
+            lease = await client.get(LEASES, namespace, "lws-test")
+            assert lease["spec"]["holderIdentity"] == "a"
+            assert not b.is_leader
+            return True
+
+        await consistently(a_keeps_leading, duration=FAST["lease_duration"] + 1)
 
         await stop(ta)  # graceful: a releases the lease
         await asyncio.wait_for(b.leading.wait(), 10)

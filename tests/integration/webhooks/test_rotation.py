@@ -2,10 +2,10 @@
 
 The CertManager keeps the serving pair in a Secret and the cert dir, and the server reloads the
 files it serves (polling every second, as in production). Here the real kube-apiserver keeps
-creating pods through our pod webhooks (300 creates, 4 in flight) while the manager renews the
-certificate because its renewal window says it is about to expire: first the serving certificate
-under the same CA, then the CA itself (which also rewrites the caBundles). Every create must
-succeed and be mutated, and afterwards a new TLS handshake gets the new certificate.
+creating pods through our pod webhooks (4 in flight) while the manager renews the certificate
+because its renewal window says it is about to expire: first the serving certificate under the same
+CA, then the CA itself (which also rewrites the caBundles). The load runs until enough creates have
+been admitted after the new certificate is served; every create must succeed and be mutated.
 
 A CA rotation used to fail 58 of the 200 creates that followed it: the caBundle switched to the
 new CA while the old certificate was still served. The manager now adds the new CA to the bundle
@@ -37,13 +37,13 @@ from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.webhooks.conftest import REFS
-from tests.support.wait import eventually
+from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = pytest.mark.cluster
 Obj = dict[str, Any]
 
-TOTAL_CREATES = 300
-ROTATE_AFTER = 100
+BEFORE_RENEWAL = 60  # creates before the renewal is triggered (the load is in full swing)
+AFTER_SERVED = 60  # creates started after the new certificate is served that must succeed
 CONCURRENCY = 4
 SELECTOR_LABEL = "rotation.leaderworkerset.test/namespace"
 
@@ -143,42 +143,72 @@ def der(pem: bytes) -> bytes:
 
 @dataclass
 class Load:
-    """A bounded stream of pod creates through the webhooks, a few in flight at a time."""
+    """An open-ended stream of pod creates through the webhooks, a few in flight at a time, until
+    `stop`. Creates started after `mark_served` (the new certificate is served to new handshakes)
+    are counted apart: they are the admissions the renewal must not break."""
 
     rig: Rig
-    total: int
     completed: int = 0
+    completed_after_served: int = 0
     failures: list[str] = field(default_factory=list)
     _next: int = 0
+    _served: bool = False
+    _stopping: bool = False
+
+    def mark_served(self) -> None:
+        self._served = True
+
+    def stop(self) -> None:
+        self._stopping = True
 
     async def worker(self) -> None:
-        while self._next < self.total:
+        while not self._stopping:
             index = self._next
             self._next += 1
+            after_served = self._served
             try:
                 if not await mutated(self.rig, f"load-{index}"):
                     self.failures.append(f"load-{index}: not mutated")
             except ApiStatusError as err:
                 self.failures.append(f"load-{index}: {err.status.message}")
             self.completed += 1
+            if after_served:
+                self.completed_after_served += 1
 
     async def run(self) -> None:
         await asyncio.gather(*(self.worker() for _ in range(CONCURRENCY)))
 
 
-async def rotate_under_load(rig: Rig, renew_before: dt.timedelta) -> tuple[Load, certs.CertArtifacts, int]:
-    """Run the load; after ROTATE_AFTER creates, reconcile with a renewal window longer than the
-    validity (so the certificate counts as expiring now). Returns the load, the new artifacts and
-    how many creates had completed when the new certificate was first served."""
-    load = Load(rig, TOTAL_CREATES)
+async def rotate_under_load(rig: Rig, renew_before: dt.timedelta) -> tuple[Load, certs.CertArtifacts]:
+    """Drive one renewal deterministically while pods keep being created: after BEFORE_RENEWAL
+    creates, reconcile with a renewal window longer than the validity (so the certificate counts as
+    expiring now), wait until new handshakes get the new certificate, then keep creating until
+    AFTER_SERVED creates that started after that point have completed. Each phase has a deadline,
+    so the test fails only when rotation breaks (an admission fails or the new pair is never
+    served), not because the load happened to finish first."""
+    load = Load(rig)
     running = asyncio.create_task(load.run())
-    await eventually(lambda: load.completed >= ROTATE_AFTER, message="load did not start")
-    expiring = replace(rig.config, renew_before=renew_before)
-    renewed = await certs.CertManager(rig.client, expiring).reconcile()
-    await eventually(lambda: _serves(rig, renewed), message="the renewed certificate is not served")
-    served_at = load.completed
-    await running
-    return load, renewed, served_at
+    try:
+        await eventually(
+            lambda: load.completed >= BEFORE_RENEWAL, timeout=LONG_TIMEOUT, message="load did not start"
+        )
+        expiring = replace(rig.config, renew_before=renew_before)
+        renewed = await certs.CertManager(rig.client, expiring).reconcile()
+        await eventually(
+            lambda: _serves(rig, renewed),
+            timeout=LONG_TIMEOUT,
+            message="the renewed certificate is not served",
+        )
+        load.mark_served()
+        await eventually(
+            lambda: load.completed_after_served >= AFTER_SERVED,
+            timeout=LONG_TIMEOUT,
+            message="too few admissions after the new certificate was served",
+        )
+    finally:
+        load.stop()
+        await running
+    return load, renewed
 
 
 async def _serves(rig: Rig, artifacts: certs.CertArtifacts) -> bool:
@@ -203,11 +233,11 @@ async def test_serving_certificate_renewal_fails_no_admission(rig: Rig) -> None:
     first = rig.manager.artifacts
     assert first is not None
 
-    load, renewed, served_at = await rotate_under_load(rig, certs.SERVING_VALIDITY + dt.timedelta(days=1))
+    load, renewed = await rotate_under_load(rig, certs.SERVING_VALIDITY + dt.timedelta(days=1))
 
     assert load.failures == []
-    assert load.completed == TOTAL_CREATES
-    assert served_at < TOTAL_CREATES, "no request was admitted after the new certificate was served"
+    assert load.completed_after_served >= AFTER_SERVED
+    assert load.completed >= BEFORE_RENEWAL + AFTER_SERVED
     assert (renewed.ca_cert, renewed.cert != first.cert) == (first.ca_cert, True)
     assert await _serves(rig, renewed)
     assert await ca_bundles(rig) == {base64.b64encode(first.ca_cert).decode()}
@@ -217,11 +247,11 @@ async def test_ca_rotation_fails_no_admission(rig: Rig) -> None:
     first = rig.manager.artifacts
     assert first is not None
 
-    load, renewed, served_at = await rotate_under_load(rig, certs.CA_VALIDITY + dt.timedelta(days=1))
+    load, renewed = await rotate_under_load(rig, certs.CA_VALIDITY + dt.timedelta(days=1))
 
     assert load.failures == []
-    assert load.completed == TOTAL_CREATES
-    assert served_at < TOTAL_CREATES, "no request was admitted after the new certificate was served"
+    assert load.completed_after_served >= AFTER_SERVED
+    assert load.completed >= BEFORE_RENEWAL + AFTER_SERVED
     assert renewed.ca_cert != first.ca_cert
     assert await _serves(rig, renewed)
     # The rotating pass trusted both CAs; the next pass drops the old one.

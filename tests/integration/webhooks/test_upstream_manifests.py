@@ -18,7 +18,6 @@ import copy
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import jsonpatch
@@ -34,12 +33,12 @@ from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.webhooks.conftest import REFS
+from tests.support import upstream
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.cluster
 Obj = dict[str, Any]
 
-UPSTREAM = Path("/work/shared/upstream/config")
 PATCHES = {
     "MutatingWebhookConfiguration": "webhook-mutating-patch.yaml",
     "ValidatingWebhookConfiguration": "webhook-validating-patch.yaml",
@@ -49,8 +48,8 @@ PATCHES = {
 def upstream_configurations() -> list[Obj]:
     """Upstream's two configurations with its kustomize JSON patches applied."""
     configurations = []
-    for document in yaml.safe_load_all((UPSTREAM / "webhook-manifests.yaml").read_text()):
-        operations = yaml.safe_load((UPSTREAM / PATCHES[document["kind"]]).read_text())
+    for document in yaml.safe_load_all(upstream.require("config", "webhook-manifests.yaml").read_text()):
+        operations = yaml.safe_load(upstream.require("config", PATCHES[document["kind"]]).read_text())
         configurations.append(jsonpatch.apply_patch(document, operations))
     return configurations
 

@@ -16,9 +16,10 @@ from leaderworkerset.api.config import (
     load_configuration_with_warnings,
     parse_go_duration,
 )
+from tests.support import upstream
 
-UPSTREAM_CONFIG = Path("/work/shared/upstream/config/controller_manager_config.yaml")
-UPSTREAM_SAMPLE = Path("/work/shared/upstream/samples/lws_v1alpha1_configuration.yaml")
+UPSTREAM_CONFIG = ("config", "controller_manager_config.yaml")
+UPSTREAM_SAMPLE = ("samples", "lws_v1alpha1_configuration.yaml")
 
 V1 = f"apiVersion: {c.CONFIG_API_VERSION_V1}\nkind: Configuration\n"
 WARNING = DEPRECATION_WARNING_V1ALPHA1
@@ -133,7 +134,6 @@ def test_load_reads_a_file_path(tmp_path: Path) -> None:
     [
         pytest.param(V1, c.CONFIG_API_VERSION_V1, [], id="v1 has no warning"),
         pytest.param(V1ALPHA1, c.CONFIG_API_VERSION_V1, [WARNING], id="v1alpha1 converted"),
-        pytest.param(UPSTREAM_CONFIG, c.CONFIG_API_VERSION_V1, [WARNING], id="upstream file"),
         pytest.param("", None, [], id="no file has no type meta"),
     ],
 )
@@ -145,8 +145,19 @@ def test_v1alpha1_is_converted_with_a_warning(
     assert warnings == want_warnings
 
 
+def test_upstream_manager_config_is_converted_with_a_warning() -> None:
+    cfg, warnings = load_configuration_with_warnings(upstream.require(*UPSTREAM_CONFIG))
+    assert cfg.api_version == c.CONFIG_API_VERSION_V1
+    assert warnings == [WARNING]
+
+
 def test_upstream_manager_config_loads_to_defaults() -> None:
-    assert _body(load_configuration(UPSTREAM_CONFIG)) == ALL_DEFAULTS
+    assert _body(load_configuration(upstream.require(*UPSTREAM_CONFIG))) == ALL_DEFAULTS
+
+
+def test_upstream_scaffold_sample_is_refused_for_its_wrong_group() -> None:
+    with pytest.raises(ConfigError, match=r"lws\.x-k8s\.io/v1alpha1"):
+        load_configuration(upstream.require(*UPSTREAM_SAMPLE))
 
 
 @pytest.mark.parametrize(
@@ -210,17 +221,23 @@ def test_validation_errors_name_the_field(text: str, want_message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "want"),
     [
         pytest.param(
             V1 + "internalCertManagement: {enable: false, webhookServiceName: 1svc}\n",
+            # Upstream defaults the service and secret names only when internal certs are on.
+            {**ALL_DEFAULTS, "internalCertManagement": {"enable": False, "webhookServiceName": "1svc"}},
             id="names are not checked when internal certs are off",
         ),
-        pytest.param(V1 + "gangSchedulingManagement: {schedulerProvider: kubernetes}\n", id="kubernetes"),
+        pytest.param(
+            V1 + "gangSchedulingManagement: {schedulerProvider: kubernetes}\n",
+            _with(gangSchedulingManagement={"schedulerProvider": "kubernetes"}),
+            id="kubernetes",
+        ),
     ],
 )
-def test_valid_configurations_load(text: str) -> None:
-    load_configuration(text)
+def test_valid_configurations_load(text: str, want: dict[str, Any]) -> None:
+    assert _body(load_configuration(text)) == want
 
 
 @pytest.mark.parametrize(
@@ -229,7 +246,6 @@ def test_valid_configurations_load(text: str) -> None:
         pytest.param(V1 + "unknownField: 1\n", "unknown field `unknownField`", id="unknown top-level field"),
         pytest.param(V1 + "webhook: {prot: 1}\n", r"`prot`.*webhook", id="unknown nested field"),
         pytest.param(V1 + "webhook: {port: nine}\n", r"webhook\.port", id="wrong type"),
-        pytest.param(UPSTREAM_SAMPLE, r"lws\.x-k8s\.io/v1alpha1", id="scaffold sample has the wrong group"),
         pytest.param("apiVersion: v1\nkind: ConfigMap\n", '"ConfigMap"', id="not a Configuration"),
         pytest.param("- a\n- b\n", "mapping", id="not a mapping"),
         pytest.param("webhook: [\n", "not valid YAML", id="broken YAML"),

@@ -1,28 +1,30 @@
 """The constants agree with upstream's own manifests (CRDs and webhook configuration)."""
 
-from pathlib import Path
+import functools
 from typing import Any
 
 import pytest
 import yaml
 
 from leaderworkerset.api import constants as c
+from tests.support import upstream
 
-UPSTREAM = Path("/work/shared/upstream")
 
-
+@functools.cache
 def _crd(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = yaml.safe_load((UPSTREAM / "crds" / name).read_text())
+    """Upstream's CRD file ``name``, read inside the test so that absent data fails or skips it."""
+    doc: dict[str, Any] = yaml.safe_load(upstream.require("crds", name).read_text())
     return doc
 
 
-LWS_CRD = _crd("leaderworkerset.x-k8s.io_leaderworkersets.yaml")
-DS_CRD = _crd("disaggregatedset.x-k8s.io_disaggregatedsets.yaml")
-DSRS_CRD = _crd("disaggregatedset.x-k8s.io_disaggregatedsetrolescalers.yaml")
+# The parameters name upstream's CRD files; each test loads its file through `_crd`.
+LWS_CRD = "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
+DS_CRD = "disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
+DSRS_CRD = "disaggregatedset.x-k8s.io_disaggregatedsetrolescalers.yaml"
 
 
 @pytest.mark.parametrize(
-    ("crd", "want_group", "want_names"),
+    ("crd_file", "want_group", "want_names"),
     [
         pytest.param(
             LWS_CRD,
@@ -57,8 +59,9 @@ DSRS_CRD = _crd("disaggregatedset.x-k8s.io_disaggregatedsetrolescalers.yaml")
     ],
 )
 def test_group_and_names_match_upstream_crds(
-    crd: dict[str, Any], want_group: str, want_names: dict[str, Any]
+    crd_file: str, want_group: str, want_names: dict[str, Any]
 ) -> None:
+    crd = _crd(crd_file)
     assert crd["spec"]["group"] == want_group
     assert crd["spec"]["names"] == want_names
     assert [v["name"] for v in crd["spec"]["versions"]] == [c.LWS_VERSION]
@@ -75,7 +78,7 @@ LWT = ("spec", "leaderWorkerTemplate")
 
 
 @pytest.mark.parametrize(
-    ("crd", "path", "want_enum", "want_default"),
+    ("crd_file", "path", "want_enum", "want_default"),
     [
         pytest.param(
             LWS_CRD,
@@ -129,15 +132,15 @@ LWT = ("spec", "leaderWorkerTemplate")
     ],
 )
 def test_enum_values_match_upstream_crds(
-    crd: dict[str, Any], path: tuple[str, ...], want_enum: tuple[str, ...], want_default: str | None
+    crd_file: str, path: tuple[str, ...], want_enum: tuple[str, ...], want_default: str | None
 ) -> None:
-    node = _prop(crd, *path)
+    node = _prop(_crd(crd_file), *path)
     assert tuple(node["enum"]) == want_enum
     assert node.get("default") == want_default
 
 
 def _webhooks() -> dict[str, str]:
-    docs = yaml.safe_load_all((UPSTREAM / "config" / "webhook-manifests.yaml").read_text())
+    docs = yaml.safe_load_all(upstream.require("config", "webhook-manifests.yaml").read_text())
     return {w["name"]: w["clientConfig"]["service"]["path"] for d in docs if d for w in d["webhooks"]}
 
 

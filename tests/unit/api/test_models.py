@@ -2,7 +2,6 @@
 that matter are kept, and decoding is as lenient as Go's."""
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -29,8 +28,8 @@ from leaderworkerset.api.leaderworkerset import (
     pod_template_spec,
     raw_pod_template,
 )
+from tests.support import upstream
 
-UPSTREAM = Path("/work/shared/upstream")
 OUR_KINDS = {kind for _, kind in KINDS}
 
 
@@ -46,7 +45,7 @@ _NoTimestampLoader.yaml_implicit_resolvers = {
 
 def _upstream_objects() -> list[Any]:
     params = []
-    for path in sorted([*UPSTREAM.glob("samples/*.yaml"), *UPSTREAM.glob("examples/*.yaml")]):
+    for path in [*upstream.files("samples"), *upstream.files("examples")]:
         for doc in yaml.load_all(path.read_text(), Loader=_NoTimestampLoader):
             if isinstance(doc, dict) and doc.get("kind") in OUR_KINDS:
                 name = doc.get("metadata", {}).get("name", "?")
@@ -54,16 +53,21 @@ def _upstream_objects() -> list[Any]:
     return params
 
 
-UPSTREAM_OBJECTS = _upstream_objects()
+# Upstream's samples and examples hold 18 LeaderWorkerSet/DisaggregatedSet objects; fewer means the
+# data is absent or was cut down, and the tests below fail or skip loudly instead of shrinking.
+UPSTREAM_OBJECTS = upstream.params(_upstream_objects(), minimum=18, what="upstream LWS/DS objects")
 
 
 def test_upstream_data_has_objects_of_every_kind_we_model_for_lws_and_ds() -> None:
+    for param in UPSTREAM_OBJECTS:
+        upstream.check_case(param.values[0])
     kinds = {p.values[0]["kind"] for p in UPSTREAM_OBJECTS}
     assert {c.LWS_KIND, c.DS_KIND} <= kinds
 
 
 @pytest.mark.parametrize("obj", UPSTREAM_OBJECTS)
 def test_upstream_object_round_trips_unchanged(obj: dict[str, Any]) -> None:
+    upstream.check_case(obj)
     assert encode(decode_object(copy.deepcopy(obj))) == obj
 
 
@@ -191,17 +195,31 @@ def test_role_scaler_spec_replicas_zero_is_always_written() -> None:
 
 
 @pytest.mark.parametrize(
-    "obj",
+    ("obj", "want_spec"),
     [
-        pytest.param(_lws(replicas=-1), id="negative replicas"),
-        pytest.param(_lws(replicas=2_000_000), id="replicas above the CRD maximum"),
-        pytest.param(_lws(lwt={"size": 0, "restartPolicy": "Bogus"}), id="size 0 and unknown enum value"),
-        pytest.param({"spec": {"unknownTopLevel": 1}}, id="unknown spec field is ignored"),
+        pytest.param(_lws(replicas=-1), {"replicas": -1}, id="negative replicas"),
+        pytest.param(_lws(replicas=2_000_000), {"replicas": 2_000_000}, id="replicas above the CRD maximum"),
+        pytest.param(
+            _lws(lwt={"size": 0, "restartPolicy": "Bogus"}),
+            {"leaderWorkerTemplate": {"size": 0, "restartPolicy": "Bogus"}},
+            id="size 0 and unknown enum value",
+        ),
+        pytest.param(
+            {"spec": {"unknownTopLevel": 1}},
+            {"unknownTopLevel": None},
+            id="unknown spec field is ignored",
+        ),
     ],
 )
-def test_decode_does_not_enforce_crd_rules(obj: dict[str, Any]) -> None:
-    # Webhooks must see such objects to reject them with upstream's messages.
-    decode_lws(obj)
+def test_decode_does_not_enforce_crd_rules(obj: dict[str, Any], want_spec: dict[str, Any]) -> None:
+    # Webhooks must see such objects, values intact, to reject them with upstream's messages.
+    spec = encode(decode_lws(copy.deepcopy(obj)))["spec"]
+    for key, want in want_spec.items():
+        got = spec.get(key)
+        if isinstance(want, dict):
+            assert {k: got[k] for k in want} == want
+        else:
+            assert got == want
 
 
 @pytest.mark.parametrize(

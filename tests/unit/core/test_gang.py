@@ -7,7 +7,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import gang
-from tests.unit.core.builders import LWS_UID, LWSBuilder, leader_pod
+from tests.support.builders import LWS_UID, cached_lws, leader_pod
 
 WORKERS_100M = {"spec": {"containers": [{"name": "w", "resources": {"requests": {"cpu": "100m"}}}]}}
 LWS_REF = {
@@ -21,7 +21,7 @@ LWS_REF = {
 
 
 def _lws(**annotations: str) -> dict[str, Any]:
-    builder = LWSBuilder().size(3).worker_template(WORKERS_100M)
+    builder = cached_lws().size(3).worker_template(WORKERS_100M)
     if annotations:
         builder.annotations(annotations)
     return builder.obj()
@@ -74,14 +74,14 @@ def test_legacy_pod_group_matches_upstream() -> None:
     ],
 )
 def test_legacy_min_member(startup: str, want: int) -> None:
-    lws = LWSBuilder().size(3).worker_template(WORKERS_100M).startup_policy(startup).obj()
+    lws = cached_lws().size(3).worker_template(WORKERS_100M).startup_policy(startup).obj()
     got = gang.volcano_leader_pod_group(lws, _leader())
     assert got["spec"]["minMember"] == want
     assert got["spec"]["minResources"] == {"cpu": "300m"}  # still the whole group
 
 
 def test_typed_pod_groups_one_per_replica_owned_by_the_lws() -> None:
-    lws = LWSBuilder().replicas(2).size(3).worker_template(WORKERS_100M).scheduling({}).obj()
+    lws = cached_lws().replicas(2).size(3).worker_template(WORKERS_100M).scheduling({}).obj()
     got = gang.volcano_replica_pod_groups(lws, 2, "rev1")
     assert [g["metadata"]["name"] for g in got] == ["test-sample-0-rev1", "test-sample-1-rev1"]
     assert all(g["metadata"]["ownerReferences"] == [LWS_REF] for g in got)
@@ -116,7 +116,7 @@ def test_typed_pod_groups_need_spec_scheduling() -> None:
 def test_typed_pod_groups_reject_what_volcano_cannot_honour(
     scheduling: dict[str, Any], want_reason: str
 ) -> None:
-    lws = LWSBuilder().scheduling(scheduling).obj()
+    lws = cached_lws().scheduling(scheduling).obj()
     with pytest.raises(gang.SchedulingError) as raised:
         gang.volcano_replica_pod_groups(lws, 1, "rev1")
     assert raised.value.reason == want_reason
@@ -179,7 +179,7 @@ def test_inject_volcano_group_name_from_labels() -> None:
 
 
 def test_scheduling_condition_written_once_and_flipped() -> None:
-    lws = LWSBuilder().generation(7).obj()
+    lws = cached_lws().generation(7).obj()
     first = gang.scheduling_conditions(
         lws, c.CONDITION_TRUE, c.REASON_SCHEDULING_PREREQUISITES_CREATED, "ok", "t1"
     )

@@ -6,6 +6,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
+    RETAINED_GROUP_REASON,
     GroupState,
     container_restarted,
     controller_owner,
@@ -25,7 +26,7 @@ from leaderworkerset.core.naming import (
     worker_statefulset_name,
     worker_statefulset_name_fits,
 )
-from tests.unit.core.builders import leader_pod, worker_statefulset
+from tests.support.builders import leader_pod, worker_statefulset
 
 
 def test_ordinal_names() -> None:
@@ -163,6 +164,13 @@ def _worker(
             ("leader pod terminating", "worker statefulset rolling its pods"),
             id="terminating and rolling",
         ),
+        pytest.param(
+            {"deleting": True, "annotations": {c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: "true"}},
+            {"available": 0},
+            False,
+            (RETAINED_GROUP_REASON, "leader pod terminating", "workers available 0/2"),
+            id="retained after exhausting its restart budget: says how to recover",
+        ),
     ],
 )
 def test_describe_groups(
@@ -184,3 +192,17 @@ def test_describe_groups_sorted_and_size_one() -> None:
     ]
     views = describe_groups(size=1, revision_key="new", leader_pods=pods, worker_statefulsets={})
     assert [(v.index, v.updated, v.reasons) for v in views] == [(0, True, ()), (2, False, ())]
+
+
+def test_describe_groups_names_hash_groups_by_key_and_hostname() -> None:
+    key = "ab" * 20
+    hash_leader = leader_pod("lws", 0, "new", name="lws-5d8f9c7b6-x2x4z", group_index=key)
+    hash_leader["metadata"]["annotations"] = {c.ANNOTATION_GROUP_IDENTITY: c.GROUP_IDENTITY_HASH}
+    hash_leader["spec"]["hostname"] = f"lws-{key[:8]}"
+    stray = leader_pod("lws", 0, "new", name="stray", group_index="not-a-number")
+    views = describe_groups(
+        size=1, revision_key="new", leader_pods=[hash_leader, stray], worker_statefulsets={}
+    )
+    assert [(v.index, v.name, v.key, v.hostname, v.leader) for v in views] == [
+        (-1, key[:8], key, f"lws-{key[:8]}", "lws-5d8f9c7b6-x2x4z")
+    ]

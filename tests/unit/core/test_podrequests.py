@@ -7,7 +7,7 @@ import pytest
 
 from leaderworkerset.core.podrequests import RequestsError, group_min_resources, pod_requests
 from leaderworkerset.core.quantity import add_quantities, compare_quantities, parse_quantity
-from tests.unit.core.builders import LWSBuilder
+from tests.support.builders import cached_lws
 
 
 def _container(name: str, restart_policy: str | None = None, **requests: str) -> dict[str, Any]:
@@ -118,14 +118,14 @@ def test_request_table_size() -> None:
     ],
 )
 def test_group_min_resources(leader: dict[str, Any] | None, size: int, want: dict[str, str]) -> None:
-    builder = LWSBuilder().size(size).worker_template({"spec": {"containers": [_container("w", cpu="100m")]}})
+    builder = cached_lws().size(size).worker_template({"spec": {"containers": [_container("w", cpu="100m")]}})
     if leader is not None:
         builder.leader_template(leader)
     assert group_min_resources(builder.obj()) == want
 
 
 def test_bad_quantity_names_the_field() -> None:
-    lws = LWSBuilder().worker_template({"spec": {"containers": [_container("w", cpu="lots")]}}).obj()
+    lws = cached_lws().worker_template({"spec": {"containers": [_container("w", cpu="lots")]}}).obj()
     with pytest.raises(
         RequestsError, match=r"spec\.leaderWorkerTemplate\.workerTemplate\.spec\.containers\[0\]"
     ):

@@ -26,14 +26,14 @@ from leaderworkerset.core.restart import (
     worker_statefulset_created_event,
     worker_statefulset_failed_event,
 )
-from tests.unit.core.builders import NS, LWSBuilder, leader_pod, worker_statefulset
+from tests.support.builders import NS, LeaderWorkerSetBuilder, cached_lws, leader_pod, worker_statefulset
 
 AFTER_START = c.RESTART_POLICY_RECREATE_GROUP_AFTER_START
 ON_RESTART = c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART
 
 
 def lws(policy: str = ON_RESTART, size: int = 3, annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    builder = LWSBuilder("lws").size(size).restart_policy(policy)
+    builder = cached_lws("lws").size(size).restart_policy(policy)
     if annotations:
         builder.annotations(annotations)
     return builder.obj()
@@ -453,17 +453,17 @@ def _ready_leader(ready: bool, containers: bool | None = None) -> dict[str, Any]
     ("builder", "pod", "want"),
     [
         pytest.param(
-            LWSBuilder().size(1), _ready_leader(False), WorkerGate.NO_WORKERS, id="size 1 has no workers"
+            cached_lws().size(1), _ready_leader(False), WorkerGate.NO_WORKERS, id="size 1 has no workers"
         ),
-        pytest.param(LWSBuilder().size(2), _ready_leader(False), WorkerGate.PROCEED, id="leader created"),
+        pytest.param(cached_lws().size(2), _ready_leader(False), WorkerGate.PROCEED, id="leader created"),
         pytest.param(
-            LWSBuilder().size(2).startup_policy(c.STARTUP_POLICY_LEADER_READY),
+            cached_lws().size(2).startup_policy(c.STARTUP_POLICY_LEADER_READY),
             _ready_leader(False),
             WorkerGate.WAIT_LEADER_READY,
             id="leader ready: waits",
         ),
         pytest.param(
-            LWSBuilder().size(2).startup_policy(c.STARTUP_POLICY_LEADER_READY),
+            cached_lws().size(2).startup_policy(c.STARTUP_POLICY_LEADER_READY),
             _ready_leader(True)
             | {"status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "True"}]}},
             WorkerGate.PROCEED,
@@ -471,7 +471,7 @@ def _ready_leader(ready: bool, containers: bool | None = None) -> dict[str, Any]
         ),
     ],
 )
-def test_startup_gate(builder: LWSBuilder, pod: dict[str, Any], want: WorkerGate) -> None:
+def test_startup_gate(builder: LeaderWorkerSetBuilder, pod: dict[str, Any], want: WorkerGate) -> None:
     assert startup_gate(builder.obj(), pod) is want
 
 
@@ -485,7 +485,7 @@ def test_startup_gate(builder: LWSBuilder, pod: dict[str, Any], want: WorkerGate
 def test_startup_gate_hash_identity_uses_containers_ready(
     ready: bool, containers: bool, want: WorkerGate
 ) -> None:
-    spec = LWSBuilder().size(2).startup_policy(c.STARTUP_POLICY_LEADER_READY).obj()
+    spec = cached_lws().size(2).startup_policy(c.STARTUP_POLICY_LEADER_READY).obj()
     spec["spec"]["groupIdentity"] = c.GROUP_IDENTITY_HASH
     assert startup_gate(spec, _ready_leader(ready, containers)) is want
 
@@ -507,7 +507,7 @@ def test_placement_gate(annotations: dict[str, str], node: str | None, want: Wor
     pod = copy.deepcopy(LEADER)
     if node:
         pod["spec"]["nodeName"] = node
-    assert placement_gate(LWSBuilder().size(2).annotations(annotations).obj(), pod) is want
+    assert placement_gate(cached_lws().size(2).annotations(annotations).obj(), pod) is want
 
 
 def test_topology_node_selector() -> None:

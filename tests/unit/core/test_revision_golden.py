@@ -47,6 +47,22 @@ def test_vectors_come_from_upstream_code() -> None:
     assert oracle["k8s.io/api"].startswith("v0.37.")
 
 
+@pytest.mark.parametrize(
+    ("section", "minimum"),
+    [
+        pytest.param("revisions", 95, id="LWS revisions"),
+        pytest.param("dsRevisions", 80, id="DS revisions"),
+        pytest.param("semantic", 22, id="semantic matches"),
+        pytest.param("quantities", 522, id="quantities (test_goquantity)"),
+        pytest.param("gojson", 502, id="Go JSON texts (test_gojson)"),
+    ],
+)
+def test_every_golden_section_has_its_known_rows(section: str, minimum: int) -> None:
+    # The data-driven tests over these sections run one case per row: a regenerated file that lost
+    # rows would shrink them silently.
+    assert len(golden()[section]) >= minimum
+
+
 def test_enough_varied_templates() -> None:
     good = [row for row in golden()["revisions"] if "error" not in row["want"]]
     assert len(good) >= 20

@@ -22,7 +22,14 @@ from leaderworkerset.core.rollout import (
     unready_count,
     want_replicas,
 )
-from tests.unit.core.builders import LWSBuilder, World, leader_pod, leader_sts, worker_statefulset
+from tests.support.builders import (
+    LeaderWorkerSetBuilder,
+    cached_lws,
+    leader_pod,
+    leader_sts,
+    worker_statefulset,
+)
+from tests.unit.core.world import World
 
 R = GroupState(ready=True, updated=True)  # ready and updated
 O = GroupState(ready=True, updated=False)  # ready, outdated  # noqa: E741
@@ -42,6 +49,11 @@ X = GroupState(ready=False, updated=False)  # missing or broken
         pytest.param("100%", 7, False, 7, id="hundred percent"),
         pytest.param("1%", 0, True, 0, id="percent of zero replicas"),
         pytest.param("10%", 1_000_000, True, 100_000, id="large totals stay exact"),
+        pytest.param("25%", 2, False, 0, id="25% of 2 rounds down"),
+        pytest.param("25%", 2, True, 1, id="25% of 2 rounds up"),
+        pytest.param("-5%", 10, False, -1, id="negative percentage floors away from zero"),
+        pytest.param("-5%", 10, True, 0, id="negative percentage ceils towards zero"),
+        pytest.param("33%", 2**31 - 1, True, 708_669_604, id="int32 total rounds as Go's float64 does"),
     ],
 )
 def test_scaled_value(value: int | str, total: int, round_up: bool, want: int) -> None:
@@ -70,26 +82,26 @@ def test_scaled_value_rejects(value: str, want_message: str) -> None:
 @pytest.mark.parametrize(
     ("builder", "want"),
     [
-        pytest.param(LWSBuilder().replicas(4), RolloutBudget(4, 0, 1, 0), id="webhook defaults"),
+        pytest.param(cached_lws().replicas(4), RolloutBudget(4, 0, 1, 0), id="webhook defaults"),
         pytest.param(
-            LWSBuilder().replicas(2).max_surge("50%").max_unavailable(1),
+            cached_lws().replicas(2).max_surge("50%").max_unavailable(1),
             RolloutBudget(2, 1, 1, 0),
             id="percent surge",
         ),
         pytest.param(
-            LWSBuilder().replicas(2).max_surge(5), RolloutBudget(2, 2, 1, 0), id="surge capped at replicas"
+            cached_lws().replicas(2).max_surge(5), RolloutBudget(2, 2, 1, 0), id="surge capped at replicas"
         ),
         pytest.param(
-            LWSBuilder().replicas(5).max_unavailable("50%").partition(3),
+            cached_lws().replicas(5).max_unavailable("50%").partition(3),
             RolloutBudget(5, 0, 2, 3),
             id="floor percent",
         ),
         pytest.param(
-            LWSBuilder().replicas(0).max_surge(1), RolloutBudget(0, 0, 1, 0), id="zero replicas no surge"
+            cached_lws().replicas(0).max_surge(1), RolloutBudget(0, 0, 1, 0), id="zero replicas no surge"
         ),
     ],
 )
-def test_rollout_budget(builder: LWSBuilder, want: RolloutBudget) -> None:
+def test_rollout_budget(builder: LeaderWorkerSetBuilder, want: RolloutBudget) -> None:
     assert rollout_budget(builder.obj()) == want
 
 
@@ -161,7 +173,7 @@ def test_rolling_update_partition(states: list[GroupState], step: int, current: 
 class PlanCase:
     """One call of plan_rollout: the LWS, the leader StatefulSet and the groups per ordinal."""
 
-    lws: LWSBuilder
+    lws: LeaderWorkerSetBuilder
     sts: LeaderStatefulSetView | None
     want_partition: int
     want_replicas: int
@@ -187,18 +199,18 @@ def _view(replicas: int, partition: int, annotation: str | None) -> LeaderStatef
 
 
 PLAN_CASES = [
-    pytest.param(PlanCase(LWSBuilder().replicas(3), None, 0, 3), id="no statefulset yet"),
-    pytest.param(PlanCase(LWSBuilder().replicas(3).partition(2), None, 2, 3), id="user partition is a floor"),
-    pytest.param(PlanCase(LWSBuilder().replicas(3), _view(3, 0, "3"), 0, 3), id="steady state"),
+    pytest.param(PlanCase(cached_lws().replicas(3), None, 0, 3), id="no statefulset yet"),
+    pytest.param(PlanCase(cached_lws().replicas(3).partition(2), None, 2, 3), id="user partition is a floor"),
+    pytest.param(PlanCase(cached_lws().replicas(3), _view(3, 0, "3"), 0, 3), id="steady state"),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(3).max_unavailable(0).max_surge(1), _view(2, 0, "2"), 0, 3, groups=[R, R]
+            cached_lws().replicas(3).max_unavailable(0).max_surge(1), _view(2, 0, "2"), 0, 3, groups=[R, R]
         ),
         id="upstream: scale up does not create extra surge",
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(3).max_unavailable(0).max_surge(1),
+            cached_lws().replicas(3).max_unavailable(0).max_surge(1),
             _view(2, 0, "2"),
             2,
             3,
@@ -209,7 +221,7 @@ PLAN_CASES = [
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(2).max_unavailable(1).max_surge(2),
+            cached_lws().replicas(2).max_unavailable(1).max_surge(2),
             _view(2, 0, "2"),
             2,
             3,
@@ -220,7 +232,7 @@ PLAN_CASES = [
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(4).max_surge(1),
+            cached_lws().replicas(4).max_surge(1),
             _view(4, 0, "4"),
             4,
             5,
@@ -231,7 +243,7 @@ PLAN_CASES = [
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(2),
+            cached_lws().replicas(2),
             _view(4, 0, "4"),
             2,
             2,
@@ -242,12 +254,12 @@ PLAN_CASES = [
         id="template update with scale down starts together",
     ),
     pytest.param(
-        PlanCase(LWSBuilder().replicas(5), _view(3, 2, "3"), 2, 5, groups=[O, O, R]),
+        PlanCase(cached_lws().replicas(5), _view(3, 2, "3"), 2, 5, groups=[O, O, R]),
         id="scale up mid rollout keeps the partition",
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(3),
+            cached_lws().replicas(3),
             _view(4, 3, "4"),
             3,
             3,
@@ -259,7 +271,7 @@ PLAN_CASES = [
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(2).max_surge(1),
+            cached_lws().replicas(2).max_surge(1),
             _view(5, 4, "4"),
             3,
             3,
@@ -269,16 +281,16 @@ PLAN_CASES = [
         id="replicas changed mid rollout clamps the partition to the new burst",
     ),
     pytest.param(
-        PlanCase(LWSBuilder().replicas(4), _view(4, 4, "4"), 3, 4, groups=[O, O, O, O]),
+        PlanCase(cached_lws().replicas(4), _view(4, 4, "4"), 3, 4, groups=[O, O, O, O]),
         id="rolling step of one",
     ),
     pytest.param(
-        PlanCase(LWSBuilder().replicas(4).max_surge(1), _view(5, 4, "4"), 3, 5, groups=[O, O, O, O, U]),
+        PlanCase(cached_lws().replicas(4).max_surge(1), _view(5, 4, "4"), 3, 5, groups=[O, O, O, O, U]),
         id="surge group not ready yet",
     ),
     pytest.param(
         PlanCase(
-            LWSBuilder().replicas(4).max_surge(1),
+            cached_lws().replicas(4).max_surge(1),
             _view(5, 0, "4"),
             0,
             4,
@@ -288,11 +300,11 @@ PLAN_CASES = [
         id="surge group reclaimed at the end",
     ),
     pytest.param(
-        PlanCase(LWSBuilder().replicas(4).partition(2), _view(4, 4, "4"), 3, 4, groups=[O, O, O, O]),
+        PlanCase(cached_lws().replicas(4).partition(2), _view(4, 4, "4"), 3, 4, groups=[O, O, O, O]),
         id="user partition below the computed one",
     ),
     pytest.param(
-        PlanCase(LWSBuilder().replicas(4).partition(3), _view(4, 3, "4"), 3, 4, groups=[O, O, O, R]),
+        PlanCase(cached_lws().replicas(4).partition(3), _view(4, 3, "4"), 3, 4, groups=[O, O, O, R]),
         id="user partition holds the rollout",
     ),
 ]
@@ -447,7 +459,7 @@ def _start_update(world: World, lws: dict[str, object]) -> list[str]:
 @pytest.mark.parametrize("size", [1, 3], ids=["size 1", "size 3"])
 def test_rollout_strategy_doc_table(size: int) -> None:
     """The stage table of upstream's rollout-strategy page: replicas 4, maxUnavailable 2, maxSurge 2."""
-    lws = LWSBuilder().replicas(4).size(size).max_unavailable(2).max_surge(2).obj()
+    lws = cached_lws().replicas(4).size(size).max_unavailable(2).max_surge(2).obj()
     world = _steady_world(size, 4)
     stages: list[tuple[int, int, str]] = [(world.partition, world.sts_replicas, world.row())]
     assert stages[-1] == (0, 4, "✅ ✅ ✅ ✅")  # Stage1, before the update
@@ -486,7 +498,7 @@ def test_rollout_strategy_doc_table(size: int) -> None:
 def test_spec_trace_surge_one_unavailable_one() -> None:
     """Spec A18: replicas 4, maxSurge 1, maxUnavailable 1, every updated group ready before the next
     reconcile: (4, 5) → (2, 5) → (0, 5) → (0, 4) deleting `<lws>-4` → steady."""
-    lws = LWSBuilder().replicas(4).max_unavailable(1).max_surge(1).obj()
+    lws = cached_lws().replicas(4).max_unavailable(1).max_surge(1).obj()
     world = _steady_world(1, 4)
     trace = []
     messages: list[str] = _start_update(world, lws)
@@ -512,7 +524,7 @@ def test_spec_trace_surge_one_unavailable_one() -> None:
 def test_rollout_traces(
     max_unavailable: int | str, max_surge: int | str, want_trace: list[tuple[int, int]]
 ) -> None:
-    lws = LWSBuilder().replicas(4).max_unavailable(max_unavailable).max_surge(max_surge).obj()
+    lws = cached_lws().replicas(4).max_unavailable(max_unavailable).max_surge(max_surge).obj()
     world = _steady_world(1, 4)
     _start_update(world, lws)
     trace = []
@@ -527,7 +539,7 @@ def test_rollout_traces(
 def test_availability_is_never_violated_during_rollout() -> None:
     """With maxSurge 1 and maxUnavailable 0, at least R groups are ready at every step, even when
     readiness arrives one group per reconcile."""
-    lws = LWSBuilder().replicas(4).max_unavailable(0).max_surge(1).obj()
+    lws = cached_lws().replicas(4).max_unavailable(0).max_surge(1).obj()
     world = _steady_world(1, 4)
     _start_update(world, lws)
     for _ in range(20):
@@ -569,7 +581,7 @@ def test_combined_template_update_and_scale_up(
     holds the partition at the old size and creates the new ordinals on the new revision; maxSurge
     comes on the next one; old groups roll only within maxUnavailable left by the new ones."""
     world = _steady_world(1, 4)
-    lws = LWSBuilder().replicas(new_replicas).max_unavailable(max_unavailable).max_surge(max_surge).obj()
+    lws = cached_lws().replicas(new_replicas).max_unavailable(max_unavailable).max_surge(max_surge).obj()
     _start_update(world, lws)
     assert (world.partition, world.sts_replicas) == want_first
     assert all(world.groups[o].revision == "B" for o in range(4, new_replicas))

@@ -12,7 +12,8 @@ from leaderworkerset.core.rollout import (
     plan_rollout,
     plan_rollout_for,
 )
-from tests.unit.core.builders import LWSBuilder, World, leader_pod
+from tests.support.builders import cached_lws, leader_pod
+from tests.unit.core.world import World
 
 states_st = st.lists(st.builds(GroupState, ready=st.booleans(), updated=st.booleans()), max_size=10)
 
@@ -89,7 +90,7 @@ def test_every_rollout_completes(
     all on the new revision (webhook rule: maxSurge and maxUnavailable are not both zero)."""
     if surge == 0 and unavailable == 0:
         unavailable = 1
-    lws = LWSBuilder("lws").replicas(replicas).max_surge(surge).max_unavailable(unavailable).obj()
+    lws = cached_lws("lws").replicas(replicas).max_surge(surge).max_unavailable(unavailable).obj()
     world = World("lws", 1, replicas, replicas_annotation=replicas, update_revision="A", current_revision="A")
     world.statefulset_controller()
     world.mark_ready(*range(replicas))

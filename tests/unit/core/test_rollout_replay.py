@@ -18,7 +18,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.rollout import plan_rollout_for
 from leaderworkerset.core.statefulsets import leader_statefulset
 from leaderworkerset.core.status import plan_status
-from tests.unit.core.builders import LWSBuilder, leader_pod, worker_statefulset
+from tests.support.builders import LeaderWorkerSetBuilder, cached_lws, leader_pod, worker_statefulset
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -125,7 +125,8 @@ class EnvWorld:
 
     def counts(self) -> tuple[int, int]:
         status = self.lws["status"]
-        return status["readyReplicas"], status["updatedReplicas"]
+        # Absent counts are 0: the status omits them, as Go's omitempty does.
+        return status.get("readyReplicas", 0), status.get("updatedReplicas", 0)
 
     def true_conditions(self) -> set[str]:
         return {cond["type"] for cond in self.lws["status"].get("conditions", []) if cond["status"] == "True"}
@@ -195,14 +196,14 @@ def available(replicas_: int, partition: int = 0) -> Step:
 
 @dataclass(frozen=True)
 class Replay:
-    lws: LWSBuilder
+    lws: LeaderWorkerSetBuilder
     steps: list[Step]
 
 
 REPLAYS = [
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4),
+            cached_lws().replicas(4),
             [
                 available(4),
                 Step("leader template changed", (template("rev2"),), (4, 3), (4, 0), UPDATING),
@@ -222,7 +223,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_unavailable(2),
+            cached_lws().replicas(4).max_unavailable(2),
             [
                 available(4),
                 Step("worker template changed", (template("rev2"),), (4, 2), (4, 0), UPDATING),
@@ -235,7 +236,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_unavailable(10),
+            cached_lws().replicas(4).max_unavailable(10),
             [
                 available(4),
                 Step("worker template changed", (template("rev2"),), (4, 0), (4, 0), UPDATING),
@@ -246,7 +247,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4),
+            cached_lws().replicas(4),
             [
                 available(4),
                 Step(
@@ -263,7 +264,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4),
+            cached_lws().replicas(4),
             [
                 available(4),
                 Step("worker template changed", (template("rev2"),), (4, 3), (4, 0), UPDATING),
@@ -282,7 +283,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(6),
+            cached_lws().replicas(6),
             [
                 available(6),
                 Step("worker template changed", (template("rev2"),), (6, 5), (6, 0), UPDATING),
@@ -300,7 +301,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_unavailable(0).max_surge(1),
+            cached_lws().replicas(4).max_unavailable(0).max_surge(1),
             [
                 available(4),
                 Step(
@@ -321,7 +322,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_surge(1),
+            cached_lws().replicas(4).max_surge(1),
             [
                 available(4),
                 Step(
@@ -342,7 +343,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_surge(2).max_unavailable(2),
+            cached_lws().replicas(4).max_surge(2).max_unavailable(2),
             [
                 available(4),
                 Step(
@@ -366,7 +367,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(2).max_surge(2),
+            cached_lws().replicas(2).max_surge(2),
             [
                 available(2),
                 Step(
@@ -384,7 +385,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(6).max_surge(2),
+            cached_lws().replicas(6).max_surge(2),
             [
                 available(6),
                 Step(
@@ -402,7 +403,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(2).max_surge(4),
+            cached_lws().replicas(2).max_surge(4),
             [
                 available(2),
                 Step(
@@ -420,7 +421,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_surge(2),
+            cached_lws().replicas(4).max_surge(2),
             [
                 available(4),
                 Step(
@@ -448,7 +449,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_surge(2),
+            cached_lws().replicas(4).max_surge(2),
             [
                 available(4),
                 Step(
@@ -468,7 +469,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(4).max_unavailable(2),
+            cached_lws().replicas(4).max_unavailable(2),
             [
                 available(4),
                 Step("group 1 unready", (unready(1),), (4, 0), (3, 4), frozenset({c.CONDITION_PROGRESSING})),
@@ -481,7 +482,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(2).max_unavailable(1),
+            cached_lws().replicas(2).max_unavailable(1),
             [
                 available(2),
                 Step("group 0 unready", (unready(0),), (2, 0)),
@@ -495,7 +496,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(2),
+            cached_lws().replicas(2),
             [
                 available(2),
                 Step(
@@ -511,7 +512,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(6).partition(4),
+            cached_lws().replicas(6).partition(4),
             [
                 available(6, partition=4),
                 Step("worker template changed", (template("rev2"),), (6, 5), (6, 0), UPDATING),
@@ -526,7 +527,7 @@ REPLAYS = [
     ),
     pytest.param(
         Replay(
-            LWSBuilder().replicas(3).max_surge(1).partition(2),
+            cached_lws().replicas(3).max_surge(1).partition(2),
             [
                 available(3, partition=2),
                 Step("worker template changed", (template("rev2"),), (4, 2), (3, 0), UPDATING),

@@ -6,7 +6,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.services import replica_service, shared_service
-from tests.unit.core.builders import LWS_UID, LWSBuilder, leader_pod
+from tests.support.builders import LWS_UID, cached_lws, leader_pod
 
 
 def _service(name: str, selector: dict[str, str], owner: dict[str, Any]) -> dict[str, Any]:
@@ -50,13 +50,13 @@ LWS_OWNER = {
     ],
 )
 def test_shared_service(policy: str | None, want: dict[str, Any] | None) -> None:
-    assert shared_service(LWSBuilder().subdomain_policy(policy).obj()) == want
+    assert shared_service(cached_lws().subdomain_policy(policy).obj()) == want
 
 
 def test_replica_service_is_owned_by_the_leader_and_selects_its_group() -> None:
     leader = leader_pod("test-sample", 3, "rev")
     leader["spec"]["subdomain"] = "test-sample-3"
-    got = replica_service(LWSBuilder().subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj(), leader)
+    got = replica_service(cached_lws().subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj(), leader)
     assert got == _service(
         "test-sample-3",
         {c.LABEL_SET_NAME: "test-sample", c.LABEL_GROUP_INDEX: "3"},
@@ -74,10 +74,10 @@ def test_replica_service_is_owned_by_the_leader_and_selects_its_group() -> None:
 def test_replica_service_falls_back_to_the_pod_name() -> None:
     leader = leader_pod("test-sample", 1, "rev")
     del leader["spec"]["subdomain"]
-    got = replica_service(LWSBuilder().subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj(), leader)
+    got = replica_service(cached_lws().subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj(), leader)
     assert got is not None
     assert got["metadata"]["name"] == "test-sample-1"
 
 
 def test_no_replica_service_when_shared() -> None:
-    assert replica_service(LWSBuilder().obj(), leader_pod("test-sample", 0, "rev")) is None
+    assert replica_service(cached_lws().obj(), leader_pod("test-sample", 0, "rev")) is None

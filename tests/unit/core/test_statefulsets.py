@@ -13,7 +13,14 @@ from leaderworkerset.core.statefulsets import (
     require_leader_dns,
     worker_statefulset,
 )
-from tests.unit.core.builders import LWS_UID, LWSBuilder, leader_pod, leader_pod_spec, worker_pod_spec
+from tests.support.builders import (
+    LWS_UID,
+    LeaderWorkerSetBuilder,
+    cached_lws,
+    leader_pod,
+    leader_pod_spec,
+    worker_pod_spec,
+)
 
 REV = "5c6b7f8d9"
 LWS_OWNER = {
@@ -103,7 +110,7 @@ def want_leader(
 
 @dataclass(frozen=True)
 class LeaderCase:
-    lws: LWSBuilder
+    lws: LeaderWorkerSetBuilder
     want: dict[str, Any]
     sts_replicas: int | None = None
 
@@ -112,19 +119,19 @@ EXCLUSIVE = {c.ANNOTATION_EXCLUSIVE_TOPOLOGY: "topologyKey"}
 
 LEADER_CASES = [
     pytest.param(
-        LeaderCase(LWSBuilder().replicas(1).size(1), want_leader(replicas=1, size=1)),
+        LeaderCase(cached_lws().replicas(1).size(1), want_leader(replicas=1, size=1)),
         id="1 replica, size 1, no leader template",
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(1).size(2).annotations(EXCLUSIVE),
+            cached_lws().replicas(1).size(2).annotations(EXCLUSIVE),
             want_leader(replicas=1, size=2, annotations=EXCLUSIVE, template_annotations=EXCLUSIVE),
         ),
         id="1 replica, size 2, exclusive placement",
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(2).size(2).annotations(EXCLUSIVE).leader_template(),
+            cached_lws().replicas(2).size(2).annotations(EXCLUSIVE).leader_template(),
             want_leader(
                 replicas=2,
                 size=2,
@@ -137,21 +144,21 @@ LEADER_CASES = [
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(1).max_unavailable(2).max_surge(1),
+            cached_lws().replicas(1).max_unavailable(2).max_surge(1),
             want_leader(replicas=1, size=1, max_unavailable=3),
         ),
         id="maxUnavailable 2 and maxSurge 1 give the statefulset 3",
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(1).max_unavailable(0).max_surge(2),
+            cached_lws().replicas(1).max_unavailable(0).max_surge(2),
             want_leader(replicas=1, size=1, max_unavailable=1),
         ),
         id="maxSurge capped at replicas before adding",
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder()
+            cached_lws()
             .replicas(1)
             .size(2)
             .leader_template()
@@ -173,7 +180,7 @@ LEADER_CASES = [
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(1).volume_claims([PVC], {"whenDeleted": "Retain", "whenScaled": "Delete"}),
+            cached_lws().replicas(1).volume_claims([PVC], {"whenDeleted": "Retain", "whenScaled": "Delete"}),
             want_leader(
                 replicas=1,
                 size=1,
@@ -185,14 +192,14 @@ LEADER_CASES = [
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(0).max_unavailable(0).max_surge(0),
+            cached_lws().replicas(0).max_unavailable(0).max_surge(0),
             want_leader(replicas=0, size=1, max_unavailable=1),
         ),
         id="0 replicas: statefulset maxUnavailable forced to 1",
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(2).max_unavailable(1).max_surge("50%"),
+            cached_lws().replicas(2).max_unavailable(1).max_surge("50%"),
             want_leader(replicas=3, size=1, max_unavailable=2),
             sts_replicas=3,
         ),
@@ -200,7 +207,7 @@ LEADER_CASES = [
     ),
     pytest.param(
         LeaderCase(
-            LWSBuilder().replicas(1).subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA),
+            cached_lws().replicas(1).subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA),
             want_leader(
                 replicas=1, size=1, template_annotations={c.ANNOTATION_SUBDOMAIN_POLICY: "UniquePerReplica"}
             ),
@@ -224,7 +231,7 @@ def test_leader_statefulset(case: LeaderCase) -> None:
 
 def test_leader_statefulset_propagates_object_meta_controller_wins() -> None:
     lws = (
-        LWSBuilder()
+        cached_lws()
         .replicas(2)
         .labels({"app": "inference", c.LABEL_SET_NAME: "user-value"})
         .annotations({"owner": "platform", c.ANNOTATION_REPLICAS: "user-value"})
@@ -244,7 +251,7 @@ def test_leader_template_keeps_user_template_metadata() -> None:
         "metadata": {"labels": {"team": "a", c.LABEL_WORKER_INDEX: "7"}, "annotations": {"note": "x"}},
         "spec": worker_pod_spec(),
     }
-    lws = LWSBuilder().worker_template(template).obj()
+    lws = cached_lws().worker_template(template).obj()
     got = leader_statefulset(lws, partition=1, replicas=1, revision_key=REV)
     meta = got["spec"]["template"]["metadata"]
     assert meta["labels"] == {
@@ -261,13 +268,13 @@ def test_leader_template_keeps_user_template_metadata() -> None:
 
 def test_leader_statefulset_extra_template_annotations() -> None:
     got = leader_statefulset(
-        LWSBuilder().obj(), partition=0, replicas=1, revision_key=REV, extra_template_annotations={"k": "v"}
+        cached_lws().obj(), partition=0, replicas=1, revision_key=REV, extra_template_annotations={"k": "v"}
     )
     assert got["spec"]["template"]["metadata"]["annotations"] == {c.ANNOTATION_SIZE: "1", "k": "v"}
 
 
 def test_empty_exclusive_topology_annotation_is_not_copied_to_template() -> None:
-    lws = LWSBuilder().annotations({c.ANNOTATION_EXCLUSIVE_TOPOLOGY: ""}).obj()
+    lws = cached_lws().annotations({c.ANNOTATION_EXCLUSIVE_TOPOLOGY: ""}).obj()
     got = leader_statefulset(lws, partition=0, replicas=1, revision_key=REV)
     assert c.ANNOTATION_EXCLUSIVE_TOPOLOGY not in got["spec"]["template"]["metadata"]["annotations"]
 
@@ -371,9 +378,9 @@ def _with_node_selector(want: dict[str, Any], selector: dict[str, str]) -> dict[
 
 @dataclass(frozen=True)
 class WorkerCase:
-    lws: LWSBuilder
+    lws: LeaderWorkerSetBuilder
     want: dict[str, Any]
-    revision: LWSBuilder | None = None  # the spec stored in the leader's revision (default: live)
+    revision: LeaderWorkerSetBuilder | None = None  # the spec stored in the leader's revision (default: live)
     leader: dict[str, Any] | None = None
     requests_tpus: bool = False
     node_selector: dict[str, str] | None = None
@@ -383,18 +390,18 @@ SUBGROUP_EXCLUSIVE = {c.ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY: "topologyKey"}
 
 WORKER_CASES = [
     pytest.param(
-        WorkerCase(LWSBuilder().size(1), want_worker(replicas=0, size=1)), id="size 1 builds zero replicas"
+        WorkerCase(cached_lws().size(1), want_worker(replicas=0, size=1)), id="size 1 builds zero replicas"
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(2).annotations(EXCLUSIVE),
+            cached_lws().size(2).annotations(EXCLUSIVE),
             want_worker(replicas=1, size=2, annotations=EXCLUSIVE, template_annotations=EXCLUSIVE),
         ),
         id="size 2, exclusive placement",
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder()
+            cached_lws()
             .size(2)
             .subgroup(2, c.SUBGROUP_POLICY_LEADER_EXCLUDED)
             .annotations(SUBGROUP_EXCLUSIVE),
@@ -413,14 +420,14 @@ WORKER_CASES = [
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(2).subgroup(2),
+            cached_lws().size(2).subgroup(2),
             want_worker(replicas=1, size=2, template_annotations={c.ANNOTATION_SUBGROUP_SIZE: "2"}),
         ),
         id="subgroup without a type gets no type annotation",
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(1).volume_claims([PVC], {"whenDeleted": "Retain", "whenScaled": "Delete"}),
+            cached_lws().size(1).volume_claims([PVC], {"whenDeleted": "Retain", "whenScaled": "Delete"}),
             want_worker(
                 replicas=0,
                 size=1,
@@ -432,15 +439,15 @@ WORKER_CASES = [
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(4).annotations(EXCLUSIVE),
+            cached_lws().size(4).annotations(EXCLUSIVE),
             want_worker(replicas=1, size=2, annotations=EXCLUSIVE, template_annotations=EXCLUSIVE),
-            revision=LWSBuilder().size(2),
+            revision=cached_lws().size(2),
         ),
         id="shape from the leader's revision, topology from the live set",
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(3),
+            cached_lws().size(3),
             want_worker(replicas=2, size=3, template_annotations={c.ANNOTATION_LEADER_REQUESTS_TPUS: "true"}),
             requests_tpus=True,
         ),
@@ -448,7 +455,7 @@ WORKER_CASES = [
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(2).subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA),
+            cached_lws().size(2).subdomain_policy(c.SUBDOMAIN_UNIQUE_PER_REPLICA),
             _with_leader_address(
                 want_worker(replicas=1, size=2, service_name="test-sample-1"),
                 "test-sample-1.test-sample-1.default",
@@ -459,12 +466,12 @@ WORKER_CASES = [
     ),
     pytest.param(
         WorkerCase(
-            LWSBuilder().size(2).annotations(EXCLUSIVE),
+            cached_lws().size(2).annotations(EXCLUSIVE),
             _with_node_selector(
                 want_worker(replicas=1, size=2, annotations=EXCLUSIVE, template_annotations=EXCLUSIVE),
                 {"zone": "user", "topologyKey": "pool-a"},
             ),
-            revision=LWSBuilder()
+            revision=cached_lws()
             .size(2)
             .worker_template({"spec": worker_pod_spec() | {"nodeSelector": {"zone": "user"}}}),
             node_selector={"topologyKey": "pool-a"},
@@ -489,7 +496,7 @@ def test_worker_statefulset(case: WorkerCase) -> None:
 
 
 def test_worker_statefulset_metadata_from_live_set() -> None:
-    lws = LWSBuilder().size(2).labels({"app": "x", c.LABEL_GROUP_INDEX: "user"}).annotations({"a": "b"}).obj()
+    lws = cached_lws().size(2).labels({"app": "x", c.LABEL_GROUP_INDEX: "user"}).annotations({"a": "b"}).obj()
     got = worker_statefulset(lws, leader_for(), lws["spec"])
     assert got["metadata"]["labels"] == {
         "app": "x",
@@ -503,7 +510,7 @@ def test_worker_statefulset_metadata_from_live_set() -> None:
 
 
 def test_worker_carries_the_leaders_revision_not_the_current_one() -> None:
-    lws = LWSBuilder().size(2).obj()
+    lws = cached_lws().size(2).obj()
     got = worker_statefulset(lws, leader_for("old-rev"), lws["spec"])
     assert got["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] == "old-rev"
     assert got["spec"]["template"]["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] == "old-rev"
@@ -520,7 +527,7 @@ def test_worker_carries_the_leaders_revision_not_the_current_one() -> None:
     ],
 )
 def test_worker_service_name_without_leader_subdomain(policy: str | None, want: str) -> None:
-    lws = LWSBuilder().size(2).subdomain_policy(policy).obj()
+    lws = cached_lws().size(2).subdomain_policy(policy).obj()
     leader = leader_for()
     del leader["spec"]["subdomain"]
     assert worker_statefulset(lws, leader, lws["spec"])["spec"]["serviceName"] == want
@@ -556,7 +563,7 @@ def test_require_leader_dns(field: str | None, want_ok: bool) -> None:
     ],
 )
 def test_worker_statefulset_asks_the_leader_for_tpus(resources: dict[str, Any], want_flag: bool) -> None:
-    lws = LWSBuilder().size(2).obj()
+    lws = cached_lws().size(2).obj()
     leader = leader_for()
     leader["spec"]["containers"][0]["resources"] = resources
     annotations = worker_statefulset(lws, leader, lws["spec"])["spec"]["template"]["metadata"]["annotations"]
@@ -566,15 +573,15 @@ def test_worker_statefulset_asks_the_leader_for_tpus(resources: dict[str, Any], 
 def test_old_size_one_leader_gets_a_zero_replica_worker_statefulset() -> None:
     """Spec A17: during a 1→N resize, an old-revision leader reconciled by the pod controller (which
     reads the live size) gets workers built from its own revision: zero replicas."""
-    live = LWSBuilder().size(3).obj()
-    old_revision_spec = LWSBuilder().size(1).obj()["spec"]
+    live = cached_lws().size(3).obj()
+    old_revision_spec = cached_lws().size(1).obj()["spec"]
     got = worker_statefulset(live, leader_for(), old_revision_spec)
     assert got["spec"]["replicas"] == 0
     assert got["spec"]["template"]["metadata"]["annotations"][c.ANNOTATION_SIZE] == "1"
 
 
 def test_empty_leader_template_still_wins_over_worker_template() -> None:
-    lws = LWSBuilder().obj()
+    lws = cached_lws().obj()
     lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"] = {}
     got = leader_statefulset(lws, partition=0, replicas=1, revision_key=REV)
     assert "spec" not in got["spec"]["template"]

@@ -17,10 +17,17 @@ from leaderworkerset.core.status import (
     format_time,
     hpa_pod_selector,
     make_condition,
+    omit_empty,
     plan_status,
     set_condition,
 )
-from tests.unit.core.builders import LWSBuilder, leader_pod, leader_sts, worker_statefulset
+from tests.support.builders import (
+    LeaderWorkerSetBuilder,
+    cached_lws,
+    leader_pod,
+    leader_sts,
+    worker_statefulset,
+)
 
 T0 = datetime(2026, 1, 1, 10, 0, 0, tzinfo=UTC)
 NOW = datetime(2026, 1, 1, 12, 30, 45, 123456, tzinfo=UTC)
@@ -394,7 +401,7 @@ def test_count_groups_rejects_unparsable_group_index() -> None:
 
 @dataclass(frozen=True)
 class StatusCase:
-    lws: LWSBuilder
+    lws: LeaderWorkerSetBuilder
     groups: list[Grp]
     want_status: dict[str, Any]
     want_changed: bool
@@ -421,14 +428,13 @@ STEADY = {
 STATUS_CASES = [
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2),
+            cached_lws().replicas(2),
             [Grp(0, ready=False), Grp(1, ready=False)],
             {
                 "replicas": 2,
                 "observedGeneration": 1,
                 "hpaPodSelector": SELECTOR,
-                "readyReplicas": 0,
-                "updatedReplicas": 2,
+                "updatedReplicas": 2,  # readyReplicas 0 is omitted, as Go's omitempty does
                 "conditions": [make_condition(PROGRESSING, 1, NOW)],
             },
             True,
@@ -438,12 +444,56 @@ STATUS_CASES = [
         id="first status of a new set",
     ),
     pytest.param(
-        StatusCase(LWSBuilder().replicas(2).status(STEADY), [Grp(0), Grp(1)], STEADY, False, True, None),
+        StatusCase(
+            cached_lws().replicas(0).status(STEADY),
+            [],
+            {
+                "observedGeneration": 1,
+                "hpaPodSelector": SELECTOR,
+                "conditions": [stored(AVAILABLE)],
+            },
+            True,
+            True,
+            None,
+            sts_status_replicas=0,
+        ),
+        id="scaled to 0: the zero counts are left out, not written as 0",
+    ),
+    pytest.param(
+        StatusCase(
+            cached_lws()
+            .replicas(0)
+            .status({**STEADY, "replicas": 0, "readyReplicas": 0, "updatedReplicas": 0}),
+            [],
+            {"observedGeneration": 1, "hpaPodSelector": SELECTOR, "conditions": [stored(AVAILABLE)]},
+            True,
+            True,
+            None,
+            sts_status_replicas=0,
+        ),
+        id="zero counts stored by an older controller are written once more, without them",
+    ),
+    pytest.param(
+        StatusCase(
+            cached_lws()
+            .replicas(0)
+            .status({"observedGeneration": 1, "hpaPodSelector": SELECTOR, "conditions": [stored(AVAILABLE)]}),
+            [],
+            {"observedGeneration": 1, "hpaPodSelector": SELECTOR, "conditions": [stored(AVAILABLE)]},
+            False,
+            True,
+            None,
+            sts_status_replicas=0,
+        ),
+        id="scaled to 0 and settled: nothing to write",
+    ),
+    pytest.param(
+        StatusCase(cached_lws().replicas(2).status(STEADY), [Grp(0), Grp(1)], STEADY, False, True, None),
         id="steady state writes nothing and lets old revisions go",
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).status({**STEADY, "hpaPodSelector": "custom"}),
+            cached_lws().replicas(2).status({**STEADY, "hpaPodSelector": "custom"}),
             [Grp(0), Grp(1)],
             {**STEADY, "hpaPodSelector": "custom"},
             False,
@@ -454,7 +504,7 @@ STATUS_CASES = [
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).status(STEADY),
+            cached_lws().replicas(2).status(STEADY),
             [Grp(0), Grp(1), Grp(2, ready=False)],
             {**STEADY, "replicas": 3, "updatedReplicas": 3},
             True,
@@ -466,7 +516,7 @@ STATUS_CASES = [
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).generation(2).status(STEADY),
+            cached_lws().replicas(2).generation(2).status(STEADY),
             [Grp(0, "old"), Grp(1)],
             {
                 **STEADY,
@@ -485,7 +535,7 @@ STATUS_CASES = [
     ),
     pytest.param(
         StatusCase(
-            LWSBuilder().replicas(2).partition(1).status(STEADY),
+            cached_lws().replicas(2).partition(1).status(STEADY),
             [Grp(0, "old"), Grp(1)],
             {**STEADY, "updatedReplicas": 1},
             True,
@@ -517,7 +567,7 @@ def test_plan_status(case: StatusCase) -> None:
 def test_condition_event_is_normal_update() -> None:
     pods, stss = _objects([Grp(0)], 1)
     plan = plan_status(
-        LWSBuilder().obj(),
+        cached_lws().obj(),
         leader_sts("test-sample", replicas=1, status_replicas=1),
         revision_key="new",
         leader_pods=pods,
@@ -532,7 +582,7 @@ def test_condition_event_is_normal_update() -> None:
 def test_status_progression_through_an_update() -> None:
     """Reconcile after reconcile: Available → UpdateInProgress (+Available False) → +Progressing →
     (update finished, not all ready) UpdateInProgress still True → Available flips both off."""
-    lws = LWSBuilder().replicas(2).status(STEADY)
+    lws = cached_lws().replicas(2).status(STEADY)
     history: list[list[tuple[str, str]]] = []
 
     def reconcile(groups: list[Grp]) -> None:
@@ -563,3 +613,205 @@ def test_status_progression_through_an_update() -> None:
 
 def test_format_time_naive_is_utc() -> None:
     assert format_time(datetime(2026, 1, 1, 12, 30, 45)) == "2026-01-01T12:30:45Z"
+
+
+# --- Go's omitempty: one case per field we write -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OmitCase:
+    status: dict[str, Any]
+    want: dict[str, Any]
+
+
+COND = {"type": AVAILABLE, "status": "True", "lastTransitionTime": NOW_S, "reason": "R", "message": "M"}
+
+OMIT_CASES = [
+    *[
+        pytest.param(OmitCase({field: 0}, {}), id=f"{field} 0 is omitted")
+        for field in ("replicas", "readyReplicas", "updatedReplicas", "observedGeneration")
+    ],
+    *[
+        pytest.param(OmitCase({field: 3}, {field: 3}), id=f"{field} 3 is written")
+        for field in ("replicas", "readyReplicas", "updatedReplicas", "observedGeneration")
+    ],
+    pytest.param(OmitCase({"hpaPodSelector": ""}, {}), id="empty hpaPodSelector is omitted"),
+    pytest.param(
+        OmitCase({"hpaPodSelector": SELECTOR}, {"hpaPodSelector": SELECTOR}), id="hpaPodSelector kept"
+    ),
+    pytest.param(OmitCase({"conditions": []}, {}), id="no conditions: the list is omitted"),
+    pytest.param(OmitCase({"replicas": None}, {}), id="null reads as absent"),
+    pytest.param(
+        OmitCase({"conditions": [{**COND, "observedGeneration": 0}]}, {"conditions": [COND]}),
+        id="condition observedGeneration 0 is omitted",
+    ),
+    pytest.param(
+        OmitCase(
+            {"conditions": [{**COND, "observedGeneration": 2}]},
+            {"conditions": [{**COND, "observedGeneration": 2}]},
+        ),
+        id="condition observedGeneration 2 is written",
+    ),
+    pytest.param(
+        OmitCase(
+            {"conditions": [{**COND, "reason": "", "message": ""}]},
+            {"conditions": [{**COND, "reason": "", "message": ""}]},
+        ),
+        id="condition reason and message are never omitted",
+    ),
+    pytest.param(
+        OmitCase({"replicas": False}, {"replicas": False}), id="a mistyped value is not taken for 0"
+    ),
+]
+
+
+# --- Degraded: groups retained after exhausting maxGroupRestarts (v1.0) ---------------------------
+
+EXHAUSTED = {c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: "true"}
+DEGRADED = c.CONDITION_DEGRADED
+
+
+@dataclass(frozen=True)
+class DegradedCase:
+    leaders: list[tuple[str, bool, bool]]  # (revision, ready, exhausted) for index 0..
+    stored: list[dict[str, Any]]
+    want_conditions: list[tuple[str, str]]
+    want_event_reason: str | None
+
+
+def _degraded_leaders(rows: list[tuple[str, bool, bool]]) -> list[dict[str, Any]]:
+    pods = []
+    for i, (revision, ready, exhausted) in enumerate(rows):
+        pods.append(
+            leader_pod(
+                "lws",
+                i,
+                revision,
+                ready=ready,
+                deleting=exhausted,
+                annotations=EXHAUSTED if exhausted else None,
+            )
+        )
+    return pods
+
+
+DEGRADED_CASES = [
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", False, True)],
+            [stored(AVAILABLE)],
+            [(AVAILABLE, c.CONDITION_FALSE)],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="exhaustion turns Available False first (short-circuit), event names the budget",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", False, True)],
+            [stored(AVAILABLE, c.CONDITION_FALSE), stored(PROGRESSING, c.CONDITION_FALSE)],
+            [(AVAILABLE, c.CONDITION_FALSE), (PROGRESSING, c.CONDITION_FALSE), (DEGRADED, c.CONDITION_TRUE)],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="nothing else progressing: Degraded appended True",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", False, False), ("rev", False, True)],
+            [stored(AVAILABLE, c.CONDITION_FALSE), stored(PROGRESSING, c.CONDITION_FALSE)],
+            [(AVAILABLE, c.CONDITION_FALSE), (PROGRESSING, c.CONDITION_TRUE)],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="another group still starting keeps Progressing True",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", True, False)],
+            [
+                stored(AVAILABLE, c.CONDITION_FALSE),
+                stored(PROGRESSING, c.CONDITION_FALSE),
+                stored(DEGRADED, c.CONDITION_TRUE),
+            ],
+            [(AVAILABLE, c.CONDITION_TRUE), (PROGRESSING, c.CONDITION_FALSE), (DEGRADED, c.CONDITION_TRUE)],
+            c.REASON_ALL_GROUPS_READY,
+        ),
+        id="after recover: Available first",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", True, False)],
+            [stored(AVAILABLE), stored(PROGRESSING, c.CONDITION_FALSE), stored(DEGRADED, c.CONDITION_TRUE)],
+            [(AVAILABLE, c.CONDITION_TRUE), (PROGRESSING, c.CONDITION_FALSE), (DEGRADED, c.CONDITION_FALSE)],
+            c.REASON_ALL_GROUPS_READY,
+        ),
+        id="then Degraded turns False AsExpected",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("old", True, False), ("rev", False, True)],
+            [stored(AVAILABLE, c.CONDITION_FALSE), stored(PROGRESSING, c.CONDITION_FALSE)],
+            [
+                (AVAILABLE, c.CONDITION_FALSE),
+                (PROGRESSING, c.CONDITION_FALSE),
+                (UPDATING, c.CONDITION_TRUE),
+            ],
+            c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+        ),
+        id="rollout with a retained group: UpdateInProgress True",
+    ),
+    pytest.param(
+        DegradedCase(
+            [("rev", True, False), ("rev", True, False)],
+            [stored(AVAILABLE)],
+            [(AVAILABLE, c.CONDITION_TRUE)],
+            None,
+        ),
+        id="never degraded: no Degraded condition is added",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", OMIT_CASES)
+def test_omit_empty(case: OmitCase) -> None:
+    assert omit_empty(case.status) == case.want
+
+
+def test_omit_empty_covers_every_status_field_upstream_declares() -> None:
+    # LeaderWorkerSetStatus (api/leaderworkerset/v1) tags every field `omitempty`: all at their
+    # zero value, nothing is left.
+    zero_status = {
+        "conditions": [],
+        "readyReplicas": 0,
+        "updatedReplicas": 0,
+        "replicas": 0,
+        "hpaPodSelector": "",
+        "observedGeneration": 0,
+    }
+    assert omit_empty(zero_status) == {}
+
+
+@pytest.mark.parametrize("case", DEGRADED_CASES)
+def test_degraded_conditions(case: DegradedCase) -> None:
+    lws = cached_lws("lws").replicas(2).size(1).status({"conditions": case.stored}).obj()
+    plan = plan_status(
+        lws,
+        leader_sts("lws", replicas=2, status_replicas=2),
+        revision_key="rev",
+        leader_pods=_degraded_leaders(case.leaders),
+        worker_statefulsets={},
+        now=NOW,
+    )
+    assert summary(plan.status["conditions"]) == case.want_conditions
+    assert (plan.event.reason if plan.event else None) == case.want_event_reason
+    degraded = [cond for cond in plan.status["conditions"] if cond["type"] == DEGRADED]
+    for cond in degraded:
+        if cond["status"] == c.CONDITION_TRUE:
+            assert (cond["reason"], cond["message"]) == (
+                c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED,
+                c.MESSAGE_DEGRADED_TRUE,
+            )
+        else:
+            assert (cond["reason"], cond["message"]) == (c.REASON_AS_EXPECTED, c.MESSAGE_DEGRADED_FALSE)
+
+
+def test_degraded_cases_count() -> None:
+    assert len(DEGRADED_CASES) == 7

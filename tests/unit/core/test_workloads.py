@@ -8,7 +8,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import workloads as wl
 from leaderworkerset.core.gang import SchedulingError
-from tests.unit.core.builders import LWSBuilder
+from tests.support.builders import cached_lws
 
 
 # Golden values computed with upstream's own code path (fnv32a over dump.ForHash(types.UID),
@@ -185,7 +185,7 @@ TEMPLATE_CASES = [
 
 @pytest.mark.parametrize("case", TEMPLATE_CASES)
 def test_workload_templates(case: TemplateCase) -> None:
-    lws = LWSBuilder().replicas(case.replicas).size(case.size).scheduling(case.scheduling).obj()
+    lws = cached_lws().replicas(case.replicas).size(case.size).scheduling(case.scheduling).obj()
     assert wl.workload_templates(lws) == case.want
 
 
@@ -194,7 +194,7 @@ def test_template_case_count() -> None:
 
 
 def test_desired_workload_is_controlled_by_the_lws() -> None:
-    lws = LWSBuilder().scheduling({}).obj()
+    lws = cached_lws().scheduling({}).obj()
     workload = wl.desired_workload(lws)
     assert workload["metadata"]["name"] == wl.workload_name("test-sample", "lws-uid")
     assert workload["metadata"]["labels"] == {c.LABEL_SET_NAME: "test-sample"}
@@ -204,7 +204,7 @@ def test_desired_workload_is_controlled_by_the_lws() -> None:
         "name": "test-sample",
     }
     assert wl.controlled_by(workload, lws)
-    other = LWSBuilder().scheduling({}).obj()
+    other = cached_lws().scheduling({}).obj()
     other["metadata"]["uid"] = "another-incarnation"
     assert not wl.controlled_by(workload, other)
 
@@ -235,7 +235,7 @@ def test_desired_workload_is_controlled_by_the_lws() -> None:
 def test_desired_pod_groups(
     scheduling: dict[str, Any], identity: str, replicas: int, want_names: list[str], want_levels: set[str]
 ) -> None:
-    lws = LWSBuilder().size(2).scheduling(scheduling).group_identity(identity).obj()
+    lws = cached_lws().size(2).scheduling(scheduling).group_identity(identity).obj()
     prefix = wl.lws_workload_name(lws) + "-"
     groups = wl.desired_pod_groups(lws, replicas, "rev")
     assert [g.name.removeprefix(prefix) for g in groups] == want_names
@@ -249,7 +249,7 @@ def _persisted(lws: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_materialized_pod_group_references_the_workload() -> None:
-    lws = LWSBuilder().size(3).scheduling({}).obj()
+    lws = cached_lws().size(3).scheduling({}).obj()
     workload = _persisted(lws)
     group = wl.desired_pod_groups(lws, 1, "rev")[0]
     got = wl.materialize_pod_group(lws, workload, group)
@@ -303,10 +303,10 @@ DRIFT_CASES = [
 
 @pytest.mark.parametrize("case", DRIFT_CASES)
 def test_workload_drift(case: DriftCase) -> None:
-    old = LWSBuilder().replicas(2).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
+    old = cached_lws().replicas(2).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
     current = _persisted(old)
     new = (
-        LWSBuilder()
+        cached_lws()
         .replicas(case.new_replicas)
         .size(2)
         .scheduling(case.new_scheduling or {"schedulingPolicy": {"gang": {}}})
@@ -328,13 +328,13 @@ def test_drift_case_count() -> None:
 
 
 def test_pod_group_drift() -> None:
-    lws = LWSBuilder().replicas(2).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
+    lws = cached_lws().replicas(2).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
     workload = _persisted(lws)
     group = wl.desired_pod_groups(lws, 2, "rev")[0]
     current = wl.materialize_pod_group(lws, workload, group)
     current["spec"].update({"priority": 0, "disruptionMode": {"single": {}}})  # server defaults
     assert wl.pod_group_update(current, current, allow_min_count_update=True) is None
-    scaled = LWSBuilder().replicas(3).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
+    scaled = cached_lws().replicas(3).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
     desired = wl.materialize_pod_group(
         scaled, wl.desired_workload(scaled) | {"metadata": workload["metadata"]}, group
     )
@@ -346,7 +346,7 @@ def test_pod_group_drift() -> None:
 
 
 def test_cleanup_keeps_desired_and_referenced_groups() -> None:
-    lws = LWSBuilder().scheduling({}).obj()
+    lws = cached_lws().scheduling({}).obj()
     workload = _persisted(lws)
     groups = [wl.materialize_pod_group(lws, workload, g) for g in wl.desired_pod_groups(lws, 3, "rev")]
     foreign = {"metadata": {"name": "foreign", "ownerReferences": []}}

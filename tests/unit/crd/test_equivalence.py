@@ -1,4 +1,4 @@
-"""Our generated CRDs against upstream's (the pre-v1.0 snapshot in /work/shared/upstream/crds).
+"""Our generated CRDs against upstream's (the pre-v1.0 snapshot in the upstream data's ``crds/``).
 
 At every schema path upstream has, ours must carry the same facts (type, format, default, enum,
 bounds, required-ness, nullable-ness, x-kubernetes-* extensions, CEL rules); names, scope,
@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-from pathlib import Path
 from typing import Any, Final
 
 import pytest
@@ -19,8 +18,7 @@ import yaml
 
 from leaderworkerset.crd.compare import additions, differences
 from leaderworkerset.crd.packaged import CRD_FILES, crd_documents
-
-UPSTREAM_CRDS: Final = Path("/work/shared/upstream/crds")
+from tests.support import upstream
 
 LWS_FILE, DS_FILE, DSRS_FILE = CRD_FILES
 
@@ -102,7 +100,7 @@ _LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @functools.cache
 def _upstream(name: str) -> dict[str, Any]:
-    document: dict[str, Any] = yaml.load((UPSTREAM_CRDS / name).read_text(), Loader=_LOADER)
+    document: dict[str, Any] = yaml.load(upstream.require("crds", name).read_text(), Loader=_LOADER)
     return document
 
 

@@ -20,7 +20,7 @@ import pytest
 import leaderworkerset
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
-from leaderworkerset.runtime.resources import ResourceRef
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, ResourceRef
 from leaderworkerset.webhooks import certs
 
 SRC = Path(leaderworkerset.__file__).parent
@@ -45,6 +45,8 @@ INDIRECT: dict[tuple[str, str], tuple[ResourceRef, ...]] = {
     ("webhooks/certs.py", "ref"): (certs.MUTATING_CONFIGURATIONS, certs.VALIDATING_CONFIGURATIONS),
     # KubeAuthorizer's create callback; metricsserver.py names its two review kinds itself.
     ("runtime/manager.py", "ref"): (),
+    # The restart budget's fresh reads (never from the cache): the LWS and the leader pod.
+    ("controllers/restartbudget.py", "ref"): (LEADERWORKERSETS, PODS),
     # Delegation reads the parent object that owns the LWS (any kind, e.g. a JobSet): whoever makes an
     # LWS part of a parent's Workload grants that kind; the install cannot know it.
     ("controllers/scheduling/kubernetes.py", "ref"): (),

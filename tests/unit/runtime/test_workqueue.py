@@ -218,3 +218,20 @@ async def test_metrics_follow_controller_runtime_names() -> None:
     # Two keys in flight for 5 s and 1 s.
     assert sample("workqueue_unfinished_work_seconds") == pytest.approx(6.0)
     assert sample("workqueue_longest_running_processor_seconds") == pytest.approx(5.0)
+
+
+async def test_contains_means_queued_or_in_flight_not_delayed() -> None:
+    """What the integration tests' "controller processed it" sign relies on."""
+    clock = FakeClock()
+    queue = new_queue(clock)
+    assert "a" not in queue
+    queue.add("a")
+    assert "a" in queue  # queued
+    key = await queue.get()
+    assert key in queue  # in flight
+    queue.done(key)
+    assert key not in queue  # processed
+    queue.add_rate_limited("a")
+    assert "a" not in queue  # a delayed retry waits outside the queue
+    clock.advance(1.0)
+    assert "a" in queue  # the retry is due: queued again

@@ -9,7 +9,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks.admission import WebhookOptions, review
-from tests.unit.webhooks.builders import ds, ds_role, leader, lws
+from tests.support.builders import ds, ds_role, leader, lws
 
 Obj = dict[str, Any]
 

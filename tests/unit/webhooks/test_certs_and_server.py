@@ -17,7 +17,7 @@ from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.metrics import new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
-from tests.unit.webhooks.builders import lws
+from tests.support.builders import lws
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 LOCAL = certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",), extra_dns_names=("localhost",))

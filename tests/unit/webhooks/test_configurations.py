@@ -8,17 +8,17 @@ import yaml
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks.configurations import inject_ca_bundle, render_for_service, render_for_url
+from tests.support import upstream
 
-UPSTREAM = Path("/work/shared/upstream/config")
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy" / "webhooks" / "manifests.yaml"
 
 
 def _upstream_webhooks() -> dict[str, dict[str, Any]]:
     """Upstream's manifests with the pod objectSelector patches applied, keyed by webhook name."""
-    docs = list(yaml.safe_load_all((UPSTREAM / "webhook-manifests.yaml").read_text()))
+    docs = list(yaml.safe_load_all(upstream.require("config", "webhook-manifests.yaml").read_text()))
     by_name = {hook["name"]: hook for doc in docs for hook in doc["webhooks"]}
     for patch_file in ("webhook-mutating-patch.yaml", "webhook-validating-patch.yaml"):
-        for operation in yaml.safe_load((UPSTREAM / patch_file).read_text()):
+        for operation in yaml.safe_load(upstream.require("config", patch_file).read_text()):
             by_name[operation["value"]["name"]] = operation["value"]
     return by_name
 

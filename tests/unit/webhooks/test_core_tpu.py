@@ -7,7 +7,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import tpu
-from tests.unit.webhooks.builders import pod, tpu_container, tpu_pod_spec
+from tests.support.builders import pod, tpu_container, tpu_pod_spec
 
 Obj = dict[str, Any]
 

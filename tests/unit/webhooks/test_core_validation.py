@@ -39,24 +39,6 @@ def test_nonnegative(value: int, want: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "total", "round_up", "want"),
-    [
-        pytest.param(3, 10, False, 3, id="int passes through"),
-        pytest.param("25%", 2, False, 0, id="25% of 2 rounds down"),
-        pytest.param("25%", 2, True, 1, id="25% of 2 rounds up"),
-        pytest.param("-5%", 10, False, -1, id="negative percentage floors away from zero"),
-    ],
-)
-def test_scaled_value(value: int | str, total: int, round_up: bool, want: int) -> None:
-    assert v.scaled_value(value, total, round_up) == want
-
-
-def test_scaled_value_of_a_non_percentage_fails() -> None:
-    with pytest.raises(v.ScaleError):
-        v.scaled_value("5", 10, False)
-
-
-@pytest.mark.parametrize(
     ("text", "want"),
     [
         pytest.param("plain", '"plain"', id="plain"),

@@ -7,7 +7,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks.disaggregatedset import validate
-from tests.unit.webhooks.builders import ds, ds_role
+from tests.support.builders import ds, ds_role
 
 Obj = dict[str, Any]
 EXTERNAL = {"mode": c.ROLE_SCALING_EXTERNAL}

@@ -8,7 +8,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks.leaderworkerset import default_lws
-from tests.unit.webhooks.builders import LWSBuilder, lws
+from tests.support.builders import LeaderWorkerSetBuilder, lws
 
 Obj = dict[str, Any]
 DEFAULT_ROLLING = {"partition": 0, "maxUnavailable": 1, "maxSurge": 0}
@@ -16,7 +16,7 @@ DEFAULT_ROLLING = {"partition": 0, "maxUnavailable": 1, "maxSurge": 0}
 
 @dataclass(frozen=True)
 class DefaultingCase:
-    given: LWSBuilder
+    given: LeaderWorkerSetBuilder
     want: Callable[[Obj], Any]
     expected: Any
 

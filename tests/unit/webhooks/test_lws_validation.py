@@ -7,9 +7,16 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.validation import PERCENT_MESSAGE, aggregate_message
-from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
+from leaderworkerset.webhooks.leaderworkerset import (
+    CONTROLLER_SUPPORT,
+    FULL_SUPPORT,
+    MSG_PARALLEL_TERMINATION_UNSUPPORTED,
+    ControllerSupport,
+    validate_create,
+    validate_update,
+)
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
-from tests.unit.webhooks.builders import LWSBuilder, lws
+from tests.support.builders import LeaderWorkerSetBuilder, lws
 
 SGS = "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize"
 RUC = "spec.rolloutStrategy.rollingUpdateConfiguration"
@@ -17,18 +24,20 @@ RUC = "spec.rolloutStrategy.rollingUpdateConfiguration"
 
 @dataclass(frozen=True)
 class Case:
-    new: LWSBuilder
-    old: LWSBuilder | None = None
+    new: LeaderWorkerSetBuilder
+    old: LeaderWorkerSetBuilder | None = None
     want_rules: tuple[str, ...] = ()
     want_errors: tuple[str, ...] = field(default=())
     scheduling: SchedulingAdmission = field(default_factory=SchedulingAdmission)
+    # Upstream's rules are checked as upstream has them; the support gate has rows of its own.
+    support: ControllerSupport = FULL_SUPPORT
 
 
 def run(case: Case) -> tuple[list[str], list[str]]:
     if case.old is None:
-        errors = validate_create(case.new.obj(), case.scheduling)
+        errors = validate_create(case.new.obj(), case.scheduling, case.support)
     else:
-        errors = validate_update(case.old.obj(), case.new.obj(), case.scheduling)
+        errors = validate_update(case.old.obj(), case.new.obj(), case.scheduling, case.support)
     for err in errors:
         assert err.field
         assert err.rule
@@ -523,3 +532,71 @@ def test_several_errors_aggregate_like_apimachinery() -> None:
         "[spec.replicas: Invalid value: -1: replicas must be equal or greater than 0, "
         "spec.leaderWorkerTemplate.size: Invalid value: 0: size must be equal or greater than 1]"
     )
+
+
+# --- fields the controllers of this build do not act on: rejected, never silently ignored ------------
+
+HASH, PARALLEL = c.GROUP_IDENTITY_HASH, c.POD_TERMINATION_POLICY_PARALLEL
+GATE = [
+    pytest.param(
+        Case(lws().spec_field("groupIdentity", HASH), support=CONTROLLER_SUPPORT), id="Hash is accepted"
+    ),
+    pytest.param(
+        Case(lws().spec_field("groupIdentity", HASH).max_group_restarts(2), support=CONTROLLER_SUPPORT),
+        id="Hash with maxGroupRestarts is accepted",
+    ),
+    pytest.param(
+        Case(
+            lws().spec_field("podTerminationPolicy", PARALLEL),
+            support=CONTROLLER_SUPPORT,
+            want_rules=("pod-termination-parallel-unsupported",),
+            want_errors=(f"spec.podTerminationPolicy: Forbidden: {MSG_PARALLEL_TERMINATION_UNSUPPORTED}",),
+        ),
+        id="Parallel pod termination is rejected on create",
+    ),
+    pytest.param(
+        Case(
+            lws().spec_field("podTerminationPolicy", c.POD_TERMINATION_POLICY_DEFAULT),
+            support=CONTROLLER_SUPPORT,
+        ),
+        id="Default pod termination is accepted",
+    ),
+    pytest.param(
+        Case(
+            lws().spec_field("podTerminationPolicy", PARALLEL),
+            old=lws(),
+            support=CONTROLLER_SUPPORT,
+            want_rules=("pod-termination-parallel-unsupported",),
+        ),
+        id="switching to Parallel on update is rejected",
+    ),
+    pytest.param(
+        Case(
+            lws().spec_field("groupIdentity", HASH).replicas(3),
+            old=lws().spec_field("groupIdentity", HASH),
+            support=CONTROLLER_SUPPORT,
+        ),
+        id="an existing Hash object stays updatable (cleanup is possible)",
+    ),
+    pytest.param(
+        Case(lws().spec_field("groupIdentity", c.GROUP_IDENTITY_ORDINAL), support=CONTROLLER_SUPPORT),
+        id="Ordinal is accepted",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", GATE)
+def test_controller_support_gate(case: Case) -> None:
+    rules, messages = run(case)
+    assert tuple(rules) == case.want_rules
+    if case.want_errors:
+        assert tuple(messages) == case.want_errors
+
+
+def test_gate_case_count() -> None:
+    assert len(GATE) == 7
+
+
+def test_the_default_support_is_fail_closed() -> None:
+    body = lws().spec_field("podTerminationPolicy", PARALLEL).obj()
+    assert [e.rule for e in validate_create(body)] == ["pod-termination-parallel-unsupported"]

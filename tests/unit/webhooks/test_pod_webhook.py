@@ -15,7 +15,7 @@ from leaderworkerset.webhooks.pod import (
     volcano_pod_group_injector,
     workload_pod_group_injector,
 )
-from tests.unit.webhooks.builders import leader, pod, tpu_container, tpu_pod_spec, worker
+from tests.support.builders import leader, pod, tpu_container, tpu_pod_spec, worker
 
 Obj = dict[str, Any]
 TOKEN = "abcdefghjklmnpqr"
@@ -466,6 +466,35 @@ def test_hash_leader_gets_random_key_hostname_and_subdomain() -> None:
     assert got["spec"]["hostname"] == f"lws-{key[:8]}"
     assert got["spec"]["subdomain"] == f"lws-{key[:8]}"
     assert env_of(got)[c.ENV_LWS_LEADER_ADDRESS] == f"lws-{key[:8]}.lws-{key[:8]}.default"
+
+
+def test_hash_leader_is_admitted_gated_and_cheapest_to_delete() -> None:
+    subject = (
+        pod("lws-5d8f9c7b6-x2x4z")
+        .lws_name("lws")
+        .worker_index("0")
+        .size("2")
+        .annotation(c.ANNOTATION_GROUP_IDENTITY, c.GROUP_IDENTITY_HASH)
+        .obj()
+    )
+    got = mutate(subject)
+    assert got["spec"]["schedulingGates"] == [{"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT}]
+    assert got["metadata"]["annotations"][c.ANNOTATION_POD_DELETION_COST] == "-100"
+    again = mutate(got)  # idempotent: the gate is not added twice
+    assert again["spec"]["schedulingGates"] == [{"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT}]
+
+
+def test_ordinal_and_worker_pods_are_not_gated() -> None:
+    leader = pod("test-sample-0").lws_name("test-sample").worker_index("0").size("2").obj()
+    worker_pod = (
+        worker("lws-5d8f9c7b6-x2x4z-1", group_index="k" * 40, lws_name="lws", size="2")
+        .annotation(c.ANNOTATION_GROUP_IDENTITY, c.GROUP_IDENTITY_HASH)
+        .obj()
+    )
+    for subject in (leader, worker_pod):
+        got = mutate(subject)
+        assert "schedulingGates" not in got["spec"]
+        assert c.ANNOTATION_POD_DELETION_COST not in (got["metadata"].get("annotations") or {})
 
 
 def test_hash_worker_subgroup_key_uses_group_key() -> None:

@@ -18,36 +18,35 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.webhooks import scheduling as webhook_scheduling
 from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
-from tests.unit.webhooks.builders import LWSBuilder, lws
+from tests.support.builders import LeaderWorkerSetBuilder, lws
 
 Obj = dict[str, Any]
 K8S = SchedulingAdmission(feature_gate_enabled=True, provider=c.SCHEDULER_PROVIDER_KUBERNETES)
 VOLCANO = SchedulingAdmission(feature_gate_enabled=True, provider=c.SCHEDULER_PROVIDER_VOLCANO)
 
 
-def sched(scheduling: Obj, builder: LWSBuilder | None = None) -> LWSBuilder:
+def sched(scheduling: Obj, builder: LeaderWorkerSetBuilder | None = None) -> LeaderWorkerSetBuilder:
     return (builder or lws()).spec_field("scheduling", scheduling)
 
 
-def with_templates(builder: LWSBuilder, change: Callable[[Obj, Obj], None]) -> LWSBuilder:
+def with_templates(
+    builder: LeaderWorkerSetBuilder, change: Callable[[Obj, Obj], None]
+) -> LeaderWorkerSetBuilder:
     lwt = builder.spec["leaderWorkerTemplate"]
     change(lwt["leaderTemplate"]["spec"], lwt["workerTemplate"]["spec"])
     return builder
 
 
-def owned(builder: LWSBuilder) -> LWSBuilder:
-    builder._obj["metadata"]["ownerReferences"] = [
-        {"apiVersion": "example.com/v1", "kind": "Parent", "name": "p", "uid": "u", "controller": True}
-    ]
-    return builder
+def owned(builder: LeaderWorkerSetBuilder) -> LeaderWorkerSetBuilder:
+    return builder.controlled_by("example.com/v1", "Parent", "p", "u")
 
 
 @dataclass(frozen=True)
 class Rule:
     rule: str
-    new: LWSBuilder
+    new: LeaderWorkerSetBuilder
     want: str  # the rendered error (field path, type, detail)
-    old: LWSBuilder | None = None
+    old: LeaderWorkerSetBuilder | None = None
     admission: SchedulingAdmission = field(default_factory=lambda: K8S)
 
 

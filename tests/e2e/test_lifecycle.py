@@ -1,0 +1,158 @@
+"""v1.0 group lifecycle journeys on the full local cluster (real StatefulSet, garbage collector and
+scheduler controllers, kwok nodes), with `lws manager` as a separate process: bounded group
+recovery (maxGroupRestarts), the Degraded condition and the `recover` annotation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.devcluster import chaos
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster.kube import RestClient
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
+from tests.e2e.test_lws_journeys import Watch, create, expect_deployed, is_ready, pods_by_name, uid
+from tests.integration.controllers.expect import NAME, events_with, expect_condition, expect_event
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.manager import ManagerProcess
+from tests.support.wait import LONG_TIMEOUT, consistently, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+LEADER = f"{NAME}-0"
+WORKER = f"{NAME}-0-1"
+
+
+async def _group_back_after(api: KubeClient, ns: str, old_leader_uid: str, size: int) -> str:
+    """Group 0 runs again with a new leader, every pod Ready; returns the new leader's UID."""
+
+    async def back() -> str:
+        pods = await pods_by_name(api, ns)
+        group = {n: p for n, p in pods.items() if n == LEADER or n.startswith(f"{LEADER}-")}
+        assert len(group) == size, sorted(group)
+        assert uid(group[LEADER]) != old_leader_uid, "leader not recreated yet"
+        assert all(is_ready(p) for p in group.values()), "group not ready yet"
+        return uid(group[LEADER])
+
+    return await eventually(back, timeout=LONG_TIMEOUT)
+
+
+def _occurrences(events: list[dict[str, Any]]) -> int:
+    return sum(int((e.get("series") or {}).get("count") or 1) for e in events)
+
+
+async def _expect_retained(api: KubeClient, ns: str, leader_uid: str) -> None:
+    """The exhausted leader stays: terminating, held by the budget finalizer, same incarnation."""
+
+    async def retained() -> bool:
+        leader = await api.get(PODS, ns, LEADER)
+        meta = leader["metadata"]
+        return (
+            uid(leader) == leader_uid
+            and meta.get("deletionTimestamp") is not None
+            and c.FINALIZER_GROUP_RESTART_BUDGET_CLEANUP in (meta.get("finalizers") or [])
+            and (meta.get("annotations") or {}).get(c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED) == "true"
+        )
+
+    await eventually(retained, timeout=LONG_TIMEOUT)
+    await consistently(retained)
+
+
+async def _restart_counts(api: KubeClient, ns: str) -> dict[str, int]:
+    lws = await api.get(LEADERWORKERSETS, ns, NAME)
+    raw = (lws["metadata"].get("annotations") or {}).get(c.ANNOTATION_GROUP_RESTART_COUNTS)
+    return {} if raw is None else dict(json.loads(raw))
+
+
+async def test_a_crash_looping_group_stops_after_max_group_restarts_and_recover_brings_it_back(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    replicas, size, limit = 2, 3, 2
+    await create(
+        api, LeaderWorkerSetBuilder(ns).replicas(replicas).size(size).max_group_restarts(limit).obj()
+    )
+    await expect_deployed(api, ns, replicas, size)
+    rest = RestClient.from_kubeconfig(full_cluster.kubeconfig)
+    other_leader_uid = uid(await api.get(PODS, ns, f"{NAME}-1"))
+
+    leader_uid = uid(await api.get(PODS, ns, LEADER))
+    async with Watch(api, PODS, ns, lambda _: None) as watch:
+        for recreation in range(1, limit + 1):
+            await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
+            leader_uid = await _group_back_after(api, ns, leader_uid, size)
+            assert list((await _restart_counts(api, ns)).values()) == [recreation]
+
+        # One failure too many: the group is stopped and retained, not recreated.
+        await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
+        await _expect_retained(api, ns, leader_uid)
+        # The original leader and one per recreation, never more (events fold repeats into a
+        # series, so incarnations are counted from the watch).
+        leader_incarnations = {uid(p) for p in watch.added if p["metadata"]["name"] == LEADER}
+        assert len(leader_incarnations) == limit + 1, leader_incarnations
+    assert _occurrences(await events_with(api, ns, c.EVENT_RECREATE_GROUP)) == limit
+    note = "Restart budget exhausted; terminated group 0 and stopped automatic recovery"
+    await expect_event(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED, note, "Warning")
+    await expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_TRUE, c.MESSAGE_DEGRADED_TRUE)
+    await expect_condition(
+        api, ns, c.CONDITION_AVAILABLE, c.CONDITION_FALSE, c.MESSAGE_AVAILABLE_FALSE_DEGRADED
+    )
+
+    assert list((await _restart_counts(api, ns)).values()) == [limit]
+    assert uid(await api.get(PODS, ns, f"{NAME}-1")) == other_leader_uid, "the other group was touched"
+
+    # recover=true on the retained leader: released, recreated with a fresh budget.
+    await api.merge_patch(PODS, ns, LEADER, {"metadata": {"annotations": {c.ANNOTATION_RECOVER: "true"}}})
+    await _group_back_after(api, ns, leader_uid, size)
+    await expect_deployed(api, ns, replicas, size)
+    await expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_FALSE, c.MESSAGE_DEGRADED_FALSE)
+    assert await _restart_counts(api, ns) == {}
+
+
+@pytest.mark.parametrize(
+    "count_written",
+    [
+        pytest.param(False, id="killed after the claim, before the count write"),
+        pytest.param(True, id="killed after the count write, before the leader delete"),
+    ],
+)
+async def test_manager_killed_mid_budget_write_counts_the_failure_exactly_once(
+    api: KubeClient,
+    ns: str,
+    full_cluster: LocalCluster,
+    restartable_manager: ManagerProcess,
+    count_written: bool,
+) -> None:
+    """The manager is SIGKILLed with the budget half-written (the claim on the leader, with or
+    without the count on the LWS) and the failure it was handling still pending. After the restart
+    the group is recreated once and charged exactly one restart."""
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).max_group_restarts(3).obj())
+    await expect_deployed(api, ns, 1, 2)
+    rest = RestClient.from_kubeconfig(full_cluster.kubeconfig)
+    leader_uid = uid(await api.get(PODS, ns, LEADER))
+    key = (await api.get(PODS, ns, LEADER))["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] + "/0"
+
+    # What the killed manager's writes left behind (written first: the pod and LWS webhooks are
+    # served by the manager, so nothing can be written to them while it is down).
+    claim = {c.ANNOTATION_GROUP_RESTART_CLAIM: "1"}
+    await api.merge_patch(PODS, ns, LEADER, {"metadata": {"annotations": claim}})
+    if count_written:
+        counts = {c.ANNOTATION_GROUP_RESTART_COUNTS: json.dumps({key: 1})}
+        await api.merge_patch(LEADERWORKERSETS, ns, NAME, {"metadata": {"annotations": counts}})
+    restartable_manager.kill()
+    await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
+    await restartable_manager.start()
+
+    await _group_back_after(api, ns, leader_uid, 2)
+    await expect_deployed(api, ns, 1, 2)
+
+    async def charged_once() -> bool:
+        return await _restart_counts(api, ns) == {key: 1}
+
+    await eventually(charged_once)
+    await consistently(charged_once)

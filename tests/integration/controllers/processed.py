@@ -1,0 +1,42 @@
+"""Positive signs that the in-process controllers have processed an object, for negative checks.
+
+A negative check ("no worker StatefulSet appears") holds trivially before the controller has looked
+at the object, so it first waits here until the controller has caught up with the object's latest
+version: the live object's resourceVersion has reached the controller's cache (whose handlers queue
+the key synchronously) and the key is neither queued nor being reconciled. A failing reconcile that
+waits for its rate-limited retry counts as processed: it ran on the latest version.
+"""
+
+from __future__ import annotations
+
+from leaderworkerset.controllers.setup import RegisteredControllers
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.objects import ObjectKey
+from leaderworkerset.runtime.resources import PODS
+from tests.support.wait import eventually
+
+# The session's in-process controllers (conftest's `lws_controllers` registers them here).
+RUNNING: list[RegisteredControllers] = []
+
+
+def _controllers() -> RegisteredControllers:
+    if not RUNNING:
+        raise AssertionError("no in-process controllers: a negative check needs the `ns` fixture")
+    return RUNNING[-1]
+
+
+async def expect_pods_processed(api: KubeClient, ns: str, names: list[str]) -> None:
+    """Wait until the pod controller has reconciled the current version of every pod in `names`."""
+    controllers = _controllers()
+    want = {name: int((await api.get(PODS, ns, name))["metadata"]["resourceVersion"]) for name in names}
+
+    def caught_up() -> bool:
+        for name, version in want.items():
+            cached = controllers.informers.pod(ns, name)
+            assert cached is not None, f"pod {ns}/{name} not in the controller's cache yet"
+            cached_version = int(cached["metadata"]["resourceVersion"])
+            assert cached_version >= version, f"pod {name} cached at {cached_version}, live {version}"
+            assert ObjectKey(ns, name) not in controllers.pod.queue, f"pod {name} still queued"
+        return True
+
+    await eventually(caught_up, interval=0.02)

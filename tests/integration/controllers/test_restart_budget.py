@@ -1,0 +1,271 @@
+"""Bounded group recovery against the real API server (spec §3.C C3/C4/C8/C9/C11, §2.6 Degraded):
+the test plays the StatefulSet controller, the garbage collector and the kubelet.
+
+Each scenario is upstream's integration scenario for maxGroupRestarts (restart counted, exhaustion
+retains the group, recover, release on LWS deletion and scale-down) or one of ours for the
+crash-safety of the count (a claim recorded before a crash is finished, never counted twice).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from tests.integration.controllers import expect
+from tests.support import kubelet
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.wait import consistently, eventually
+
+pytestmark = [pytest.mark.cluster]
+
+NAME = "test-sample"
+FINALIZER = c.FINALIZER_GROUP_RESTART_BUDGET_CLEANUP
+Obj = dict[str, Any]
+
+
+# ----- helpers: what the other components would do ------------------------------------------------
+
+
+async def _start_group(api: KubeClient, ns: str, index: int) -> str:
+    """Leader `<lws>-<index>` at the current revision with its workers; returns the leader name."""
+    lws = await kubelet.get_lws(api, ns, NAME)
+    leader = (await kubelet.create_leader_pods(api, lws, index, index + 1))[0]
+    await kubelet.create_worker_pods(api, lws, leader)
+    return str(leader["metadata"]["name"])
+
+
+async def _pods(api: KubeClient, ns: str, group: int) -> list[Obj]:
+    selector = f"{c.LABEL_SET_NAME}={NAME},{c.LABEL_GROUP_INDEX}={group}"
+    return await api.list(PODS, ns, label_selector=selector)
+
+
+async def _finish_deletion(api: KubeClient, ns: str, group: int) -> None:
+    """Garbage collector and kubelet: the deleted group's objects go away (foreground finalizer
+    cleared, workers removed, the worker StatefulSet removed)."""
+    for pod in await _pods(api, ns, group):
+        name = pod["metadata"]["name"]
+        with contextlib.suppress(Exception):
+            await api.merge_patch(PODS, ns, name, {"metadata": {"finalizers": None}})
+        with contextlib.suppress(Exception):
+            await api.delete(PODS, ns, name, grace_period_seconds=0)
+    with contextlib.suppress(Exception):
+        await api.delete(STATEFULSETS, ns, f"{NAME}-{group}")
+
+    async def gone() -> bool:
+        return not await _pods(api, ns, group)
+
+    await eventually(gone)
+
+
+async def _counts(api: KubeClient, ns: str) -> dict[str, int]:
+    lws = await kubelet.get_lws(api, ns, NAME)
+    raw = (lws["metadata"].get("annotations") or {}).get(c.ANNOTATION_GROUP_RESTART_COUNTS)
+    return {} if raw is None else dict(json.loads(raw))
+
+
+async def _expect_counts(api: KubeClient, ns: str, want: Callable[[str], dict[str, int]]) -> None:
+    async def check() -> bool:
+        key = kubelet.current_revision_key(await kubelet.get_lws(api, ns, NAME))
+        got = await _counts(api, ns)
+        assert got == want(key), f"counts {got}, want {want(key)}"
+        return True
+
+    await eventually(check)
+    await consistently(check)
+
+
+async def _fail(api: KubeClient, ns: str, group: int) -> None:
+    """A worker container of the group crashes once."""
+    await kubelet.restart_container(api, ns, f"{NAME}-{group}-1")
+
+
+async def _expect_exhausted(api: KubeClient, ns: str, group: int) -> None:
+    async def held() -> bool:
+        pods = await _pods(api, ns, group)
+        assert len(pods) == 3, [p["metadata"]["name"] for p in pods]
+        for pod in pods:
+            meta = pod["metadata"]
+            assert FINALIZER in (meta.get("finalizers") or []), f"{meta['name']} not held"
+            if meta["labels"][c.LABEL_WORKER_INDEX] == "0":
+                annotations = meta.get("annotations") or {}
+                assert annotations.get(c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED) == "true"
+                assert meta.get("deletionTimestamp"), "exhausted leader not deleted"
+        return True
+
+    await eventually(held)
+    note = f"Restart budget exhausted; terminated group {group} and stopped automatic recovery"
+    await expect.expect_event(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED, note, "Warning")
+
+
+async def _expect_released(api: KubeClient, ns: str, group: int) -> None:
+    async def released() -> bool:
+        for pod in await _pods(api, ns, group):
+            meta = pod["metadata"]
+            assert FINALIZER not in (meta.get("finalizers") or []), f"{meta['name']} still held"
+            annotations = meta.get("annotations") or {}
+            assert c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED not in annotations
+            assert c.ANNOTATION_RECOVER not in annotations
+        return True
+
+    await eventually(released)
+
+
+async def _expect_degraded(api: KubeClient, ns: str, status: str) -> None:
+    message = c.MESSAGE_DEGRADED_TRUE if status == c.CONDITION_TRUE else c.MESSAGE_DEGRADED_FALSE
+    await expect.expect_condition(api, ns, c.CONDITION_DEGRADED, status, message)
+
+
+# ----- scenarios ---------------------------------------------------------------------------------------
+
+
+async def counted_then_exhausted_then_recovered(api: KubeClient, ns: str) -> None:
+    await _start_group(api, ns, 0)
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    note = f"Worker pod {NAME}-0-1 failed, deleted leader pod {NAME}-0 to recreate group 0"
+    await expect.expect_event(api, ns, c.EVENT_RECREATE_GROUP, note)
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 1})
+
+    await _finish_deletion(api, ns, 0)
+    await _start_group(api, ns, 0)
+    await _fail(api, ns, 0)
+    await _expect_exhausted(api, ns, 0)
+    await _expect_degraded(api, ns, c.CONDITION_TRUE)
+    await expect.expect_condition(
+        api, ns, c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.MESSAGE_PROGRESSING_FALSE_DEGRADED
+    )
+    # Exhaustion does not consume: the count stays at the limit; one RecreateGroup in total.
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 1})
+    assert len(await expect.events_with(api, ns, c.EVENT_RECREATE_GROUP)) == 1
+
+    await api.merge_patch(
+        PODS, ns, f"{NAME}-0", {"metadata": {"annotations": {c.ANNOTATION_RECOVER: "true"}}}
+    )
+    await _expect_released(api, ns, 0)
+    await _expect_counts(api, ns, lambda _key: {})
+
+    await _finish_deletion(api, ns, 0)
+    await _start_group(api, ns, 0)
+    await kubelet.set_group_ready(api, ns, f"{NAME}-0")
+    await expect.expect_available(api, ns)
+    await _expect_degraded(api, ns, c.CONDITION_FALSE)
+
+
+async def recover_set_before_exhaustion_is_dropped(api: KubeClient, ns: str) -> None:
+    leader = await _start_group(api, ns, 0)
+    await api.merge_patch(PODS, ns, leader, {"metadata": {"annotations": {c.ANNOTATION_RECOVER: "true"}}})
+    await _fail(api, ns, 0)
+    await _expect_exhausted(api, ns, 0)
+
+    async def dropped() -> bool:
+        pod = await api.get(PODS, ns, leader)
+        return c.ANNOTATION_RECOVER not in (pod["metadata"].get("annotations") or {})
+
+    await eventually(dropped)
+    await consistently(dropped)
+
+
+async def lws_deletion_releases(api: KubeClient, ns: str) -> None:
+    await _start_group(api, ns, 0)
+    await _fail(api, ns, 0)
+    await _expect_exhausted(api, ns, 0)
+    await api.delete(LEADERWORKERSETS, ns, NAME)
+    await _expect_released(api, ns, 0)
+
+
+async def scale_down_releases(api: KubeClient, ns: str) -> None:
+    await _start_group(api, ns, 0)
+    await _start_group(api, ns, 1)
+    await _fail(api, ns, 1)
+    await _expect_exhausted(api, ns, 1)
+
+    def scale(lws: Obj) -> None:
+        lws["spec"]["replicas"] = 1
+
+    await kubelet.update_lws(api, ns, NAME, scale)
+    await _expect_released(api, ns, 1)
+    # Group 0 is untouched.
+    await expect.expect_pod_not_deleting(api, ns, f"{NAME}-0")
+
+
+async def claim_before_crash_counted_once(api: KubeClient, ns: str) -> None:
+    """The controller died after recording its claim on the leader, before writing the count:
+    the next attempt writes exactly the claimed value."""
+    leader = await _start_group(api, ns, 0)
+    claim = {c.ANNOTATION_GROUP_RESTART_CLAIM: "1"}
+    await api.merge_patch(PODS, ns, leader, {"metadata": {"annotations": claim}})
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, leader)
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 1})
+
+
+async def count_written_before_crash_not_recounted(api: KubeClient, ns: str) -> None:
+    """The controller died after writing the count, before deleting the leader."""
+    leader = await _start_group(api, ns, 0)
+    key = kubelet.current_revision_key(await kubelet.get_lws(api, ns, NAME))
+    await api.merge_patch(
+        PODS, ns, leader, {"metadata": {"annotations": {c.ANNOTATION_GROUP_RESTART_CLAIM: "1"}}}
+    )
+    counts = json.dumps({f"{key}/0": 1})
+    await api.merge_patch(
+        LEADERWORKERSETS, ns, NAME, {"metadata": {"annotations": {c.ANNOTATION_GROUP_RESTART_COUNTS: counts}}}
+    )
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, leader)
+    await _expect_counts(api, ns, lambda k: {f"{k}/0": 1})
+
+
+async def unbounded_without_limit(api: KubeClient, ns: str) -> None:
+    """No maxGroupRestarts: the legacy behaviour, no counts written."""
+    await _start_group(api, ns, 0)
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    await _expect_counts(api, ns, lambda _key: {})
+
+
+@dataclass(frozen=True)
+class Case:
+    replicas: int
+    limit: int | None
+    steps: Callable[[KubeClient, str], Awaitable[None]]
+
+
+CASES = [
+    pytest.param(
+        Case(1, 1, counted_then_exhausted_then_recovered),
+        id="maxGroupRestarts counts a recreation, exhausts at the limit, recover restarts it fresh",
+    ),
+    pytest.param(
+        Case(1, 0, recover_set_before_exhaustion_is_dropped),
+        id="a recover annotation set before exhaustion is dropped",
+    ),
+    pytest.param(Case(1, 0, lws_deletion_releases), id="LWS deletion releases the retained pods"),
+    pytest.param(Case(2, 0, scale_down_releases), id="scale-down releases a retained group"),
+    pytest.param(Case(1, 2, claim_before_crash_counted_once), id="(ours) a claim recorded before a crash"),
+    pytest.param(
+        Case(1, 2, count_written_before_crash_not_recounted), id="(ours) a count written before a crash"
+    ),
+    pytest.param(Case(1, None, unbounded_without_limit), id="no limit: no counts"),
+]
+
+
+def test_case_count() -> None:
+    assert len(CASES) == 7
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_restart_budget(api: KubeClient, ns: str, case: Case) -> None:
+    builder = LeaderWorkerSetBuilder(ns).replicas(case.replicas).size(3)
+    if case.limit is not None:
+        builder = builder.max_group_restarts(case.limit)
+    await api.create(LEADERWORKERSETS, builder.obj())
+    await kubelet.leader_statefulset(api, ns, NAME)
+    await case.steps(api, ns)
