@@ -318,6 +318,7 @@ EVENT_ACTION_UPDATE: Final = "Update"
 EVENT_ACTION_DELETE: Final = "Delete"
 EVENT_ACTION_RECOVER: Final = "Recover"
 EVENT_ACTION_CONFLICT: Final = "Conflict"
+EVENT_ACTION_WAIT: Final = "Wait"
 
 # Reporting components (recorder names).
 EVENT_COMPONENT_LWS: Final = "leaderworkerset"
@@ -386,6 +387,19 @@ MSG_LWS_DELETED_REMOVED_SLICE: Final = "Deleted LWS %s for removed slice %d"
 MSG_SCALER_CREATED: Final = "Created scaler %s for role %s"
 MSG_SCALER_DELETED: Final = "Deleted scaler %s (role %s is no longer External)"
 MSG_SCALER_CONFLICT: Final = "Scaler %s exists but is not controlled by this DisaggregatedSet; not adopting"
+MSG_INITIAL_REPLICAS_MISSING: Final = (
+    "LWS %s has no valid %s annotation; restoring it from current spec.replicas (%d)"
+)
+# Errors (reconcile fails and retries) when a child's name is taken by an object we do not control.
+MSG_LWS_NOT_CONTROLLED_ADOPT: Final = (
+    "LeaderWorkerSet %s exists but is not controlled by DisaggregatedSet %s; refusing to adopt it"
+)
+MSG_LWS_NOT_CONTROLLED_SCALE: Final = (
+    "LeaderWorkerSet %s exists but is not controlled by DisaggregatedSet %s; refusing to scale it"
+)
+MSG_SERVICE_NOT_CONTROLLED: Final = (
+    "Service %s exists but is not controlled by LeaderWorkerSet %s; refusing to adopt it"
+)
 MSG_REVISION_DRAIN_BLOCKED: Final = (
     "Waiting to retire revision %s: no safe partial drain or replacement growth is currently available"
 )

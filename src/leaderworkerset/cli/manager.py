@@ -4,7 +4,7 @@ It accepts upstream's Configuration file (``config.lws.x-k8s.io`` v1alpha1 and
 v1) and its flags (explicit flags win over the file), then runs, in one event
 loop: the probe and metrics servers, the admission webhook server with its
 certificates (on every replica), and — on the elected leader — the
-LeaderWorkerSet and pod controllers.
+LeaderWorkerSet, pod and DisaggregatedSet controllers.
 
 Two webhook modes: in a cluster, certificates are managed internally (a Secret,
 the serving pair written to the cert dir, caBundle injected into our webhook
@@ -53,6 +53,7 @@ class Settings:
     metrics_secure: bool = True
     max_concurrent_reconciles: int = 5
     watch_namespace: str | None = None
+    enable_disaggregatedset: bool = True
 
 
 def manager_options(settings: Settings) -> ManagerOptions:
@@ -183,11 +184,14 @@ async def run(settings: Settings) -> None:
     if settings.run_webhooks:
         _add_webhooks(mgr, client, settings)
     if settings.run_controllers:
+        from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
         from leaderworkerset.controllers.scheduling import require_provider_api
         from leaderworkerset.controllers.setup import register_controllers
 
         try:
             await require_provider_api(client, _scheduler_provider(settings.config))
+            if settings.enable_disaggregatedset:
+                await require_ds_api(client)
         except Exception:
             await client.close()
             raise
@@ -195,6 +199,7 @@ async def run(settings: Settings) -> None:
             mgr,
             max_concurrent_reconciles=settings.max_concurrent_reconciles,
             namespace=settings.watch_namespace,
+            enable_disaggregatedset=settings.enable_disaggregatedset,
             scheduler_provider=_scheduler_provider(settings.config),
         )
     try:
@@ -284,6 +289,14 @@ def manager(
     watch_namespace: Annotated[
         str | None, typer.Option(help="Only manage LeaderWorkerSets in this namespace (default: all).")
     ] = None,
+    enable_disaggregatedset: Annotated[
+        bool,
+        typer.Option(
+            "--enable-disaggregatedset/--disable-disaggregatedset",
+            help="Run the DisaggregatedSet controller (default on, as upstream; the Helm value "
+            "enableDisaggregatedSet only gates its webhook and RBAC there). Off: its CRDs need not exist.",
+        ),
+    ] = True,
     log_json: Annotated[bool | None, typer.Option("--log-json/--log-console")] = None,
 ) -> None:
     """Run the LeaderWorkerSet controllers and admission webhooks."""
@@ -329,12 +342,14 @@ def manager(
         metrics_secure=not insecure_metrics,
         max_concurrent_reconciles=max_concurrent_reconciles,
         watch_namespace=watch_namespace,
+        enable_disaggregatedset=enable_disaggregatedset,
     )
+    from leaderworkerset.controllers.disaggregatedset.setup import DisaggregatedSetApiMissingError
     from leaderworkerset.controllers.scheduling import ProviderApiMissingError
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run(settings))
-    except ProviderApiMissingError as err:
+    except (ProviderApiMissingError, DisaggregatedSetApiMissingError) as err:
         typer.echo(f"lws manager: {err}", err=True)
         raise typer.Exit(1) from err

@@ -1,4 +1,5 @@
-"""``lws status NAME``: the group tree of one LeaderWorkerSet.
+"""``lws status NAME``: the group tree of one LeaderWorkerSet (or, by that name, of a
+DisaggregatedSet: see ``ds_status``).
 
 LWS → groups (leader pod, revision, ready/updated, why not ready) → pods.
 The same rendering backs the live view of ``lws up``. Reads are direct LISTs
@@ -108,34 +109,46 @@ def render(snapshot: Snapshot) -> Tree:
     return root
 
 
+async def tree_of(client: KubeClient, namespace: str, name: str) -> Tree | None:
+    """The LeaderWorkerSet's group tree, else the DisaggregatedSet's role tree, else None."""
+    from leaderworkerset.cli import ds_status
+
+    snapshot = await collect(client, namespace, name)
+    if snapshot is not None:
+        return render(snapshot)
+    ds_snapshot = await ds_status.collect(client, namespace, name)
+    return None if ds_snapshot is None else ds_status.render(ds_snapshot)
+
+
 async def show(options: ClientOptions, namespace: str, name: str, watch: bool, interval: float = 1.0) -> int:
     client = new_client(options)
     console = Console()
     try:
-        snapshot = await collect(client, namespace, name)
-        if snapshot is None:
-            console.print(f"[red]LeaderWorkerSet {namespace}/{name} not found[/red]")
+        tree = await tree_of(client, namespace, name)
+        if tree is None:
+            console.print(f"[red]no LeaderWorkerSet or DisaggregatedSet {namespace}/{name}[/red]")
             return 1
         if not watch:
-            console.print(render(snapshot))
+            console.print(tree)
             return 0
-        with Live(render(snapshot), console=console, refresh_per_second=4) as live:
+        with Live(tree, console=console, refresh_per_second=4) as live:
             while True:
                 await asyncio.sleep(interval)
-                snapshot = await collect(client, namespace, name)
-                if snapshot is not None:
-                    live.update(render(snapshot))
+                tree = await tree_of(client, namespace, name)
+                if tree is not None:
+                    live.update(tree)
     finally:
         await client.close()
 
 
 def status(
-    name: Annotated[str, typer.Argument(help="LeaderWorkerSet name.")],
+    name: Annotated[str, typer.Argument(help="LeaderWorkerSet or DisaggregatedSet name.")],
     namespace: Annotated[str, typer.Option("--namespace", "-n")] = "default",
     kubeconfig: Annotated[str | None, typer.Option(help="Kubeconfig path (default: $KUBECONFIG).")] = None,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the tree live until Ctrl-C.")] = False,
 ) -> None:
-    """Show LeaderWorkerSet → groups → pods with revision, readiness and why a group is not ready."""
+    """Show LeaderWorkerSet → groups → pods with revision, readiness and why a group is not ready;
+    for a DisaggregatedSet: roles (ready capacity) → revisions → child LWS → groups → pods."""
     try:
         code = asyncio.run(show(ClientOptions(kubeconfig=kubeconfig), namespace, name, watch))
     except KeyboardInterrupt:

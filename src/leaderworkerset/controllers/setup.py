@@ -1,10 +1,11 @@
-"""Registration of the LeaderWorkerSet controllers on a runtime Manager (called by `lws manager`)."""
+"""Registration of the controllers on a runtime Manager (called by `lws manager`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderworkerset.controllers import group, leaderworkerset
+from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
+from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
 from leaderworkerset.controllers.leaderworkerset import Now
 from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
@@ -14,10 +15,12 @@ from leaderworkerset.runtime.manager import Manager
 
 @dataclass(frozen=True)
 class RegisteredControllers:
-    leaderworkerset: Controller
-    pod: Controller
-    informers: SharedInformers
+    leaderworkerset: Controller | None
+    pod: Controller | None
+    informers: SharedInformers | None
     provider: SchedulerProvider | None = None
+    disaggregatedset: Controller | None = None
+    ds_informers: DisaggregatedSetInformers | None = None
 
 
 def register_controllers(
@@ -27,21 +30,34 @@ def register_controllers(
     now: Now | None = None,
     namespace: str | None = None,
     scheduler_provider: str | None = None,
+    enable_leaderworkerset: bool = True,
+    enable_disaggregatedset: bool = True,
 ) -> RegisteredControllers:
-    """Declare the shared caches and add the LWS and pod controllers to `manager`.
+    """Declare the caches and add the LWS and pod controllers (recorder `leaderworkerset`) and the
+    DisaggregatedSet controller (recorder `disaggregatedset`) to `manager`.
 
-    Call once per manager, before `manager.run()`. The recorder of both is `leaderworkerset`.
-    `namespace` limits the controllers (and their caches) to one namespace; None watches all.
-    `scheduler_provider` is the Configuration's gangSchedulingManagement.schedulerProvider.
+    Call once per manager, before `manager.run()`. `namespace` limits the controllers (and their
+    caches) to one namespace; None watches all. `scheduler_provider` is the Configuration's
+    gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
+    switches let a manager (or a test) run one side without the other's caches.
     """
-    informers = shared_informers(manager.cache, namespace)
-    provider = new_provider(scheduler_provider, manager, informers, namespace)
-    lws_controller = leaderworkerset.setup(
-        manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
+    informers = lws_controller = pod_controller = provider = None
+    if enable_leaderworkerset:
+        informers = shared_informers(manager.cache, namespace)
+        provider = new_provider(scheduler_provider, manager, informers, namespace)
+        lws_controller = leaderworkerset.setup(
+            manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
+        )
+        pod_controller = group.setup(
+            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
+        )
+        if provider is not None:
+            provider.watch(lws_controller, pod_controller)
+    ds_controller = ds_caches = None
+    if enable_disaggregatedset:
+        ds_controller, ds_caches = disaggregatedset.setup(
+            manager, namespace=namespace, max_concurrent=max_concurrent_reconciles, now=now
+        )
+    return RegisteredControllers(
+        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches
     )
-    pod_controller = group.setup(
-        manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
-    )
-    if provider is not None:
-        provider.watch(lws_controller, pod_controller)
-    return RegisteredControllers(lws_controller, pod_controller, informers, provider)

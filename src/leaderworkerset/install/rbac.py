@@ -218,15 +218,17 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         Rule(
             LWS,
             (c.LWS_PLURAL,),
-            ("create", "update", "patch", "delete"),
-            "DS controller: one LeaderWorkerSet per role and revision, scaled and deleted during its rollout",
+            ("get", "create", "patch", "delete"),
+            "DS controller: one LeaderWorkerSet per role, slice and revision, scaled (merge patch) "
+            "and deleted during its rollout; a get checks who owns a name that is already taken",
             feature=Feature.DISAGGREGATED_SET,
         ),
         Rule(
             CORE,
             ("services",),
-            ("update", "patch", "delete"),
-            "DS controller: the per-role Service follows the serving revision",
+            ("get", "patch", "delete"),
+            "DS controller: a get checks who owns a taken -prv name; patch hands an older controller's "
+            "DS-owned Service to its LWS; delete removes such a Service whose LWS is gone",
             feature=Feature.DISAGGREGATED_SET,
         ),
         # --- gang scheduling ----------------------------------------------------------------------

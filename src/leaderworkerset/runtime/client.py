@@ -111,6 +111,16 @@ class KubeClient:
             return {}
         return _OBJ_DECODER.decode(response.content)
 
+    async def serves(self, group_version: str, plural: str) -> bool:
+        """Whether the API server serves `plural` in `group_version` (discovery; one GET)."""
+        try:
+            listing = await self.request("GET", f"/apis/{group_version}")
+        except ApiStatusError as err:
+            if err.code == 404:
+                return False
+            raise
+        return any(r.get("name") == plural for r in listing.get("resources") or [])
+
     # ----- reads (for the rare non-cached read, e.g. a live re-read after a conflict) -------------
     async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj:
         return await self.request("GET", ref.object_path(namespace, name))

@@ -37,7 +37,7 @@ async def lws_controllers(
     await install_crds(kube)
     client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
     manager = Manager(client, in_process_options())
-    registered = register_controllers(manager)
+    registered = register_controllers(manager, enable_disaggregatedset=False)
     task = asyncio.create_task(manager.run(), name="lws-manager")
     await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
     processed.RUNNING.append(registered)

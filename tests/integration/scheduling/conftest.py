@@ -54,7 +54,9 @@ async def provider_manager(
     """The LWS and pod controllers with `provider` (None: no provider), watching only `namespace`."""
     client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
     manager = Manager(client, in_process_options())
-    registered = register_controllers(manager, namespace=namespace, scheduler_provider=provider)
+    registered = register_controllers(
+        manager, namespace=namespace, scheduler_provider=provider, enable_disaggregatedset=False
+    )
     task = asyncio.create_task(manager.run(), name=f"lws-manager-{provider}")
     try:
         await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)

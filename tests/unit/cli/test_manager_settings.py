@@ -152,6 +152,35 @@ def test_tls_options_of_the_configuration_reach_the_webhook_server() -> None:
         assert run.tls.min_version == "TLSv1_3"
 
 
+@pytest.mark.parametrize(
+    ("flags", "want"),
+    [
+        pytest.param([], True, id="on by default, as upstream"),
+        pytest.param(["--disable-disaggregatedset"], False, id="switched off"),
+        pytest.param(["--enable-disaggregatedset"], True, id="explicitly on"),
+    ],
+)
+def test_disaggregatedset_switch_reaches_the_settings(
+    flags: list[str], want: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    app = typer.Typer()
+    app.command()(manager.manager)
+    seen: list[manager.Settings] = []
+
+    async def fake_run(settings: manager.Settings) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(manager, "run", fake_run)
+    # The command configures logging on the runner's stdout, which is closed after invoke.
+    monkeypatch.setattr(manager, "configure_logging", lambda **_: None)
+    result = CliRunner().invoke(app, ["--kubeconfig", "/nonexistent", *flags])
+    assert result.exit_code == 0, result.output
+    assert [s.enable_disaggregatedset for s in seen] == [want]
+
+
 def test_kubernetes_gang_scheduling_makes_the_pod_webhook_set_scheduling_groups() -> None:
     cfg = api_config.load_configuration(
         "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\n"

@@ -19,7 +19,6 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller
-from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.manager import Manager
 
 __all__ = [
@@ -77,13 +76,7 @@ async def require_provider_api(
     if not name or name not in apis:
         return
     group_version, plural, remedy = apis[name]
-    try:
-        resources = (await client.request("GET", f"/apis/{group_version}")).get("resources") or []
-    except Exception as err:
-        if not is_not_found(err):
-            raise
-        resources = []
-    if not any(r.get("name") == plural for r in resources):
+    if not await client.serves(group_version, plural):
         raise ProviderApiMissingError(
             f"gangSchedulingManagement.schedulerProvider {name!r} needs the API server to serve "
             f"{plural}.{group_version.split('/')[0]} ({group_version}), which it does not: {remedy}"

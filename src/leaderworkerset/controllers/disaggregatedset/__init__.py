@@ -1,0 +1,14 @@
+"""The DisaggregatedSet controller (spec §3.I-§3.L): child LWS per (role, slice, revision), the
+coordinated rollout executor, private Services, role scalers and status.
+
+API calls it makes, i.e. the RBAC it needs (as upstream's kubebuilder markers):
+  * disaggregatedsets: get, list, watch; disaggregatedsets/status: update;
+  * disaggregatedsetrolescalers: get, list, watch, create, delete; .../status: patch;
+  * leaderworkersets: get, list, watch, create, patch, delete (Foreground, UID precondition);
+  * services: get, list, watch, create, patch (ownership hand-over), delete (legacy orphans);
+  * events.k8s.io events: create, patch.
+"""
+
+from leaderworkerset.controllers.disaggregatedset.setup import setup
+
+__all__ = ["setup"]

@@ -1,0 +1,131 @@
+"""DisaggregatedSetRoleScalers (spec §1.3, §3.I I8, §3.K): one per External role, owned by the DS.
+
+A scaler is the `/scale` target of an autoscaler: its `spec.replicas` is the role's desired total,
+its `status.replicas` the observed groups of the role over every slice and revision, and its
+`status.selector` the role's leader pods, so that HPA averages one pod per group.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.core.disaggregated.children import (
+    controller_reference,
+    is_controlled_by,
+    is_external,
+    spec_replicas,
+    status_count,
+)
+from leaderworkerset.core.disaggregated.naming import role_of, scaler_name, scaler_selector
+from leaderworkerset.core.groups import labels_of, metadata
+from leaderworkerset.core.status import format_time
+
+Obj = Mapping[str, Any]
+
+# Seed of a scaler for a role with no child yet: HPA cannot scale from a current count of 0
+# unless HPAScaleToZero is on, so a fresh role starts at 1.
+FRESH_ROLE_SEED = 1
+
+
+def external_roles(ds: Obj) -> list[str]:
+    return [str(role.get("name")) for role in (ds.get("spec") or {}).get("roles") or [] if is_external(role)]
+
+
+def seed_replicas(role: str, children: Iterable[Obj]) -> int:
+    """The current total of a role (Σ spec.replicas over its children, nil → 1), so that a
+    Static→External switch keeps the running fleet; FRESH_ROLE_SEED when the role has no child."""
+    mine = [lws for lws in children if role_of(lws) == role]
+    if not mine:
+        return FRESH_ROLE_SEED
+    return sum(spec_replicas(lws) for lws in mine)
+
+
+@dataclass(frozen=True)
+class ScalerPlan:
+    bound: dict[str, Obj] = field(default_factory=dict)  # role -> controlled scaler kept
+    delete: tuple[Obj, ...] = ()  # controlled scalers whose role is no longer External
+    create: tuple[tuple[str, int], ...] = ()  # (role, seed) of missing scalers
+
+
+def plan_scalers(ds: Obj, scalers: Iterable[Obj], children: Sequence[Obj]) -> ScalerPlan:
+    """What `ScalerManager.Reconcile` does, as data. `scalers` are those labelled with the DS name;
+    ones controlled by someone else are never touched."""
+    wanted = external_roles(ds)
+    bound: dict[str, Obj] = {}
+    delete: list[Obj] = []
+    for scaler in scalers:
+        if not is_controlled_by(scaler, ds):
+            continue
+        role = labels_of(scaler).get(c.LABEL_DS_ROLE, "")
+        if role in wanted:
+            bound[role] = scaler
+        else:
+            delete.append(scaler)
+    create = tuple((role, seed_replicas(role, children)) for role in wanted if role not in bound)
+    return ScalerPlan(bound=bound, delete=tuple(delete), create=create)
+
+
+def build_scaler(ds: Obj, role: str, seed: int) -> dict[str, Any]:
+    meta = metadata(ds)
+    ds_name = str(meta.get("name"))
+    return {
+        "apiVersion": c.DS_API_VERSION,
+        "kind": c.DSRS_KIND,
+        "metadata": {
+            "name": scaler_name(ds_name, role),
+            "namespace": meta.get("namespace"),
+            "labels": {c.LABEL_DS_NAME: ds_name, c.LABEL_DS_ROLE: role},
+            "ownerReferences": [
+                controller_reference(ds, c.DS_API_VERSION, c.DS_KIND, block_owner_deletion=True)
+            ],
+        },
+        "spec": {"replicas": seed},
+    }
+
+
+def observed_replicas(role: str, children: Iterable[Obj]) -> int:
+    """K2: Σ status.replicas of the role's children over every slice and revision."""
+    return sum(status_count(lws, "replicas") for lws in children if role_of(lws) == role)
+
+
+def scaler_status(
+    ds_name: str, role: str, scaler: Obj, observed: int, now: datetime
+) -> dict[str, Any] | None:
+    """The scaler status to write, or None when the stored one already says it.
+
+    The Ready condition follows meta.SetStatusCondition: lastTransitionTime moves only when the
+    status flips; reason, message and observedGeneration are kept current."""
+    stored = dict(scaler.get("status") or {})
+    generation = int(metadata(scaler).get("generation") or 0)
+    ready = {
+        "type": c.CONDITION_READY,
+        "status": c.CONDITION_TRUE,
+        "observedGeneration": generation,
+        "reason": c.REASON_BOUND,
+        "message": c.MESSAGE_BOUND,
+    }
+    conditions = [dict(cond) for cond in stored.get("conditions") or []]
+    for i, cond in enumerate(conditions):
+        if cond.get("type") == c.CONDITION_READY:
+            stamp = (
+                cond.get("lastTransitionTime") if cond.get("status") == c.CONDITION_TRUE else format_time(now)
+            )
+            conditions[i] = {**ready, "lastTransitionTime": stamp}
+            break
+    else:
+        conditions.append({**ready, "lastTransitionTime": format_time(now)})
+    status = {
+        "replicas": observed,
+        "selector": scaler_selector(ds_name, role),
+        "observedGeneration": generation,
+        "conditions": conditions,
+    }
+    same = (
+        int(stored.get("replicas") or 0) == observed
+        and stored.get("selector") == status["selector"]
+        and int(stored.get("observedGeneration") or 0) == generation
+        and (stored.get("conditions") or []) == conditions
+    )
+    return None if same else status
