@@ -30,7 +30,9 @@ async def api(apiserver_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
     await client.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope: the controllers stop when this package's tests end, so they never act on the
+# objects of another package's tests (the DisaggregatedSet tests play the LWS controller themselves).
+@pytest.fixture(scope="package")
 async def lws_controllers(
     kube: AsyncClient, apiserver_cluster: LocalCluster
 ) -> AsyncIterator[RegisteredControllers]:

@@ -29,7 +29,9 @@ async def api(apiserver_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
     await client.close()
 
 
-@pytest.fixture(scope="session")
+# Package scope: the DS controller stops with this package, like the LWS one (one controller of a
+# kind on the shared API server at a time).
+@pytest.fixture(scope="package")
 async def ds_controller(
     kube: AsyncClient, apiserver_cluster: LocalCluster
 ) -> AsyncIterator[RegisteredControllers]:
