@@ -8,6 +8,8 @@ leader is terminating, so leader and workers shut down together.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import Obj, annotations_of, controller_owner, is_deleting, uid_of
 
@@ -50,3 +52,17 @@ def leader_template_termination_annotations(lws: Obj) -> dict[str, str]:
     if spec.get("podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL:
         return {c.ANNOTATION_POD_TERMINATION_POLICY: c.POD_TERMINATION_POLICY_PARALLEL}
     return {}
+
+
+def worker_statefulsets_to_delete_with_lws(lws: Obj, statefulsets: Iterable[Obj]) -> list[Obj]:
+    """A terminating Parallel LWS (A2) deletes every worker StatefulSet at once instead of after
+    the garbage collector's LWS → leader StatefulSet → leader pod hops; the leader StatefulSet
+    (owned by the LWS, not by a pod) is left to the garbage collector."""
+    spec: Obj = lws.get("spec") or {}
+    if not is_deleting(lws) or spec.get("podTerminationPolicy") != c.POD_TERMINATION_POLICY_PARALLEL:
+        return []
+    return [
+        sts
+        for sts in statefulsets
+        if not is_deleting(sts) and (controller_owner(sts) or {}).get("kind") == "Pod"
+    ]

@@ -115,7 +115,7 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             APPS,
             ("statefulsets",),
             ("delete",),
-            "pod controller: podTerminationPolicy Parallel deletes a terminating leader's workers",
+            "podTerminationPolicy Parallel: workers deleted with their terminating leader or LWS",
         ),
         Rule(
             APPS,

@@ -130,3 +130,41 @@ async def test_replacement_leader_waits_for_the_old_worker_statefulset(api: Kube
     new = await _worker_sts(api, ns, not_owned_by=old_leader_uid)
     assert new["metadata"]["ownerReferences"][0]["uid"] == new_leader["metadata"]["uid"]
     assert new["metadata"].get("deletionTimestamp") is None
+
+
+async def test_parallel_lws_deletion_deletes_every_worker_statefulset(api: KubeClient, ns: str) -> None:
+    built = (
+        LeaderWorkerSetBuilder(ns)
+        .replicas(2)
+        .size(2)
+        .spec_field("podTerminationPolicy", c.POD_TERMINATION_POLICY_PARALLEL)
+    )
+    lws = await api.create(LEADERWORKERSETS, built.obj())
+    await kubelet.create_leader_pods(api, lws, 0, 2)
+
+    async def both_groups() -> list[str]:
+        names = await _worker_sts_names(api, ns)
+        assert names == [f"{NAME}-0", f"{NAME}-1"], names
+        return names
+
+    await eventually(both_groups)
+    # Held, as a restart-budget finalizer or a foreground delete would hold it; no garbage
+    # collector runs here, so only the controller can touch the worker StatefulSets.
+    await api.merge_patch(LEADERWORKERSETS, ns, NAME, {"metadata": {"finalizers": [HOLD]}})
+    await api.delete(LEADERWORKERSETS, ns, NAME)
+
+    async def all_terminating() -> bool:
+        for sts in await api.list(STATEFULSETS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}"):
+            if sts["metadata"]["name"] != NAME:
+                assert sts["metadata"].get("deletionTimestamp"), f"{sts['metadata']['name']} not deleted"
+        return True
+
+    await eventually(all_terminating)
+    leader_sts = await api.get(STATEFULSETS, ns, NAME)
+    assert leader_sts["metadata"].get("deletionTimestamp") is None, "the leader StatefulSet is the GC's"
+    await _release(api, ns, LEADERWORKERSETS, NAME)
+
+
+async def _worker_sts_names(api: KubeClient, ns: str) -> list[str]:
+    all_sts = await api.list(STATEFULSETS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}")
+    return sorted(s["metadata"]["name"] for s in all_sts if s["metadata"]["name"] != NAME)

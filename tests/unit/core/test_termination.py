@@ -11,8 +11,9 @@ from leaderworkerset.core.termination import (
     is_parallel_termination,
     leader_template_termination_annotations,
     worker_statefulset_to_delete,
+    worker_statefulsets_to_delete_with_lws,
 )
-from tests.support.builders import cached_lws, leader_pod, worker_statefulset
+from tests.support.builders import cached_lws, leader_pod, leader_sts, worker_statefulset
 
 PARALLEL, DEFAULT = c.POD_TERMINATION_POLICY_PARALLEL, c.POD_TERMINATION_POLICY_DEFAULT
 PARALLEL_ANNOTATION = {c.ANNOTATION_POD_TERMINATION_POLICY: PARALLEL}
@@ -106,3 +107,46 @@ def test_a_statefulset_without_a_pod_controller_owner_is_never_deleted() -> None
 def test_leader_template_annotation(policy: str | None, want: dict[str, str]) -> None:
     assert leader_template_termination_annotations(lws(policy)) == want
     assert is_parallel_termination(lws(policy), leader(annotated=False)) == bool(want)
+
+
+def deleting_lws(policy: str | None) -> dict[str, Any]:
+    obj = lws(policy)
+    obj["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return obj
+
+
+LWS_DELETION = [
+    # Upstream's LWS controller case first (KEP-956 "Proactive LWS Deletion").
+    pytest.param(
+        deleting_lws(PARALLEL), ["lws-0", "lws-1"], id="terminating Parallel LWS: every worker StatefulSet"
+    ),
+    pytest.param(deleting_lws(DEFAULT), [], id="terminating Default LWS: garbage collection only"),
+    pytest.param(lws(PARALLEL), [], id="live Parallel LWS: nothing"),
+]
+
+
+@pytest.mark.parametrize(("given", "want"), LWS_DELETION)
+def test_worker_statefulsets_to_delete_with_lws(given: dict[str, Any], want: list[str]) -> None:
+    going = sts_of(leader_pod("lws", 2, "rev", uid="leader-2"), deleting=True)
+    workers = [sts_of(leader_pod("lws", i, "rev", uid=f"leader-{i}")) for i in (0, 1)]
+    statefulsets = [leader_sts_of_lws(), *workers, going]
+    got = worker_statefulsets_to_delete_with_lws(given, statefulsets)
+    assert [s["metadata"]["name"] for s in got] == want
+
+
+def leader_sts_of_lws() -> dict[str, Any]:
+    """The leader StatefulSet: owned by the LWS, never a worker group."""
+    sts = leader_sts("lws", replicas=3)
+    owner = {
+        "apiVersion": c.LWS_API_VERSION,
+        "kind": c.LWS_KIND,
+        "name": "lws",
+        "uid": "lws-uid",
+        "controller": True,
+    }
+    sts["metadata"]["ownerReferences"] = [owner]
+    return sts
+
+
+def test_lws_deletion_case_count() -> None:
+    assert len(LWS_DELETION) == 3
