@@ -232,6 +232,7 @@ class LeaderWorkerSetBuilder:
         """The v1.0 fields the webhook defaults on top of upstream's wrapper."""
         self.spec["groupIdentity"] = c.GROUP_IDENTITY_ORDINAL
         self.spec["groupReplacementPolicy"] = c.GROUP_REPLACEMENT_POST_TERMINATION
+        self.spec["podTerminationPolicy"] = c.POD_TERMINATION_POLICY_DEFAULT
         return self
 
     def _set(self, target: Obj, key: str, value: Any) -> Self:

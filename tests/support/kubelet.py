@@ -55,6 +55,13 @@ def leader_pod(lws: Obj, leader_sts: Obj, index: int, revision_key: str) -> Obj:
     topology = (meta.get("annotations") or {}).get(c.ANNOTATION_EXCLUSIVE_TOPOLOGY)
     if topology:
         annotations[c.ANNOTATION_EXCLUSIVE_TOPOLOGY] = topology
+    template_annotations = ((leader_sts["spec"].get("template") or {}).get("metadata") or {}).get(
+        "annotations"
+    ) or {}
+    if c.ANNOTATION_POD_TERMINATION_POLICY in template_annotations:
+        annotations[c.ANNOTATION_POD_TERMINATION_POLICY] = template_annotations[
+            c.ANNOTATION_POD_TERMINATION_POLICY
+        ]
     spec = copy.deepcopy(template.get("spec") or {})
     spec["hostname"] = name
     spec["subdomain"] = leader_sts["spec"].get("serviceName") or meta["name"]

@@ -100,6 +100,10 @@ from leaderworkerset.core.revision import find_revision, revision_spec
 from leaderworkerset.core.rollout import lws_replicas
 from leaderworkerset.core.services import replica_service
 from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
+from leaderworkerset.core.termination import (
+    WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS,
+    worker_statefulset_to_delete,
+)
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
@@ -109,7 +113,14 @@ from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
 from leaderworkerset.runtime.reflector import FuncHandler
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS, SERVICES, STATEFULSETS
+from leaderworkerset.runtime.resources import (
+    LEADERWORKERSETS,
+    NODES,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+    ResourceRef,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -162,6 +173,8 @@ class GroupReconciler:
             return None
         check_group_pod(pod)
         lws = self._set_of(pod)
+        if is_leader_pod(pod):
+            await self._delete_workers_in_parallel(lws, pod)
         if lws is None or is_deleting(lws):
             # Workload teardown, not a failure: release what the budget holds, recreate nothing.
             await self._release_on_teardown(pod)
@@ -264,13 +277,8 @@ class GroupReconciler:
     ) -> bool:
         """Foreground deletion (workers go first), preconditioned on the leader's UID so a
         same-name replacement is never hit; at most once per leader incarnation."""
-        try:
-            await self._client.delete(PODS, namespace, name, propagation=FOREGROUND, uid=uid)
-        except Exception as err:
-            # Gone, or replaced by a same-name leader (UID precondition): nothing left to restart.
-            if is_not_found(err) or is_conflict(err):
-                return False
-            raise
+        if not await self._delete_incarnation(PODS, namespace, name, uid):
+            return False  # gone, or replaced by a same-name leader: nothing left to restart
         self._deleted_leaders[uid] = None
         while len(self._deleted_leaders) > _DELETED_LEADERS_MEMORY:
             self._deleted_leaders.popitem(last=False)
@@ -382,6 +390,9 @@ class GroupReconciler:
         if startup_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # size 1, or waiting for a leader update that re-triggers us
         existing = self._informers.statefulset(namespace_of(leader), name_of(leader))
+        if existing is not None and is_deleting(existing):
+            # A predecessor's group still going away (C13): build ours only once it is gone.
+            return Result(requeue_after=WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS)
         if existing is not None:
             # Never updated: a group changes only by being recreated. Hash leaders mirror its
             # readiness into their group-ready condition, which gates the leader's own readiness.
@@ -405,6 +416,28 @@ class GroupReconciler:
             return None  # the leader's scheduling re-triggers us
         await self._create_worker_statefulset(lws, fresh, revision)
         return None
+
+    async def _delete_workers_in_parallel(self, lws: Obj | None, leader: Obj) -> None:
+        """podTerminationPolicy Parallel (C13): a terminating leader takes its workers with it."""
+        cached = self._informers.statefulset(namespace_of(leader), name_of(leader))
+        doomed = worker_statefulset_to_delete(lws, leader, cached)
+        if doomed is None:
+            return
+        if await self._delete_incarnation(
+            STATEFULSETS, namespace_of(doomed), name_of(doomed), uid_of(doomed)
+        ):
+            log.info("deleted worker statefulset with its leader", pod=name_of(leader), policy="Parallel")
+
+    async def _delete_incarnation(self, ref: ResourceRef, namespace: str, name: str, uid: str) -> bool:
+        """Foreground-delete exactly the object with `uid` (a precondition, so a same-name
+        replacement is never hit); False when it is already gone or was replaced."""
+        try:
+            await self._client.delete(ref, namespace, name, propagation=FOREGROUND, uid=uid)
+        except Exception as err:
+            if is_not_found(err) or is_conflict(err):
+                return False
+            raise
+        return True
 
     # ----- Hash identity: the replacement gate and the group-ready condition ---------------------
     async def _admit(self, lws: Obj, leader: Obj) -> bool:

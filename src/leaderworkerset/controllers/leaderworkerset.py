@@ -49,7 +49,14 @@ from leaderworkerset.core.budget import (
     prune_settled_counts,
     restart_counts,
 )
-from leaderworkerset.core.groups import ControllerEvent, is_deleting, is_leader_pod, name_of, namespace_of
+from leaderworkerset.core.groups import (
+    ControllerEvent,
+    is_deleting,
+    is_leader_pod,
+    name_of,
+    namespace_of,
+    uid_of,
+)
 from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
@@ -69,8 +76,9 @@ from leaderworkerset.core.rollout import (
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
 from leaderworkerset.core.status import plan_status
+from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
 from leaderworkerset.core.workloads import scheduling_template_annotations
-from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.client import PROPAGATION_FOREGROUND, KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder
@@ -132,6 +140,8 @@ class LeaderWorkerSetReconciler:
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)
+        if lws is not None and is_deleting(lws):
+            await self._delete_workers_in_parallel(lws)
         if lws is None or is_deleting(lws):
             return None  # children go away through garbage collection
         if is_hash(lws):
@@ -346,6 +356,22 @@ class LeaderWorkerSetReconciler:
             note = c.MSG_FAILED_CREATE_HEADLESS_SERVICE.replace("%v", "%s") % error_text(err)
             self._recorder.warning(lws_ref(round_.lws), c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, note)
             raise
+
+    async def _delete_workers_in_parallel(self, lws: Obj) -> None:
+        """podTerminationPolicy Parallel (A2): the workers go together with their leaders."""
+        statefulsets = self._informers.set_statefulsets(namespace_of(lws), name_of(lws))
+        for sts in worker_statefulsets_to_delete_with_lws(lws, statefulsets):
+            try:
+                await self._client.delete(
+                    STATEFULSETS,
+                    namespace_of(sts),
+                    name_of(sts),
+                    propagation=PROPAGATION_FOREGROUND,
+                    uid=uid_of(sts),
+                )
+            except Exception as err:
+                if not (is_not_found(err) or is_conflict(err)):
+                    raise
 
     # ----- step 5: status -------------------------------------------------------------------------
     async def _update_status(self, round_: _Round) -> bool:

@@ -27,6 +27,7 @@ from leaderworkerset.core.groups import (
     uid_of,
 )
 from leaderworkerset.core.rollout import RolloutBudget, rollout_budget
+from leaderworkerset.core.termination import leader_template_termination_annotations
 from leaderworkerset.core.tpu import pod_requests_tpus
 
 Obj = Mapping[str, Any]
@@ -158,6 +159,7 @@ def leader_template_annotations(lws: Obj) -> dict[str, str]:
             ]
     if (spec.get("networkConfig") or {}).get("subdomainPolicy") == c.SUBDOMAIN_UNIQUE_PER_REPLICA:
         annotations[c.ANNOTATION_SUBDOMAIN_POLICY] = c.SUBDOMAIN_UNIQUE_PER_REPLICA
+    annotations.update(leader_template_termination_annotations(lws))
     return annotations
 
 

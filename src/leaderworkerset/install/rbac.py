@@ -113,6 +113,12 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         ),
         Rule(
             APPS,
+            ("statefulsets",),
+            ("delete",),
+            "podTerminationPolicy Parallel: workers deleted with their terminating leader or LWS",
+        ),
+        Rule(
+            APPS,
             ("controllerrevisions",),
             ("list", "watch"),
             "LWS controller: informer of its ControllerRevisions (revision history)",

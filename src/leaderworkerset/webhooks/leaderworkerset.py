@@ -5,7 +5,6 @@ errors (path, rule, Go-rendered message); the admission layer aggregates them in
 """
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
@@ -51,6 +50,8 @@ def default_lws(lws: Obj) -> Obj:
         spec["groupIdentity"] = c.GROUP_IDENTITY_ORDINAL
     if not spec.get("groupReplacementPolicy"):
         spec["groupReplacementPolicy"] = c.GROUP_REPLACEMENT_POST_TERMINATION
+    if not spec.get("podTerminationPolicy"):
+        spec["podTerminationPolicy"] = c.POD_TERMINATION_POLICY_DEFAULT
     return result
 
 
@@ -84,61 +85,21 @@ def _default_network(spec: Obj) -> None:
         network["subdomainPolicy"] = c.SUBDOMAIN_SHARED
 
 
-# ---- what the controllers of this build act on -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ControllerSupport:
-    """API values upstream v1.0 (or its newer sources) defines that these controllers do not act
-    on yet. Admitting them would leave a workload that silently does not do what its spec says,
-    so the webhook refuses them (fail closed) until the controller implements them.
-    """
-
-    parallel_pod_termination: bool = False  # spec §3.C C13: not part of the v1.0 controller
-
-
-# What the current controllers implement; FULL_SUPPORT checks upstream's own rules in isolation.
-CONTROLLER_SUPPORT = ControllerSupport()
-FULL_SUPPORT = ControllerSupport(parallel_pod_termination=True)
-
-MSG_PARALLEL_TERMINATION_UNSUPPORTED = (
-    "podTerminationPolicy Parallel is not supported by this controller (it is not part of lws v1.0); "
-    "use Default (see docs/lifecycle.md)"
-)
-
-
-def validate_controller_support(old: Obj | None, new: Obj, support: ControllerSupport) -> list[FieldError]:
-    """Reject newly requested values the controllers would ignore. An object that already holds
-    one (created before this rule, or with webhooks off) stays updatable so it can be cleaned up."""
-    errors: list[FieldError] = []
-    new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
-    parallel = f.string(new_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
-    was_parallel = f.string(old_spec, "podTerminationPolicy") == c.POD_TERMINATION_POLICY_PARALLEL
-    if parallel and not support.parallel_pod_termination and not was_parallel:
-        path = "spec.podTerminationPolicy"
-        errors.append(
-            v.forbidden(path, MSG_PARALLEL_TERMINATION_UNSUPPORTED, "pod-termination-parallel-unsupported")
-        )
-    return errors
-
-
 # ---- validation --------------------------------------------------------------------------------
 
 
-def validate_create(
-    lws: Obj, scheduling: SchedulingAdmission | None = None, support: ControllerSupport = CONTROLLER_SUPPORT
-) -> list[FieldError]:
-    errors = _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
-    return errors + validate_controller_support(None, lws, support)
+def validate_create(lws: Obj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
+    return _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
 
 
 def validate_update(
     old: Obj,
     new: Obj,
     scheduling: SchedulingAdmission | None = None,
-    support: ControllerSupport = CONTROLLER_SUPPORT,
 ) -> list[FieldError]:
-    errors = _general(new) + validate_controller_support(old, new, support)
+    # podTerminationPolicy may change between valid values: upstream's update test allows it
+    # (its docs call it immutable; the webhook is what users meet, so we follow the webhook).
+    errors = _general(new)
     errors += _subgroup_update(
         f.child(old, "spec", "leaderWorkerTemplate"), f.child(new, "spec", "leaderWorkerTemplate")
     )
@@ -156,7 +117,20 @@ def _general(lws: Obj) -> list[FieldError]:
     errors += _subgroup_policy(lws)
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
+    errors += _pod_termination_policy(spec)
     return errors
+
+
+def _pod_termination_policy(spec: Obj) -> list[FieldError]:
+    policy = f.string(spec, "podTerminationPolicy")
+    if policy and policy not in c.POD_TERMINATION_POLICIES:
+        supported = list(c.POD_TERMINATION_POLICIES)
+        return [
+            v.not_supported(
+                "spec.podTerminationPolicy", v.go_quote(policy), supported, "pod-termination-policy"
+            )
+        ]
+    return []
 
 
 def _replicas_and_size(spec: Obj) -> list[FieldError]:

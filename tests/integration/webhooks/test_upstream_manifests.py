@@ -203,6 +203,7 @@ async def test_leaderworkerset_is_defaulted_and_validated(
     )
     assert spec["leaderWorkerTemplate"]["restartPolicy"] == c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART
     assert spec["networkConfig"] == {"subdomainPolicy": c.SUBDOMAIN_SHARED}
+    assert spec["podTerminationPolicy"] == c.POD_TERMINATION_POLICY_DEFAULT
     calls = {path: served.calls(path) - before[path] for path in ALL_PATHS}
     assert calls == {
         c.WEBHOOK_PATH_MUTATE_LWS: 1,

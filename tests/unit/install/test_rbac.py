@@ -20,7 +20,7 @@ import pytest
 import leaderworkerset
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, ResourceRef
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS, ResourceRef
 from leaderworkerset.webhooks import certs
 
 SRC = Path(leaderworkerset.__file__).parent
@@ -47,6 +47,8 @@ INDIRECT: dict[tuple[str, str], tuple[ResourceRef, ...]] = {
     ("runtime/manager.py", "ref"): (),
     # The restart budget's fresh reads (never from the cache): the LWS and the leader pod.
     ("controllers/restartbudget.py", "ref"): (LEADERWORKERSETS, PODS),
+    # The pod controller's UID-preconditioned deletes: a group's leader, a Parallel group's workers.
+    ("controllers/group.py", "ref"): (PODS, STATEFULSETS),
     # Delegation reads the parent object that owns the LWS (any kind, e.g. a JobSet): whoever makes an
     # LWS part of a parent's Workload grants that kind; the install cannot know it.
     ("controllers/scheduling/kubernetes.py", "ref"): (),

@@ -125,6 +125,22 @@ CASES = [
         ),
         id="Hash identity is kept",
     ),
+    pytest.param(
+        DefaultingCase(
+            lws().spec_field("podTerminationPolicy", ""),
+            lambda o: o["spec"]["podTerminationPolicy"],
+            c.POD_TERMINATION_POLICY_DEFAULT,
+        ),
+        id="empty podTerminationPolicy -> Default (upstream: defaulting sets Default policy)",
+    ),
+    pytest.param(
+        DefaultingCase(
+            lws().spec_field("podTerminationPolicy", c.POD_TERMINATION_POLICY_PARALLEL),
+            lambda o: o["spec"]["podTerminationPolicy"],
+            c.POD_TERMINATION_POLICY_PARALLEL,
+        ),
+        id="Parallel podTerminationPolicy is kept",
+    ),
 ]
 
 

@@ -7,14 +7,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.validation import PERCENT_MESSAGE, aggregate_message
-from leaderworkerset.webhooks.leaderworkerset import (
-    CONTROLLER_SUPPORT,
-    FULL_SUPPORT,
-    MSG_PARALLEL_TERMINATION_UNSUPPORTED,
-    ControllerSupport,
-    validate_create,
-    validate_update,
-)
+from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 from tests.support.builders import LeaderWorkerSetBuilder, lws
 
@@ -29,15 +22,13 @@ class Case:
     want_rules: tuple[str, ...] = ()
     want_errors: tuple[str, ...] = field(default=())
     scheduling: SchedulingAdmission = field(default_factory=SchedulingAdmission)
-    # Upstream's rules are checked as upstream has them; the support gate has rows of its own.
-    support: ControllerSupport = FULL_SUPPORT
 
 
 def run(case: Case) -> tuple[list[str], list[str]]:
     if case.old is None:
-        errors = validate_create(case.new.obj(), case.scheduling, case.support)
+        errors = validate_create(case.new.obj(), case.scheduling)
     else:
-        errors = validate_update(case.old.obj(), case.new.obj(), case.scheduling, case.support)
+        errors = validate_update(case.old.obj(), case.new.obj(), case.scheduling)
     for err in errors:
         assert err.field
         assert err.rule
@@ -534,69 +525,67 @@ def test_several_errors_aggregate_like_apimachinery() -> None:
     )
 
 
-# --- fields the controllers of this build do not act on: rejected, never silently ignored ------------
+# --- v1.0 values every controller acts on: accepted (nothing is accepted and ignored) -------------
 
-HASH, PARALLEL = c.GROUP_IDENTITY_HASH, c.POD_TERMINATION_POLICY_PARALLEL
-GATE = [
+HASH, PARALLEL, DEFAULT = (
+    c.GROUP_IDENTITY_HASH,
+    c.POD_TERMINATION_POLICY_PARALLEL,
+    c.POD_TERMINATION_POLICY_DEFAULT,
+)
+PTP = "podTerminationPolicy"
+ACCEPTANCE = [
+    pytest.param(Case(lws().spec_field("groupIdentity", HASH)), id="Hash is accepted"),
     pytest.param(
-        Case(lws().spec_field("groupIdentity", HASH), support=CONTROLLER_SUPPORT), id="Hash is accepted"
-    ),
-    pytest.param(
-        Case(lws().spec_field("groupIdentity", HASH).max_group_restarts(2), support=CONTROLLER_SUPPORT),
+        Case(lws().spec_field("groupIdentity", HASH).max_group_restarts(2)),
         id="Hash with maxGroupRestarts is accepted",
     ),
+    # Upstream's TestPodTerminationPolicyDefaultAndValidation rows.
+    pytest.param(Case(lws().spec_field(PTP, DEFAULT)), id="validate create accepts Default"),
+    pytest.param(Case(lws().spec_field(PTP, PARALLEL)), id="validate create accepts Parallel"),
     pytest.param(
         Case(
-            lws().spec_field("podTerminationPolicy", PARALLEL),
-            support=CONTROLLER_SUPPORT,
-            want_rules=("pod-termination-parallel-unsupported",),
-            want_errors=(f"spec.podTerminationPolicy: Forbidden: {MSG_PARALLEL_TERMINATION_UNSUPPORTED}",),
+            lws().spec_field(PTP, "InvalidPolicy"),
+            want_rules=("pod-termination-policy",),
+            want_errors=(
+                'spec.podTerminationPolicy: Unsupported value: "InvalidPolicy": '
+                'supported values: "Default", "Parallel"',
+            ),
         ),
-        id="Parallel pod termination is rejected on create",
+        id="validate create rejects invalid policy",
     ),
     pytest.param(
-        Case(
-            lws().spec_field("podTerminationPolicy", c.POD_TERMINATION_POLICY_DEFAULT),
-            support=CONTROLLER_SUPPORT,
-        ),
-        id="Default pod termination is accepted",
+        Case(lws().spec_field(PTP, PARALLEL), old=lws().spec_field(PTP, DEFAULT)),
+        id="validate update allows Default to Parallel",
     ),
     pytest.param(
-        Case(
-            lws().spec_field("podTerminationPolicy", PARALLEL),
-            old=lws(),
-            support=CONTROLLER_SUPPORT,
-            want_rules=("pod-termination-parallel-unsupported",),
-        ),
-        id="switching to Parallel on update is rejected",
+        Case(lws().spec_field(PTP, DEFAULT), old=lws().spec_field(PTP, PARALLEL)),
+        id="validate update allows Parallel to Default",
     ),
     pytest.param(
         Case(
-            lws().spec_field("groupIdentity", HASH).replicas(3),
-            old=lws().spec_field("groupIdentity", HASH),
-            support=CONTROLLER_SUPPORT,
+            lws().spec_field(PTP, "InvalidPolicy"),
+            old=lws().spec_field(PTP, PARALLEL),
+            want_rules=("pod-termination-policy",),
         ),
-        id="an existing Hash object stays updatable (cleanup is possible)",
+        id="validate update rejects invalid policy",
     ),
     pytest.param(
-        Case(lws().spec_field("groupIdentity", c.GROUP_IDENTITY_ORDINAL), support=CONTROLLER_SUPPORT),
-        id="Ordinal is accepted",
+        Case(
+            lws().spec_field("groupIdentity", HASH).replicas(3), old=lws().spec_field("groupIdentity", HASH)
+        ),
+        id="an existing Hash object stays updatable",
     ),
+    pytest.param(Case(lws().spec_field("groupIdentity", c.GROUP_IDENTITY_ORDINAL)), id="Ordinal is accepted"),
 ]
 
 
-@pytest.mark.parametrize("case", GATE)
-def test_controller_support_gate(case: Case) -> None:
+@pytest.mark.parametrize("case", ACCEPTANCE)
+def test_v1_values_are_accepted(case: Case) -> None:
     rules, messages = run(case)
     assert tuple(rules) == case.want_rules
     if case.want_errors:
         assert tuple(messages) == case.want_errors
 
 
-def test_gate_case_count() -> None:
-    assert len(GATE) == 7
-
-
-def test_the_default_support_is_fail_closed() -> None:
-    body = lws().spec_field("podTerminationPolicy", PARALLEL).obj()
-    assert [e.rule for e in validate_create(body)] == ["pod-termination-parallel-unsupported"]
+def test_acceptance_case_count() -> None:
+    assert len(ACCEPTANCE) == 10
