@@ -4,7 +4,9 @@ group tree shows them; `lws cluster down` stops everything."""
 
 from __future__ import annotations
 
+import itertools
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,4 +60,37 @@ def test_lws_up_brings_up_three_ready_groups_of_four_and_down_cleans_up(tmp_path
         down = _lws("cluster", "down", "--name", "e2e", env=env)
 
     assert down.returncode == 0, down.stderr
+    assert _processes_mentioning(str(tmp_path)) == []
+
+
+def test_lws_up_into_a_pipe_prints_the_plain_tree_on_each_change(tmp_path: Path) -> None:
+    """`make up | tee log` used to show blank lines where the live tree should be: off a terminal
+    every new state of the tree is printed once, as plain text."""
+    env = dict(os.environ, LWS_CLUSTERS_DIR=str(tmp_path / "clusters"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "leaderworkerset.cli", "up", "--name", "e2e-pipe"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 300
+        while not any("replicas 3/3 ready, 3 updated" in line for line in lines):
+            assert time.monotonic() < deadline, "".join(lines)
+            line = proc.stdout.readline()
+            assert line, f"lws up ended early ({proc.poll()}):\n{''.join(lines)}"
+            lines.append(line)
+        lines += [proc.stdout.readline() for _ in range(3 * 5)]  # the rest of that tree
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: the demo stops the cluster
+        assert proc.wait(timeout=120) == 0
+    trees = "".join(lines).rstrip("\n").split("\n\n")
+    assert all(tree.startswith("LeaderWorkerSet default/demo  replicas ") for tree in trees), trees
+    assert "\x1b" not in "".join(lines)
+    assert all(a != b for a, b in itertools.pairwise(trees))  # printed once per change
+    final = trees[-1].splitlines()
+    assert len(final) == 1 + 3 * 5, final  # header, then 3 groups of a leader and 3 workers
     assert _processes_mentioning(str(tmp_path)) == []

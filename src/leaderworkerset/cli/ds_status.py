@@ -8,6 +8,7 @@ draws for a LeaderWorkerSet. Reads are direct LISTs (a one-shot CLI, not a hot p
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -52,8 +53,15 @@ async def collect(client: KubeClient, namespace: str, name: str) -> DSSnapshot |
         client.list(LEADERWORKERSETS, namespace, selector), client.list(DS_ROLE_SCALERS, namespace, selector)
     )
     mine = owned_children(ds, listed)
-    snapshots = await asyncio.gather(*(lws_status.collect(client, namespace, name_of(lws)) for lws in mine))
-    return DSSnapshot(ds, scalers, [s for s in snapshots if s is not None])
+    found = await asyncio.gather(
+        *(lws_status.collect(client, namespace, name_of(lws), events=False) for lws in mine)
+    )
+    snapshots = [s for s in found if s is not None]
+    # One events LIST for every child, not one per child.
+    if any(lws_status.has_unscheduled(s.pods) for s in snapshots):
+        failures = await lws_status.read_scheduling_failures(client, namespace)
+        snapshots = [dataclasses.replace(s, failures=failures) for s in snapshots]
+    return DSSnapshot(ds, scalers, snapshots)
 
 
 def _role_line(role: str, children: list[Obj], desired: int | None, slices: int) -> str:
@@ -103,3 +111,25 @@ def render(snapshot: DSSnapshot) -> Tree:
         if not children:
             branch.add("[dim]no LeaderWorkerSet yet[/dim]")
     return root
+
+
+def document(snapshot: DSSnapshot) -> dict[str, Any]:
+    """`-o json` of a DisaggregatedSet: its child LeaderWorkerSets, each as `lws status -o json`
+    prints one, tagged with role, revision and slice."""
+    ds = snapshot.ds
+    meta = metadata(ds)
+    return {
+        "kind": c.DS_KIND,
+        "namespace": meta.get("namespace"),
+        "name": meta.get("name"),
+        "revision": disaggregated_revision((ds.get("spec") or {}).get("roles") or []),
+        "leaderWorkerSets": [
+            {
+                "role": role_of(child.lws),
+                "roleRevision": revision_of(child.lws),
+                "slice": slice_of(child.lws),
+                **lws_status.document(child),
+            }
+            for child in snapshot.children
+        ],
+    }

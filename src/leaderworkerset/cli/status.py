@@ -3,26 +3,38 @@ DisaggregatedSet: see ``ds_status``).
 
 LWS → groups (leader pod, revision, ready/updated, why not ready) → pods.
 The same rendering backs the live view of ``lws up``. Reads are direct LISTs
-(this is a one-shot CLI, not a controller hot path).
+(this is a one-shot CLI, not a controller hot path): per refresh the set, its pods and
+StatefulSets, and — only while some pod has no node — one LIST of the namespace's
+``FailedScheduling`` pod events. Nothing is written to the cluster.
+
+``-o json`` prints the same content as one document (one per change with ``--watch``). When
+stdout is not a terminal, ``--watch`` prints the plain tree again on each change instead of
+redrawing a live frame, so ``lws up | tee log`` keeps a readable history.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import enum
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import groups as core_groups
-from leaderworkerset.core.groups import labels_of
+from leaderworkerset.core.diagnosis import Diagnosis, diagnose_group, scheduling_failures
+from leaderworkerset.core.groups import GroupView, labels_of
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import is_not_found
-from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
 
 Obj = dict[str, Any]
 
@@ -35,9 +47,28 @@ class Snapshot:
     pods: list[Obj]
     statefulsets: list[Obj]
     leader_deployment: Obj | None = None  # Hash identity
+    failures: Mapping[str, str] = field(default_factory=dict)  # FailedScheduling message by pod UID
 
 
-async def collect(client: KubeClient, namespace: str, name: str) -> Snapshot | None:
+# The scheduler's failures are all the events the diagnosis needs; the rest is in pod status.
+_FAILED_SCHEDULING_SELECTOR = "involvedObject.kind=Pod,reason=FailedScheduling"
+
+
+async def read_scheduling_failures(client: KubeClient, namespace: str) -> dict[str, str]:
+    """One LIST of the namespace's FailedScheduling pod events, reduced to the latest per pod."""
+    listing = await client.request(
+        "GET", CORE_EVENTS.collection_path(namespace), params={"fieldSelector": _FAILED_SCHEDULING_SELECTOR}
+    )
+    return scheduling_failures(listing.get("items") or [])
+
+
+def has_unscheduled(pods: list[Obj]) -> bool:
+    return any(not (pod.get("spec") or {}).get("nodeName") for pod in pods)
+
+
+async def collect(client: KubeClient, namespace: str, name: str, *, events: bool = True) -> Snapshot | None:
+    """One set's objects; `events=False` leaves the events to a caller that reads them once for
+    several sets (a DisaggregatedSet's children)."""
     try:
         lws = await client.get(LEADERWORKERSETS, namespace, name)
     except Exception as err:
@@ -52,40 +83,61 @@ async def collect(client: KubeClient, namespace: str, name: str) -> Snapshot | N
     if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
         deployments = await client.list(DEPLOYMENTS, namespace, selector)
         deployment = next((d for d in deployments if core_groups.name_of(d) == name), None)
-    return Snapshot(lws, pods, statefulsets, deployment)
+    failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}
+    return Snapshot(lws, pods, statefulsets, deployment, failures)
+
+
+def _restarts(pod: Obj) -> int:
+    return sum(
+        int(s.get("restartCount", 0)) for s in (pod.get("status") or {}).get("containerStatuses") or []
+    )
+
+
+def _role(pod: Obj) -> str:
+    return "leader" if labels_of(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
 
 
 def _pod_line(pod: Obj) -> str:
-    status = pod.get("status") or {}
-    ready = core_groups.pod_ready(pod)
-    mark = "[green]●[/green]" if ready else "[yellow]○[/yellow]"
+    mark = "[green]●[/green]" if core_groups.pod_ready(pod) else "[yellow]○[/yellow]"
     node = (pod.get("spec") or {}).get("nodeName") or "unscheduled"
-    restarts = sum(int(s.get("restartCount", 0)) for s in status.get("containerStatuses") or [])
+    restarts = _restarts(pod)
     extra = f" restarts={restarts}" if restarts else ""
-    role = "leader" if labels_of(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
-    phase = status.get("phase", "Pending")
-    return f"{mark} {core_groups.name_of(pod)} [dim]{role} {phase} on {node}{extra}[/dim]"
+    phase = core_groups.pod_phase(pod) or "Pending"
+    return f"{mark} {core_groups.name_of(pod)} [dim]{_role(pod)} {phase} on {node}{extra}[/dim]"
 
 
-def render(snapshot: Snapshot) -> Tree:
+@dataclass(frozen=True)
+class Group:
+    view: GroupView
+    diagnosis: Diagnosis | None  # None when the group is ready
+    pods: list[Obj]  # leader first, then workers by index
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The set's header facts and its groups, shared by the tree and the JSON document."""
+
+    name: str
+    namespace: str
+    replicas: int
+    ready_replicas: int
+    updated_replicas: int
+    size: int
+    revision: str
+    conditions: list[str]
+    groups: list[Group]
+
+
+def overview(snapshot: Snapshot) -> Overview:
     lws = snapshot.lws
-    meta, spec, status = core_groups.metadata(lws), lws.get("spec") or {}, lws.get("status") or {}
-    name = meta.get("name", "")
+    meta, status = core_groups.metadata(lws), lws.get("status") or {}
+    name = str(meta.get("name", ""))
     size = core_groups.lws_size(lws)
     # The leader workload: the StatefulSet (Ordinal) or the Deployment (Hash) named after the set.
     leader_workload = snapshot.leader_deployment or next(
         (s for s in snapshot.statefulsets if core_groups.name_of(s) == name), None
     )
     revision = labels_of(leader_workload).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_workload else "?"
-    conditions = ", ".join(
-        f"{cond.get('type')}" for cond in status.get("conditions") or [] if cond.get("status") == "True"
-    )
-    root = Tree(
-        f"[bold]LeaderWorkerSet {meta.get('namespace')}/{name}[/bold]  "
-        f"replicas {status.get('readyReplicas', 0)}/{spec.get('replicas', 1)} ready, "
-        f"{status.get('updatedReplicas', 0)} updated  size {size}  revision {revision}"
-        + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
-    )
     leaders = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_WORKER_INDEX) == "0"]
     workers_by_sts = {
         core_groups.name_of(sts): sts for sts in snapshot.statefulsets if core_groups.name_of(sts) != name
@@ -93,50 +145,186 @@ def render(snapshot: Snapshot) -> Tree:
     views = core_groups.describe_groups(
         size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
     )
+    leader_by_name = {core_groups.name_of(p): p for p in leaders}
+    groups = []
     for view in views:
+        members = sorted(
+            (p for p in snapshot.pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == view.key),
+            key=lambda p: int(labels_of(p).get(c.LABEL_WORKER_INDEX, "0") or 0),
+        )
+        diagnosis = None
+        if not view.ready:
+            diagnosis = diagnose_group(
+                lws=lws,
+                leader=leader_by_name.get(view.leader),
+                worker_sts=workers_by_sts.get(view.leader),
+                pods=members,
+                failures=snapshot.failures,
+            )
+        groups.append(Group(view, diagnosis, members))
+    return Overview(
+        name=name,
+        namespace=str(meta.get("namespace", "")),
+        replicas=core_groups.lws_replicas(lws),
+        ready_replicas=int(status.get("readyReplicas") or 0),
+        updated_replicas=int(status.get("updatedReplicas") or 0),
+        size=size,
+        revision=revision,
+        conditions=[
+            str(cond.get("type")) for cond in status.get("conditions") or [] if cond.get("status") == "True"
+        ],
+        groups=groups,
+    )
+
+
+def render(snapshot: Snapshot) -> Tree:
+    info = overview(snapshot)
+    conditions = ", ".join(info.conditions)
+    root = Tree(
+        f"[bold]LeaderWorkerSet {info.namespace}/{info.name}[/bold]  "
+        f"replicas {info.ready_replicas}/{info.replicas} ready, "
+        f"{info.updated_replicas} updated  size {info.size}  revision {info.revision}"
+        + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
+    )
+    for group in info.groups:
+        view = group.view
         state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
         updated = "" if view.updated else " [magenta](old revision)[/magenta]"
-        why = f" — {'; '.join(view.reasons)}" if view.reasons else ""
+        why = f" — {escape(group.diagnosis.message)}" if group.diagnosis else ""
         host = f" ({view.hostname})" if view.index < 0 and view.hostname else ""
         branch = root.add(
             f"group {view.name}  {view.leader}{host}  rev {view.revision}  {state}{updated}{why}"
         )
-        members = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == view.key]
-        for pod in sorted(members, key=lambda p: int(labels_of(p).get(c.LABEL_WORKER_INDEX, "0") or 0)):
+        for pod in group.pods:
             branch.add(_pod_line(pod))
-    if not views:
+    if not info.groups:
         root.add("[dim]no groups yet[/dim]")
     return root
 
 
-async def tree_of(client: KubeClient, namespace: str, name: str) -> Tree | None:
-    """The LeaderWorkerSet's group tree, else the DisaggregatedSet's role tree, else None."""
+def document(snapshot: Snapshot) -> dict[str, Any]:
+    """`-o json`: the tree's content for tools; `reason` and `cause` are null for a ready group."""
+    info = overview(snapshot)
+    return {
+        "kind": c.LWS_KIND,
+        "namespace": info.namespace,
+        "name": info.name,
+        "replicas": info.replicas,
+        "readyReplicas": info.ready_replicas,
+        "updatedReplicas": info.updated_replicas,
+        "size": info.size,
+        "revision": info.revision,
+        "conditions": info.conditions,
+        "groups": [
+            {
+                "name": group.view.name,
+                "index": group.view.index if group.view.index >= 0 else None,
+                "key": group.view.key,
+                "leader": group.view.leader,
+                "revision": group.view.revision,
+                "ready": group.view.ready,
+                "updated": group.view.updated,
+                "cause": group.diagnosis.cause if group.diagnosis else None,
+                "reason": group.diagnosis.message if group.diagnosis else None,
+                "pods": [
+                    {
+                        "name": core_groups.name_of(pod),
+                        "role": _role(pod),
+                        "phase": core_groups.pod_phase(pod) or "Pending",
+                        "node": (pod.get("spec") or {}).get("nodeName") or None,
+                        "ready": core_groups.pod_ready(pod),
+                        "restarts": _restarts(pod),
+                    }
+                    for pod in group.pods
+                ],
+            }
+            for group in info.groups
+        ],
+    }
+
+
+class Output(enum.StrEnum):
+    TREE = "tree"
+    JSON = "json"
+
+
+async def view_of(
+    client: KubeClient, namespace: str, name: str, output: Output
+) -> Tree | dict[str, Any] | None:
+    """The LeaderWorkerSet's group tree (or document), else the DisaggregatedSet's role tree, else
+    None."""
     from leaderworkerset.cli import ds_status
 
     snapshot = await collect(client, namespace, name)
     if snapshot is not None:
-        return render(snapshot)
+        return document(snapshot) if output is Output.JSON else render(snapshot)
     ds_snapshot = await ds_status.collect(client, namespace, name)
-    return None if ds_snapshot is None else ds_status.render(ds_snapshot)
+    if ds_snapshot is None:
+        return None
+    if output is Output.JSON:
+        return ds_status.document(ds_snapshot)
+    return ds_status.render(ds_snapshot)
 
 
-async def show(options: ClientOptions, namespace: str, name: str, watch: bool, interval: float = 1.0) -> int:
+async def tree_of(client: KubeClient, namespace: str, name: str) -> Tree | None:
+    view = await view_of(client, namespace, name, Output.TREE)
+    return view if isinstance(view, Tree) else None
+
+
+# Off a terminal a line is never cut or wrapped: a log keeps one line per group, for grep.
+_LOG_WIDTH = 1000
+
+
+def as_text(console: Console, view: Tree | dict[str, Any]) -> str:
+    """What one refresh prints: one JSON line, the tree wrapped at the terminal's width, or (off a
+    terminal) the plain tree with no colour codes and one unwrapped line per node."""
+    if isinstance(view, dict):
+        return json.dumps(view, sort_keys=True) + "\n"
+    if console.is_terminal:
+        with console.capture() as captured:
+            console.print(view)
+        return captured.get()
+    wide = Console(file=io.StringIO(), width=_LOG_WIDTH, color_system=None, force_terminal=False)
+    wide.print(view)
+    text = wide.file.getvalue()  # type: ignore[attr-defined]
+    return "".join(line.rstrip() + "\n" for line in text.splitlines())
+
+
+async def show(
+    options: ClientOptions,
+    namespace: str,
+    name: str,
+    watch: bool,
+    interval: float = 1.0,
+    output: Output = Output.TREE,
+    console: Console | None = None,
+) -> int:
     client = new_client(options)
-    console = Console()
+    console = console or Console()
     try:
-        tree = await tree_of(client, namespace, name)
-        if tree is None:
-            console.print(f"[red]no LeaderWorkerSet or DisaggregatedSet {namespace}/{name}[/red]")
+        view = await view_of(client, namespace, name, output)
+        if view is None:
+            Console(stderr=True).print(
+                f"[red]no LeaderWorkerSet or DisaggregatedSet {namespace}/{name}[/red]"
+            )
             return 1
-        if not watch:
-            console.print(tree)
-            return 0
-        with Live(tree, console=console, refresh_per_second=4) as live:
-            while True:
-                await asyncio.sleep(interval)
-                tree = await tree_of(client, namespace, name)
-                if tree is not None:
-                    live.update(tree)
+        if watch and isinstance(view, Tree) and console.is_terminal:
+            with Live(view, console=console, refresh_per_second=4) as live:
+                while True:
+                    await asyncio.sleep(interval)
+                    if (tree := await tree_of(client, namespace, name)) is not None:
+                        live.update(tree)
+        # Off a terminal (or as JSON) a live frame is meaningless: print each new state once.
+        last = ""
+        while True:
+            if view is not None and (text := as_text(console, view)) != last:
+                console.file.write(text if output is Output.JSON or not last else "\n" + text)
+                console.file.flush()
+                last = text
+            if not watch:
+                return 0
+            await asyncio.sleep(interval)
+            view = await view_of(client, namespace, name, output)
     finally:
         await client.close()
 
@@ -145,12 +333,21 @@ def status(
     name: Annotated[str, typer.Argument(help="LeaderWorkerSet or DisaggregatedSet name.")],
     namespace: Annotated[str, typer.Option("--namespace", "-n")] = "default",
     kubeconfig: Annotated[str | None, typer.Option(help="Kubeconfig path (default: $KUBECONFIG).")] = None,
-    watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the tree live until Ctrl-C.")] = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch", "-w", help="Keep the tree live until Ctrl-C (off a terminal: print each change)."
+        ),
+    ] = False,
+    output: Annotated[
+        Output,
+        typer.Option("--output", "-o", help="tree, or json: one document (one line per change with -w)."),
+    ] = Output.TREE,
 ) -> None:
     """Show LeaderWorkerSet → groups → pods with revision, readiness and why a group is not ready;
     for a DisaggregatedSet: roles (ready capacity) → revisions → child LWS → groups → pods."""
     try:
-        code = asyncio.run(show(ClientOptions(kubeconfig=kubeconfig), namespace, name, watch))
+        code = asyncio.run(show(ClientOptions(kubeconfig=kubeconfig), namespace, name, watch, output=output))
     except KeyboardInterrupt:
         code = 0
     raise typer.Exit(code)

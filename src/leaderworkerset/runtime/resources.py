@@ -56,6 +56,8 @@ DEPLOYMENTS = ResourceRef("apps", "v1", "Deployment", "deployments")
 CONTROLLER_REVISIONS = ResourceRef("apps", "v1", "ControllerRevision", "controllerrevisions")
 LEASES = ResourceRef("coordination.k8s.io", "v1", "Lease", "leases")
 EVENTS = ResourceRef("events.k8s.io", "v1", "Event", "events")
+# core/v1 events: the API that takes `involvedObject.*` and `reason` field selectors.
+CORE_EVENTS = ResourceRef("", "v1", "Event", "events")
 
 LEADERWORKERSETS = ResourceRef(c.LWS_GROUP, c.LWS_VERSION, c.LWS_KIND, c.LWS_PLURAL)
 DISAGGREGATEDSETS = ResourceRef(c.DS_GROUP, c.DS_VERSION, c.DS_KIND, c.DS_PLURAL)
@@ -71,6 +73,7 @@ DisaggregatedSetRoleScalerResource = create_namespaced_resource(
 
 __all__ = [
     "CONTROLLER_REVISIONS",
+    "CORE_EVENTS",
     "DEPLOYMENTS",
     "DISAGGREGATEDSETS",
     "DS_ROLE_SCALERS",

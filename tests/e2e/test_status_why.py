@@ -1,0 +1,105 @@
+"""`lws status` against the full cluster (manager and CLI as separate processes): a group whose
+worker asks for more GPUs than any node has is explained by the scheduler's own message, in the
+JSON document and in the plain tree `--watch` prints to a pipe.
+
+Not covered here: image pull and crash-loop states. kwok neither pulls images nor runs
+containers, so it never produces them; the unit tables cover those causes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from leaderworkerset.core import diagnosis
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import NODES
+from tests.e2e.test_lws_journeys import create
+from tests.e2e.test_plan import worker_gpus
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.wait import LONG_TIMEOUT, eventually
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
+GPU = "nvidia.com/gpu"
+NAME = "gpu-hungry"
+
+
+def status_argv(cluster: LocalCluster, ns: str, *flags: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "leaderworkerset.cli",
+        "status",
+        NAME,
+        "-n",
+        ns,
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+        *flags,
+    ]
+
+
+async def status_json(cluster: LocalCluster, ns: str) -> Obj:
+    proc = await asyncio.create_subprocess_exec(
+        *status_argv(cluster, ns, "-o", "json"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    doc: Obj = json.loads(out)
+    return doc
+
+
+async def test_unschedulable_worker_is_explained_by_the_schedulers_message(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    most = max(int(node["status"]["allocatable"].get(GPU, "0")) for node in await api.list(NODES))
+    too_many = str(most + 1)
+    await create(api, worker_gpus(LeaderWorkerSetBuilder(ns, NAME).replicas(1).size(2), too_many).obj())
+
+    async def explained() -> Obj | None:
+        doc = await status_json(full_cluster, ns)
+        groups = doc["groups"]
+        if len(groups) != 1 or groups[0]["cause"] != diagnosis.CAUSE_FAILED_SCHEDULING:
+            return None
+        return groups[0]
+
+    group = await eventually(explained, timeout=LONG_TIMEOUT, message="no FailedScheduling reason")
+    assert group["ready"] is False
+    assert group["reason"].startswith(f"worker {NAME}-0-1 unschedulable: ")
+    assert f"Insufficient {GPU}" in group["reason"]
+    pods = {pod["name"]: pod for pod in group["pods"]}
+    assert pods[f"{NAME}-0"]["node"] is not None  # the leader asks for no GPU and is placed
+    assert pods[f"{NAME}-0-1"]["node"] is None
+
+    # --watch into a pipe prints the plain tree (not blank live frames) with the same reason.
+    proc = await asyncio.create_subprocess_exec(
+        *status_argv(full_cluster, ns, "--watch"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        while not any("not ready — " in line for line in lines):
+            raw = await asyncio.wait_for(proc.stdout.readline(), timeout=LONG_TIMEOUT)
+            assert raw, f"lws status --watch ended early: {(await proc.communicate())[1].decode()}"
+            lines.append(raw.decode())
+        assert lines[0].startswith(f"LeaderWorkerSet {ns}/{NAME}  replicas 0/1 ready")
+        assert all(line.strip() for line in lines), lines
+        assert not any("\x1b" in line for line in lines), lines
+        reason_line = next(line for line in lines if "not ready — " in line)
+        assert reason_line.rstrip("\n").endswith(group["reason"])  # never cut off a terminal
+    finally:
+        proc.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            await proc.wait()
