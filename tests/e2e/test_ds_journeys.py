@@ -40,7 +40,6 @@ from tests.integration.disaggregatedset.helpers import (
 )
 from tests.support import upstream
 from tests.support.builders import DisaggregatedSetBuilder
-from tests.support.inprocess import get_or_none
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -160,7 +159,7 @@ async def test_two_roles_become_available_and_scale(api: KubeClient, ns: str) ->
     await expect_available(api, ns, {"prefill": 2, "decode": 1})
     rev = revision_of(ds)
     for role in ("prefill", "decode"):
-        assert await get_or_none(api, SERVICES, ns, f"{DS}-0-{rev}-{role}-prv") is not None
+        assert await api.get_or_none(SERVICES, ns, f"{DS}-0-{rev}-{role}-prv") is not None
     # The DS identity reaches every container of every pod, leaders and workers alike.
     pods = await api.list(PODS, ns, label_selector=c.LABEL_DS_NAME)
     assert len(pods) == 2 * 2 + 1
@@ -273,7 +272,7 @@ async def test_deleting_the_set_removes_its_children(api: KubeClient, ns: str) -
     await api.delete(DISAGGREGATEDSETS, ns, DS, propagation="Foreground")
 
     async def all_gone() -> bool:
-        assert await get_or_none(api, DISAGGREGATEDSETS, ns, DS) is None, "DS still there"
+        assert await api.get_or_none(DISAGGREGATEDSETS, ns, DS) is None, "DS still there"
         left = await api.list(LEADERWORKERSETS, ns)
         assert left == [], f"children left: {[x['metadata']['name'] for x in left]}"
         return True

@@ -22,7 +22,6 @@ from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.listwatch import HttpListerWatcher
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
@@ -104,15 +103,6 @@ async def current_revision_key(api: KubeClient, ns: str, name: str = NAME) -> st
     """The revision key every up-to-date object carries: the leader StatefulSet's."""
     sts = await api.get(STATEFULSETS, ns, name)
     return labels(sts)[c.LABEL_TEMPLATE_REVISION_HASH]
-
-
-async def get_or_none(api: KubeClient, ref: ResourceRef, ns: str, name: str) -> Obj | None:
-    try:
-        return await api.get(ref, ns, name)
-    except ApiStatusError as err:
-        if err.code == 404:
-            return None
-        raise
 
 
 async def pods_by_name(api: KubeClient, ns: str, name: str = NAME) -> dict[str, Obj]:
@@ -452,7 +442,7 @@ async def test_foreground_delete_removes_everything(api: KubeClient, ns: str) ->
     await api.delete(LEADERWORKERSETS, ns, NAME, propagation="Foreground")
 
     async def lws_gone() -> bool:
-        return await get_or_none(api, LEADERWORKERSETS, ns, NAME) is None
+        return await api.get_or_none(LEADERWORKERSETS, ns, NAME) is None
 
     await eventually(lws_gone, timeout=LONG_TIMEOUT)
     for ref in (STATEFULSETS, PODS, SERVICES, CONTROLLER_REVISIONS):
@@ -564,7 +554,7 @@ async def test_leader_ready_startup_creates_workers_only_after_the_leader_is_rea
         return lws
 
     async def leader_pending(name: str) -> bool:
-        leader = await get_or_none(api, PODS, ns, f"{name}-0")
+        leader = await api.get_or_none(PODS, ns, f"{name}-0")
         assert leader is not None, f"no leader pod {name}-0 yet"
         assert leader["status"].get("phase") == "Pending"
         assert not is_ready(leader)

@@ -30,16 +30,3 @@ async def running_controllers(cluster: LocalCluster, **register: Any) -> AsyncIt
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, timeout=15)
         await client.close()
-
-
-async def get_or_none(api: Any, ref: Any, namespace: str, name: str) -> dict[str, Any] | None:
-    """GET through a `KubeClient`, None on 404."""
-    from leaderworkerset.runtime.errors import ApiStatusError
-
-    try:
-        result: dict[str, Any] = await api.get(ref, namespace, name)
-    except ApiStatusError as err:
-        if err.code == 404:
-            return None
-        raise
-    return result

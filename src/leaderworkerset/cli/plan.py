@@ -32,7 +32,6 @@ from leaderworkerset.core.disaggregated.naming import scaler_name, slice_count
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.groups import is_leader_pod, name_of
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
     DISAGGREGATEDSETS,
@@ -63,15 +62,6 @@ def load_manifest(path: Path) -> Obj:
     if not (doc.get("metadata") or {}).get("name"):
         raise PlanInputError(f"{path}: metadata.name is required")
     return doc
-
-
-async def _get_or_none(client: KubeClient, ref: ResourceRef, namespace: str, name: str) -> Obj | None:
-    try:
-        return await client.get(ref, namespace, name)
-    except Exception as err:
-        if is_not_found(err):
-            return None
-        raise
 
 
 async def _stored_form(client: KubeClient, ref: ResourceRef, live: Obj, new: Obj) -> Obj:
@@ -154,7 +144,7 @@ async def build(options: ClientOptions, path: Path, namespace: str | None) -> co
     ref = LEADERWORKERSETS if kind == c.LWS_KIND else DISAGGREGATEDSETS
     client = new_client(options)
     try:
-        live = await _get_or_none(client, ref, ns, name)
+        live = await client.get_or_none(ref, ns, name)
         if live is None:
             raise PlanInputError(
                 f"{kind} {ns}/{name} does not exist: a plan compares against the live object"

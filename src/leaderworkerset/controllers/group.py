@@ -30,7 +30,7 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
-from leaderworkerset.controllers.restartbudget import get_or_none, mutate_restart_counts, patch_pod
+from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.budget import (
     BudgetStep,
@@ -370,10 +370,10 @@ class GroupReconciler:
         return worker_belongs_to_leader(worker, leader, owner_sts)
 
     async def _fresh_pod_named(self, namespace: str, name: str) -> Obj | None:
-        return await get_or_none(self._client, PODS, namespace, name)
+        return await self._client.get_or_none(PODS, namespace, name)
 
     async def _fresh_lws(self, namespace: str, name: str) -> Obj | None:
-        return await get_or_none(self._client, LEADERWORKERSETS, namespace, name)
+        return await self._client.get_or_none(LEADERWORKERSETS, namespace, name)
 
     # ----- leader: per-replica Service and worker StatefulSet --------------------------------------
     async def _reconcile_leader(self, leader: Obj, lws: Obj) -> Result | None:

@@ -17,7 +17,7 @@ from leaderworkerset.core.budget import Counts, counts_annotation_patch, parse_r
 from leaderworkerset.core.groups import annotations_of, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_conflict, is_not_found
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, ResourceRef
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
 
 Obj = dict[str, Any]
 Mutation = Callable[[Counts], bool]
@@ -28,23 +28,13 @@ CONFLICT_RETRIES = 5
 CONFLICT_BACKOFF_SECONDS = 0.01
 
 
-async def get_or_none(client: KubeClient, ref: ResourceRef, namespace: str, name: str) -> Obj | None:
-    """A fresh read (the rare non-cached one); None when the object does not exist."""
-    try:
-        return await client.get(ref, namespace, name)
-    except Exception as err:
-        if is_not_found(err):
-            return None
-        raise
-
-
 async def mutate_restart_counts(client: KubeClient, namespace: str, name: str, mutate: Mutation) -> bool:
     """Apply `mutate` (True when it changed the map) to the stored counts; True when written.
 
     A missing LWS is nothing to count on (False). An empty map removes the annotation.
     """
     for attempt in range(CONFLICT_RETRIES):
-        latest = await get_or_none(client, LEADERWORKERSETS, namespace, name)
+        latest = await client.get_or_none(LEADERWORKERSETS, namespace, name)
         if latest is None:
             return False
         counts = parse_restart_counts(annotations_of(latest).get(c.ANNOTATION_GROUP_RESTART_COUNTS, ""))
@@ -84,7 +74,7 @@ async def patch_pod(client: KubeClient, pod: Mapping[str, Any], patch_for: Patch
                 return None
             if not is_conflict(err) or attempt == CONFLICT_RETRIES - 1:
                 raise
-        fresh = await get_or_none(client, PODS, namespace, name)
+        fresh = await client.get_or_none(PODS, namespace, name)
         if fresh is None or uid_of(fresh) != uid_of(pod):
             return None
         current = fresh

@@ -125,6 +125,15 @@ class KubeClient:
     async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj:
         return await self.request("GET", ref.object_path(namespace, name))
 
+    async def get_or_none(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj | None:
+        """A GET that reads a missing object as None (a fresh read, e.g. before a guarded write)."""
+        try:
+            return await self.get(ref, namespace, name)
+        except ApiStatusError as err:
+            if err.code == 404:
+                return None
+            raise
+
     async def list(
         self, ref: ResourceRef, namespace: str | None = None, label_selector: str | None = None
     ) -> list[Obj]:

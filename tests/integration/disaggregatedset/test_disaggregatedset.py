@@ -27,7 +27,6 @@ from tests.integration.disaggregatedset.helpers import (
     update_spec,
 )
 from tests.support.builders import DisaggregatedSetBuilder
-from tests.support.inprocess import get_or_none
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster]
@@ -113,7 +112,7 @@ async def test_ready_children_make_it_available_with_role_statuses_and_private_s
     lws = (await live_children(api, ns))[decode]
 
     async def services() -> Obj:
-        service = await get_or_none(api, SERVICES, ns, decode + "-prv")
+        service = await api.get_or_none(SERVICES, ns, decode + "-prv")
         assert service is not None, "no private service for decode"
         return service
 
@@ -127,7 +126,7 @@ async def test_ready_children_make_it_available_with_role_statuses_and_private_s
     }
     [owner] = service["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["uid"], owner["controller"]) == (c.LWS_KIND, lws["metadata"]["uid"], True)
-    assert await get_or_none(api, SERVICES, ns, prefill + "-prv") is not None
+    assert await api.get_or_none(SERVICES, ns, prefill + "-prv") is not None
 
 
 async def _no_services(api: KubeClient, ns: str) -> bool:
@@ -271,7 +270,7 @@ def external(ns: str) -> DisaggregatedSetBuilder:
 
 async def expect_scaler(api: KubeClient, ns: str, name: str) -> Obj:
     async def check() -> Obj:
-        scaler = await get_or_none(api, DS_ROLE_SCALERS, ns, name)
+        scaler = await api.get_or_none(DS_ROLE_SCALERS, ns, name)
         assert scaler is not None, f"no scaler {name}"
         assert (scaler.get("status") or {}).get("conditions"), "scaler status not written"
         return scaler
@@ -347,7 +346,7 @@ async def test_switching_back_to_static_deletes_the_scaler(api: KubeClient, ns: 
     await update_spec(api, ns, lambda spec: spec["roles"][1].pop("scaling"))
 
     async def gone() -> bool:
-        assert await get_or_none(api, DS_ROLE_SCALERS, ns, f"{DS}-decode") is None
+        assert await api.get_or_none(DS_ROLE_SCALERS, ns, f"{DS}-decode") is None
         return True
 
     await eventually(gone)

@@ -20,7 +20,7 @@ import pytest
 import leaderworkerset
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS, ResourceRef
+from leaderworkerset.runtime.resources import PODS, STATEFULSETS, ResourceRef
 from leaderworkerset.webhooks import certs
 
 SRC = Path(leaderworkerset.__file__).parent
@@ -28,6 +28,7 @@ SCANNED = ("controllers", "runtime", "webhooks")
 # Client method -> RBAC verb. `apply` is a server-side apply PATCH.
 VERBS = {
     "get": "get",
+    "get_or_none": "get",
     "list": "list",
     "create": "create",
     "_create": "create",
@@ -45,8 +46,6 @@ INDIRECT: dict[tuple[str, str], tuple[ResourceRef, ...]] = {
     ("webhooks/certs.py", "ref"): (certs.MUTATING_CONFIGURATIONS, certs.VALIDATING_CONFIGURATIONS),
     # KubeAuthorizer's create callback; metricsserver.py names its two review kinds itself.
     ("runtime/manager.py", "ref"): (),
-    # The restart budget's fresh reads (never from the cache): the LWS and the leader pod.
-    ("controllers/restartbudget.py", "ref"): (LEADERWORKERSETS, PODS),
     # The pod controller's UID-preconditioned deletes: a group's leader, a Parallel group's workers.
     ("controllers/group.py", "ref"): (PODS, STATEFULSETS),
     # Delegation reads the parent object that owns the LWS (any kind, e.g. a JobSet): whoever makes an
