@@ -77,7 +77,6 @@ from leaderworkerset.core.hashidentity import (
     remove_gate_patch,
 )
 from leaderworkerset.core.restart import (
-    FOREGROUND,
     MISSING_REVISION_REQUEUE_SECONDS,
     RestartAction,
     RestartDecision,
@@ -107,7 +106,7 @@ from leaderworkerset.core.termination import (
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
-from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.errors import is_already_exists
 from leaderworkerset.runtime.events import EventRecorder, object_ref
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
@@ -119,7 +118,6 @@ from leaderworkerset.runtime.resources import (
     PODS,
     SERVICES,
     STATEFULSETS,
-    ResourceRef,
 )
 
 log = structlog.get_logger(__name__)
@@ -277,7 +275,7 @@ class GroupReconciler:
     ) -> bool:
         """Foreground deletion (workers go first), preconditioned on the leader's UID so a
         same-name replacement is never hit; at most once per leader incarnation."""
-        if not await self._delete_incarnation(PODS, namespace, name, uid):
+        if not await self._client.delete_incarnation(PODS, namespace, name, uid):
             return False  # gone, or replaced by a same-name leader: nothing left to restart
         self._deleted_leaders[uid] = None
         while len(self._deleted_leaders) > _DELETED_LEADERS_MEMORY:
@@ -423,21 +421,10 @@ class GroupReconciler:
         doomed = worker_statefulset_to_delete(lws, leader, cached)
         if doomed is None:
             return
-        if await self._delete_incarnation(
+        if await self._client.delete_incarnation(
             STATEFULSETS, namespace_of(doomed), name_of(doomed), uid_of(doomed)
         ):
             log.info("deleted worker statefulset with its leader", pod=name_of(leader), policy="Parallel")
-
-    async def _delete_incarnation(self, ref: ResourceRef, namespace: str, name: str, uid: str) -> bool:
-        """Foreground-delete exactly the object with `uid` (a precondition, so a same-name
-        replacement is never hit); False when it is already gone or was replaced."""
-        try:
-            await self._client.delete(ref, namespace, name, propagation=FOREGROUND, uid=uid)
-        except Exception as err:
-            if is_not_found(err) or is_conflict(err):
-                return False
-            raise
-        return True
 
     # ----- Hash identity: the replacement gate and the group-ready condition ---------------------
     async def _admit(self, lws: Obj, leader: Obj) -> bool:

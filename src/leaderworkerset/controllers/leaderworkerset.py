@@ -78,7 +78,7 @@ from leaderworkerset.core.statefulsets import leader_statefulset
 from leaderworkerset.core.status import plan_status
 from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
 from leaderworkerset.core.workloads import scheduling_template_annotations
-from leaderworkerset.runtime.client import PROPAGATION_FOREGROUND, KubeClient
+from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder
@@ -361,17 +361,7 @@ class LeaderWorkerSetReconciler:
         """podTerminationPolicy Parallel (A2): the workers go together with their leaders."""
         statefulsets = self._informers.set_statefulsets(namespace_of(lws), name_of(lws))
         for sts in worker_statefulsets_to_delete_with_lws(lws, statefulsets):
-            try:
-                await self._client.delete(
-                    STATEFULSETS,
-                    namespace_of(sts),
-                    name_of(sts),
-                    propagation=PROPAGATION_FOREGROUND,
-                    uid=uid_of(sts),
-                )
-            except Exception as err:
-                if not (is_not_found(err) or is_conflict(err)):
-                    raise
+            await self._client.delete_incarnation(STATEFULSETS, namespace_of(sts), name_of(sts), uid_of(sts))
 
     # ----- step 5: status -------------------------------------------------------------------------
     async def _update_status(self, round_: _Round) -> bool:

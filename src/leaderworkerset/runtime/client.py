@@ -228,6 +228,17 @@ class KubeClient:
             options["gracePeriodSeconds"] = grace_period_seconds
         return await self.request("DELETE", ref.object_path(namespace, name), body=options)
 
+    async def delete_incarnation(self, ref: ResourceRef, namespace: str | None, name: str, uid: str) -> bool:
+        """Foreground-delete exactly the object with `uid` (a precondition, so a same-name
+        replacement created since our read is never hit); False when it is gone or was replaced."""
+        try:
+            await self.delete(ref, namespace, name, propagation=PROPAGATION_FOREGROUND, uid=uid)
+        except ApiStatusError as err:
+            if err.code in (404, 409):
+                return False
+            raise
+        return True
+
 
 def _metadata(obj: Any) -> Any:
     return obj.get("metadata") or {} if isinstance(obj, Mapping) else obj.metadata

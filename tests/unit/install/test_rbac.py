@@ -20,7 +20,7 @@ import pytest
 import leaderworkerset
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
-from leaderworkerset.runtime.resources import PODS, STATEFULSETS, ResourceRef
+from leaderworkerset.runtime.resources import ResourceRef
 from leaderworkerset.webhooks import certs
 
 SRC = Path(leaderworkerset.__file__).parent
@@ -38,6 +38,7 @@ VERBS = {
     "merge_patch": "patch",
     "json_patch": "patch",
     "delete": "delete",
+    "delete_incarnation": "delete",
     "apply_status": "patch",
     "patch_status": "patch",
 }
@@ -46,8 +47,6 @@ INDIRECT: dict[tuple[str, str], tuple[ResourceRef, ...]] = {
     ("webhooks/certs.py", "ref"): (certs.MUTATING_CONFIGURATIONS, certs.VALIDATING_CONFIGURATIONS),
     # KubeAuthorizer's create callback; metricsserver.py names its two review kinds itself.
     ("runtime/manager.py", "ref"): (),
-    # The pod controller's UID-preconditioned deletes: a group's leader, a Parallel group's workers.
-    ("controllers/group.py", "ref"): (PODS, STATEFULSETS),
     # Delegation reads the parent object that owns the LWS (any kind, e.g. a JobSet): whoever makes an
     # LWS part of a parent's Workload grants that kind; the install cannot know it.
     ("controllers/scheduling/kubernetes.py", "ref"): (),

@@ -14,8 +14,8 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.core.disaggregated.children import is_controlled_by, owned_children
 from leaderworkerset.core.groups import labels_of, metadata, name_of, namespace_of, uid_of
-from leaderworkerset.runtime.client import PROPAGATION_FOREGROUND, KubeClient
-from leaderworkerset.runtime.errors import is_already_exists, is_not_found
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import is_already_exists
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.reflector import FuncHandler
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
@@ -115,15 +115,5 @@ class Children:
     async def delete(self, lws: Obj) -> None:
         """Foreground deletion (its StatefulSets and Services go first) guarded by the UID, so a
         same-named replacement created since our read is never deleted."""
-        try:
-            await self._client.delete(
-                LEADERWORKERSETS,
-                namespace_of(lws),
-                name_of(lws),
-                propagation=PROPAGATION_FOREGROUND,
-                uid=uid_of(lws),
-            )
-        except Exception as err:
-            if not is_not_found(err):
-                raise
+        await self._client.delete_incarnation(LEADERWORKERSETS, namespace_of(lws), name_of(lws), uid_of(lws))
         self.memo.forget(ObjectKey(namespace_of(lws), name_of(lws)))
