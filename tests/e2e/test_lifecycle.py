@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
@@ -139,7 +140,7 @@ async def test_manager_killed_mid_budget_write_counts_the_failure_exactly_once(
 
     # What the killed manager's writes left behind (written first: the pod and LWS webhooks are
     # served by the manager, so nothing can be written to them while it is down).
-    claim = {c.ANNOTATION_GROUP_RESTART_CLAIM: "1"}
+    claim = {ext.ANNOTATION_GROUP_RESTART_CLAIM: "1"}
     await api.merge_patch(PODS, ns, LEADER, {"metadata": {"annotations": claim}})
     if count_written:
         counts = {c.ANNOTATION_GROUP_RESTART_COUNTS: json.dumps({key: 1})}

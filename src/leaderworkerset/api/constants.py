@@ -102,9 +102,6 @@ ANNOTATION_GROUP_IDENTITY: Final = _LWS_PREFIX + "group-identity"
 ANNOTATION_GROUP_RESTART_COUNTS: Final = _LWS_PREFIX + "group-restart-counts"
 ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: Final = _LWS_PREFIX + "group-restart-budget-exhausted"
 ANNOTATION_RECOVER: Final = _LWS_PREFIX + "recover"
-# Ours, not upstream's: the restart count a leader incarnation claimed before its count is written,
-# so a controller killed between the two writes never counts the same failure twice.
-ANNOTATION_GROUP_RESTART_CLAIM: Final = _LWS_PREFIX + "group-restart-claim"
 ANNOTATION_WORKLOAD_AWARE_SCHEDULING: Final = _LWS_PREFIX + "workload-aware-scheduling"
 ANNOTATION_WORKLOAD_NAME: Final = _LWS_PREFIX + "workload-name"
 ANNOTATION_POD_TERMINATION_POLICY: Final = _LWS_PREFIX + "pod-termination-policy"

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core import gojson
 from leaderworkerset.core.groups import (
     ControllerEvent,
@@ -153,7 +154,7 @@ class BudgetDecision:
 
 def leader_claim(leader: Obj) -> int | None:
     """The count this leader incarnation already claimed, if any (unreadable → none)."""
-    raw = annotations_of(leader).get(c.ANNOTATION_GROUP_RESTART_CLAIM)
+    raw = annotations_of(leader).get(ext.ANNOTATION_GROUP_RESTART_CLAIM)
     if raw is None:
         return None
     try:
@@ -181,7 +182,7 @@ def claim_patch(leader: Obj, count: int) -> dict[str, Any]:
     return {
         "metadata": {
             "resourceVersion": metadata(leader).get("resourceVersion"),
-            "annotations": {c.ANNOTATION_GROUP_RESTART_CLAIM: str(count)},
+            "annotations": {ext.ANNOTATION_GROUP_RESTART_CLAIM: str(count)},
         }
     }
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.integration.controllers import expect
@@ -200,7 +201,7 @@ async def claim_before_crash_counted_once(api: KubeClient, ns: str) -> None:
     """The controller died after recording its claim on the leader, before writing the count:
     the next attempt writes exactly the claimed value."""
     leader = await _start_group(api, ns, 0)
-    claim = {c.ANNOTATION_GROUP_RESTART_CLAIM: "1"}
+    claim = {ext.ANNOTATION_GROUP_RESTART_CLAIM: "1"}
     await api.merge_patch(PODS, ns, leader, {"metadata": {"annotations": claim}})
     await _fail(api, ns, 0)
     await expect.expect_pod_deleting(api, ns, leader)
@@ -212,7 +213,7 @@ async def count_written_before_crash_not_recounted(api: KubeClient, ns: str) -> 
     leader = await _start_group(api, ns, 0)
     key = kubelet.current_revision_key(await kubelet.get_lws(api, ns, NAME))
     await api.merge_patch(
-        PODS, ns, leader, {"metadata": {"annotations": {c.ANNOTATION_GROUP_RESTART_CLAIM: "1"}}}
+        PODS, ns, leader, {"metadata": {"annotations": {ext.ANNOTATION_GROUP_RESTART_CLAIM: "1"}}}
     )
     counts = json.dumps({f"{key}/0": 1})
     await api.merge_patch(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.budget import (
     BudgetError,
     BudgetStep,
@@ -133,7 +134,7 @@ BUDGET_CASES = [
 
 @pytest.mark.parametrize("case", BUDGET_CASES)
 def test_decide_budget(case: BudgetCase) -> None:
-    annotations = {c.ANNOTATION_GROUP_RESTART_CLAIM: case.claim} if case.claim is not None else None
+    annotations = {ext.ANNOTATION_GROUP_RESTART_CLAIM: case.claim} if case.claim is not None else None
     decision = decide_budget(case.counts, leader(annotations=annotations), case.limit)
     assert (decision.step, decision.count, decision.claimed) == (
         case.want_step,
@@ -183,7 +184,7 @@ def test_prune_drops_other_revisions_and_removed_indexes() -> None:
 
 def test_claim_patch_is_conditional() -> None:
     assert claim_patch(leader(), 3) == {
-        "metadata": {"resourceVersion": "42", "annotations": {c.ANNOTATION_GROUP_RESTART_CLAIM: "3"}}
+        "metadata": {"resourceVersion": "42", "annotations": {ext.ANNOTATION_GROUP_RESTART_CLAIM: "3"}}
     }
 
 

@@ -1,0 +1,60 @@
+"""This project's own annotations: behaviour upstream lws does not have.
+
+Every key lives under ``EXTENSION_DOMAIN``, never under upstream's ``*.x-k8s.io`` or ``*.sigs.k8s.io``
+prefixes, so upstream's controller (after a swap back) reads none of them and an object that sets
+none of them behaves exactly as upstream's does. ``EXTENSIONS`` is the one table of them: the docs
+table (``docs/annotations.md``) and the tests that swap to upstream with every feature switched on
+read it, so a key added here is documented and swap-tested without a second list to keep in step.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+EXTENSION_DOMAIN: Final = "leaderworkerset.dev"
+_PREFIX: Final = EXTENSION_DOMAIN + "/"
+
+
+class Writer(enum.Enum):
+    """Who sets the annotation: a user opting in, or the controller keeping its own state."""
+
+    USER = "user"
+    CONTROLLER = "controller"
+
+
+@dataclass(frozen=True)
+class Extension:
+    key: str
+    on: str  # the kind of object that carries it
+    writer: Writer
+    values: str  # the accepted values, as the docs state them
+    effect: str  # what it does; what happens without it
+
+
+# The restart count a leader incarnation claimed before its count is written, so a controller killed
+# between the two writes never counts the same failure twice (core/budget.py).
+ANNOTATION_GROUP_RESTART_CLAIM: Final = _PREFIX + "group-restart-claim"
+
+EXTENSIONS: Final[tuple[Extension, ...]] = (
+    Extension(
+        key=ANNOTATION_GROUP_RESTART_CLAIM,
+        on="Pod (group leader)",
+        writer=Writer.CONTROLLER,
+        values="a non-negative integer",
+        effect=(
+            "the group-restart count this leader incarnation has claimed for maxGroupRestarts; "
+            "written before the count on the LeaderWorkerSet so a controller killed in between "
+            "counts the failure once"
+        ),
+    ),
+)
+
+
+def markdown_table(extensions: tuple[Extension, ...] = EXTENSIONS) -> str:
+    """The table in docs/annotations.md (kept in step by a unit test)."""
+    rows = ["| annotation | on | set by | values | effect |", "|---|---|---|---|---|"]
+    for ext in extensions:
+        rows.append(f"| `{ext.key}` | {ext.on} | {ext.writer.value} | {ext.values} | {ext.effect} |")
+    return "\n".join(rows) + "\n"
