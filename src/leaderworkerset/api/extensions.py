@@ -31,6 +31,9 @@ class Extension:
     writer: Writer
     values: str  # the accepted values, as the docs state them
     effect: str  # what it does; what happens without it
+    # For a USER key: a valid value that switches the feature on. The test that swaps to upstream's
+    # controller with every feature on sets each of these, so a new user key is covered by adding it here.
+    example: str | None = None
 
 
 # The restart count a leader incarnation claimed before its count is written, so a controller killed
