@@ -32,6 +32,7 @@ def register_controllers(
     scheduler_provider: str | None = None,
     enable_leaderworkerset: bool = True,
     enable_disaggregatedset: bool = True,
+    failure_ledger: bool = True,
 ) -> RegisteredControllers:
     """Declare the caches and add the LWS and pod controllers (recorder `leaderworkerset`) and the
     DisaggregatedSet controller (recorder `disaggregatedset`) to `manager`.
@@ -40,6 +41,7 @@ def register_controllers(
     caches) to one namespace; None watches all. `scheduler_provider` is the Configuration's
     gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
     switches let a manager (or a test) run one side without the other's caches.
+    `failure_ledger=False` keeps no per-LWS failure history (controllers/ledger.py).
     """
     informers = lws_controller = pod_controller = provider = None
     if enable_leaderworkerset:
@@ -49,7 +51,11 @@ def register_controllers(
             manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
         )
         pod_controller = group.setup(
-            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
+            manager,
+            informers,
+            max_concurrent=max_concurrent_reconciles,
+            provider=provider,
+            failure_ledger=failure_ledger,
         )
         if provider is not None:
             provider.watch(lws_controller, pod_controller)
