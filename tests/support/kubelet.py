@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
@@ -185,6 +186,52 @@ async def restart_container(api: KubeClient, namespace: str, name: str, *, phase
             {"name": container, "image": "x", "imageID": "", "ready": False, "restartCount": 1}
         ],
     }
+    await api.patch_status(PODS, namespace, name, {"status": status})
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def crash_container(
+    api: KubeClient, namespace: str, name: str, *, exit_code: int, reason: str = "Error"
+) -> None:
+    """Kubelet: the pod's first container exited with `exit_code` and was restarted (lastState)."""
+    pod = await api.get(PODS, namespace, name)
+    container = pod["spec"]["containers"][0]["name"]
+    previous = {s["name"]: s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    restarts = int((previous.get(container) or {}).get("restartCount") or 0) + 1
+    now = _now()
+    terminated = {"exitCode": exit_code, "reason": reason, "startedAt": now, "finishedAt": now}
+    status = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": container, "image": "x", "imageID": "", "ready": False, "restartCount": restarts,
+                "state": {"running": {"startedAt": now}}, "lastState": {"terminated": terminated},
+            }
+        ],
+    }  # fmt: skip
+    await api.patch_status(PODS, namespace, name, {"status": status})
+
+
+async def set_pod_started_and_ready(api: KubeClient, namespace: str, name: str) -> None:
+    """Kubelet: bound, containers running, Ready — each with its timestamp (time to ready)."""
+    pod = await api.get(PODS, namespace, name)
+    container = pod["spec"]["containers"][0]["name"]
+    now = _now()
+    conditions = [
+        {"type": kind, "status": "True", "lastTransitionTime": now}
+        for kind in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+    ]
+    status = {
+        "phase": "Running",
+        "conditions": conditions,
+        "containerStatuses": [
+            {"name": container, "image": "x", "imageID": "", "ready": True, "restartCount": 0,
+             "state": {"running": {"startedAt": now}}}
+        ],
+    }  # fmt: skip
     await api.patch_status(PODS, namespace, name, {"status": status})
 
 

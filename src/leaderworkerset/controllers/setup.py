@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prometheus_client import CollectorRegistry
+
 from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
@@ -21,6 +23,7 @@ class RegisteredControllers:
     provider: SchedulerProvider | None = None
     disaggregatedset: Controller | None = None
     ds_informers: DisaggregatedSetInformers | None = None
+    registry: CollectorRegistry | None = None  # the manager's metrics (tests read the group metrics)
 
 
 def register_controllers(
@@ -65,5 +68,5 @@ def register_controllers(
             manager, namespace=namespace, max_concurrent=max_concurrent_reconciles, now=now
         )
     return RegisteredControllers(
-        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches
+        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches, manager.registry
     )

@@ -1,0 +1,257 @@
+"""The failure ledger, the restart back-off and the group metrics against the real API server: the
+test plays the StatefulSet controller, the garbage collector and the kubelet; the LWS and pod
+controllers run in-process (webhooks off, so a bad annotation reaches the controller)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.controllers.ledger import FailureLedger
+from leaderworkerset.controllers.setup import RegisteredControllers
+from leaderworkerset.core.ledger import Action, Cause, Trigger, entry_for, ledger_name
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import CONFIGMAPS, LEADERWORKERSETS, PODS, STATEFULSETS
+from tests.integration.controllers import expect
+from tests.support import kubelet
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.wait import consistently, eventually
+
+pytestmark = [pytest.mark.cluster]
+
+NAME = "test-sample"
+LEDGER = ledger_name(NAME)
+Obj = dict[str, Any]
+
+
+async def _create(api: KubeClient, lws: Obj) -> Obj:
+    created: Obj = await api.create(LEADERWORKERSETS, lws)
+    await kubelet.leader_statefulset(api, created["metadata"]["namespace"], NAME)
+    return created
+
+
+async def _start_group(api: KubeClient, ns: str, *, ready: bool = False) -> None:
+    lws = await kubelet.get_lws(api, ns, NAME)
+    leader = (await kubelet.create_leader_pods(api, lws, 0, 1))[0]
+    workers = await kubelet.create_worker_pods(api, lws, leader)
+    if ready:
+        for pod in (leader, *workers):
+            await kubelet.set_pod_started_and_ready(api, ns, pod["metadata"]["name"])
+
+
+async def _finish_deletion(api: KubeClient, ns: str) -> None:
+    """Garbage collector and kubelet: the recreated group's old objects go away."""
+    for pod in await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}"):
+        name = pod["metadata"]["name"]
+        with contextlib.suppress(Exception):
+            await api.merge_patch(PODS, ns, name, {"metadata": {"finalizers": None}})
+        with contextlib.suppress(Exception):
+            await api.delete(PODS, ns, name, grace_period_seconds=0)
+    with contextlib.suppress(Exception):
+        await api.delete(STATEFULSETS, ns, f"{NAME}-0")
+
+    async def gone() -> bool:
+        return not await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}")
+
+    await eventually(gone)
+
+
+async def _configmap(api: KubeClient, ns: str) -> Obj | None:
+    return await api.get_or_none(CONFIGMAPS, ns, LEDGER)
+
+
+async def _entries(api: KubeClient, ns: str) -> list[Obj]:
+    configmap = await _configmap(api, ns)
+    return [] if configmap is None else list(json.loads((configmap.get("data") or {}).get("entries") or "[]"))
+
+
+async def _expect_entries(api: KubeClient, ns: str, count: int) -> list[Obj]:
+    async def check() -> list[Obj]:
+        entries = await _entries(api, ns)
+        assert len(entries) == count, entries
+        return entries
+
+    return await eventually(check)
+
+
+def _sample(registered: RegisteredControllers, name: str, labels: dict[str, str]) -> float | None:
+    assert registered.registry is not None
+    return registered.registry.get_sample_value(name, labels)
+
+
+async def test_an_lws_that_never_recreates_a_group_gets_no_ledger_and_its_time_to_ready_is_observed(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+    await _start_group(api, ns, ready=True)
+    labels = {"namespace": ns, "lws": NAME, "phase": "total"}
+
+    async def observed() -> bool:
+        return _sample(lws_controllers, "lws_group_time_to_ready_seconds_count", labels) == 1.0
+
+    await eventually(observed)  # the positive sign: the pod controller saw the ready group
+    for phase in ("scheduled", "containers-started", "ready"):
+        assert (
+            _sample(lws_controllers, "lws_group_time_to_ready_seconds_count", {**labels, "phase": phase})
+            == 1.0
+        )
+
+    async def no_ledger() -> bool:
+        return await _configmap(api, ns) is None
+
+    await consistently(no_ledger)
+    await consistently(observed)  # once per incarnation, however often its pods are reconciled
+
+
+async def test_a_recreation_is_recorded_with_its_cause_and_counted(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+    await _start_group(api, ns)
+    await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=3)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+
+    (entry,) = await _expect_entries(api, ns, 1)
+    assert {k: entry[k] for k in ("group", "action", "cause", "exitCode", "pod", "container")} == {
+        "group": "0",
+        "action": "recreated",
+        "cause": "exit-code",
+        "exitCode": 3,
+        "pod": f"{NAME}-0-1",
+        "container": "worker",
+    }
+    lws = await kubelet.get_lws(api, ns, NAME)
+    configmap = await _configmap(api, ns)
+    assert configmap is not None
+    (owner,) = configmap["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == (
+        "LeaderWorkerSet",
+        lws["metadata"]["uid"],
+        True,
+    )
+    assert configmap["metadata"]["labels"][c.LABEL_SET_NAME] == NAME
+    assert ext.ANNOTATION_RESTART_BACKOFF not in (lws["metadata"].get("annotations") or {})
+
+    async def counted() -> bool:
+        labels = {"namespace": ns, "lws": NAME, "cause": "exit-code"}
+        return _sample(lws_controllers, "lws_group_recreations_total", labels) == 1.0
+
+    await eventually(counted)
+    await consistently(counted)
+
+
+async def test_a_second_failure_backs_off_then_recreates_and_both_waits_are_in_the_ledger(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    builder = LeaderWorkerSetBuilder(ns).replicas(1).size(2).max_group_restarts(5)
+    await _create(api, builder.annotation(ext.ANNOTATION_RESTART_BACKOFF, "base=4s,cap=8s").obj())
+    await _start_group(api, ns)
+    await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=1)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")  # the first recreation is immediate
+    await _finish_deletion(api, ns)
+
+    await _start_group(api, ns)
+    await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=1)
+    first, waiting = await _expect_entries(api, ns, 2)
+    assert (first["action"], waiting["action"], waiting["delaySeconds"]) == ("recreated", "backing-off", 4.0)
+    await expect.expect_event(
+        api, ns, ext.EVENT_GROUP_RESTART_BACKOFF,
+        "Backing off recreation 2 in a row of group 0: next recreation in 4s (delay 4s)", "Warning",
+    )  # fmt: skip
+    counts_before = (
+        (await kubelet.get_lws(api, ns, NAME))["metadata"]
+        .get("annotations", {})
+        .get(c.ANNOTATION_GROUP_RESTART_COUNTS)
+    )
+
+    async def waiting_leader() -> bool:
+        pod = await api.get(PODS, ns, f"{NAME}-0")
+        return pod["metadata"].get("deletionTimestamp") is None
+
+    await consistently(waiting_leader, duration=1.5)
+    # A waiting recreation is not charged to maxGroupRestarts.
+    lws = await kubelet.get_lws(api, ns, NAME)
+    assert lws["metadata"].get("annotations", {}).get(c.ANNOTATION_GROUP_RESTART_COUNTS) == counts_before
+
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    _, _, recreated = await _expect_entries(api, ns, 3)
+    assert (recreated["action"], recreated["delaySeconds"]) == ("recreated", 4.0)
+    elapsed = _seconds(recreated["time"]) - _seconds(first["time"])
+    assert elapsed >= 4.0, f"recreated {elapsed}s after the first recreation, before the 4s delay"
+
+    async def charged_twice() -> bool:
+        lws = await kubelet.get_lws(api, ns, NAME)
+        raw = lws["metadata"].get("annotations", {}).get(c.ANNOTATION_GROUP_RESTART_COUNTS)
+        return raw is not None and list(json.loads(raw).values()) == [2]
+
+    await eventually(charged_twice)
+
+
+def _seconds(text: str) -> float:
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+async def test_a_bad_backoff_admitted_without_webhooks_gets_a_condition_and_an_event_and_recreates_at_once(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    builder = LeaderWorkerSetBuilder(ns).replicas(1).size(2)
+    await _create(api, builder.annotation(ext.ANNOTATION_RESTART_BACKOFF, "base=0s").obj())
+    rule = "base-positive): base must be greater than 0, got 0s"
+    message = f"annotation {ext.ANNOTATION_RESTART_BACKOFF} ignored ({rule}"
+    await expect.expect_condition(api, ns, ext.CONDITION_RESTART_BACKOFF_INVALID, c.CONDITION_TRUE, message)
+    await expect.expect_event(api, ns, ext.EVENT_INVALID_RESTART_BACKOFF, message, "Warning")
+    await _start_group(api, ns)
+    await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=1)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+
+    await kubelet.update_lws(
+        api,
+        ns,
+        NAME,
+        lambda lws: lws["metadata"]["annotations"].update({ext.ANNOTATION_RESTART_BACKOFF: "base=1s"}),
+    )
+
+    async def cleared() -> bool:
+        lws = await kubelet.get_lws(api, ns, NAME)
+        types = [cond["type"] for cond in (lws.get("status") or {}).get("conditions") or []]
+        assert ext.CONDITION_RESTART_BACKOFF_INVALID not in types, types
+        return True
+
+    await eventually(cleared)
+
+
+async def test_a_configmap_of_that_name_not_owned_by_the_lws_is_left_alone(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    theirs = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": LEDGER, "namespace": ns},
+        "data": {"k": "v"},
+    }
+    await api.create(CONFIGMAPS, theirs)
+    await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+    await _start_group(api, ns)
+    await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=1)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")  # the recreation is not blocked
+    configmap = await _configmap(api, ns)
+    assert configmap is not None
+    assert configmap["data"] == {"k": "v"}
+
+
+async def test_a_disabled_ledger_writes_no_history(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    lws = await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+    trigger = Trigger(Cause.DELETION, f"{NAME}-0-1")
+    entry = entry_for(trigger, group="0", action=Action.RECREATED, when=datetime.datetime.now(datetime.UTC))
+    assert not await FailureLedger(api, enabled=False).record(lws, entry=entry, group="0")
+    assert await _configmap(api, ns) is None, "a disabled ledger created its ConfigMap"
+    assert await FailureLedger(api).record(lws, entry=entry, group="0")
+    assert len(await _entries(api, ns)) == 1
