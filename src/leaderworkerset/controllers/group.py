@@ -424,9 +424,9 @@ class GroupReconciler:
         now = self._clock()
         decision = decide_backoff(policy, state, now=now, leader_uid=uid_of(leader))
         if decision.recreate:
-            return _Gate(
-                state=recreated_state(decision, now=now, leader_uid=uid_of(leader)), delay=decision.delay
-            )
+            # A recreation that waited for nothing records no delay (the first of a streak).
+            state = recreated_state(decision, now=now, leader_uid=uid_of(leader))
+            return _Gate(state=state, delay=decision.delay or None)
         assert state is not None  # decide_backoff only waits after a previous recreation
         if state.waiting_until != decision.not_before:
             # The first look at this failure: record the wait once, not on every retry.

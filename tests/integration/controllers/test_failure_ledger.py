@@ -255,3 +255,29 @@ async def test_a_disabled_ledger_writes_no_history(
     assert await _configmap(api, ns) is None, "a disabled ledger created its ConfigMap"
     assert await FailureLedger(api).record(lws, entry=entry, group="0")
     assert len(await _entries(api, ns)) == 1
+
+
+async def test_without_the_annotation_every_failure_recreates_at_once_as_upstream(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+    for _ in range(2):
+        await _start_group(api, ns)
+        await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=1)
+        await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+        await _finish_deletion(api, ns)
+    entries = await _expect_entries(api, ns, 2)
+    assert [(e["action"], e.get("delaySeconds")) for e in entries] == [
+        ("recreated", None),
+        ("recreated", None),
+    ]
+    configmap = await _configmap(api, ns)
+    assert configmap is not None
+    assert "backoff" not in configmap["data"], "back-off state kept for an LWS that did not ask"
+    assert await expect.events_with(api, ns, ext.EVENT_GROUP_RESTART_BACKOFF) == []
+
+    async def two_recreate_events() -> bool:
+        events = await expect.events_with(api, ns, c.EVENT_RECREATE_GROUP)
+        return sum(int((e.get("series") or {}).get("count") or 1) for e in events) == 2
+
+    await eventually(two_recreate_events)
