@@ -71,7 +71,7 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         writer=Writer.USER,
         values=(
             "`base=D[,cap=D][,reset=D]`, Go durations > 0; cap defaults to 5m (at least base), "
-            "reset to twice the cap; cap ≥ base, reset ≥ cap"
+            "reset to twice the cap; cap ≥ base, reset ≥ cap; groupIdentity Ordinal only"
         ),
         effect=(
             "the n-th recreation of a group in a row waits min(cap, base·2^(n-2)) after the previous "

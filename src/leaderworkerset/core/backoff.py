@@ -83,9 +83,16 @@ def parse_backoff(raw: str) -> BackoffPolicy:
 
 
 def backoff_policy(lws: Obj) -> BackoffPolicy | None:
-    """The LWS's policy; None without the annotation. Raises BackoffError for a bad value."""
+    """The LWS's policy; None without the annotation. Raises BackoffError for a bad value, and
+    for a Hash-identity set: its recreated group gets a new key, so no streak could follow a group
+    from one incarnation to the next (refused rather than silently never backing off)."""
     raw = annotations_of(lws).get(ext.ANNOTATION_RESTART_BACKOFF)
-    return None if raw is None else parse_backoff(raw)
+    if raw is None:
+        return None
+    policy = parse_backoff(raw)
+    if ((lws.get("spec") or {}).get("groupIdentity") or c.GROUP_IDENTITY_ORDINAL) == c.GROUP_IDENTITY_HASH:
+        raise BackoffError("hash-identity", "restart back-off is supported with groupIdentity Ordinal only")
+    return policy
 
 
 def backoff_error(lws: Obj) -> BackoffError | None:

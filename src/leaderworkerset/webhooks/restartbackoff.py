@@ -8,7 +8,7 @@ from typing import Any
 
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core import validation as v
-from leaderworkerset.core.backoff import BackoffError, parse_backoff
+from leaderworkerset.core.backoff import backoff_error
 from leaderworkerset.webhooks import fields as f
 
 Obj = dict[str, Any]
@@ -20,8 +20,7 @@ def validate_restart_backoff(lws: Obj) -> list[v.FieldError]:
     raw = annotations.get(ext.ANNOTATION_RESTART_BACKOFF)
     if raw is None:
         return []
-    try:
-        parse_backoff(raw)
-    except BackoffError as err:
-        return [v.invalid(PATH, v.go_quote(raw), str(err), f"restart-backoff-{err.rule}")]
-    return []
+    err = backoff_error(lws)
+    if err is None:
+        return []
+    return [v.invalid(PATH, v.go_quote(raw), str(err), f"restart-backoff-{err.rule}")]

@@ -12,6 +12,7 @@ from leaderworkerset.core.backoff import (
     BackoffPolicy,
     GroupBackoff,
     backoff_conditions,
+    backoff_policy,
     decide_backoff,
     delay_before,
     format_seconds,
@@ -192,3 +193,15 @@ def test_a_bad_value_sets_the_condition_once_and_a_fix_removes_it() -> None:
     assert backoff_conditions(_lws("base=0s", conditions), "later") is None
     assert backoff_conditions(_lws("base=10s", conditions), "later") == [AVAILABLE]
     assert backoff_conditions(_lws(None, conditions), "later") == [AVAILABLE]
+
+
+def test_a_hash_identity_set_is_flagged_not_silently_ignored() -> None:
+    lws = (
+        cached_lws("lws").group_identity("Hash").annotation(ext.ANNOTATION_RESTART_BACKOFF, "base=10s").obj()
+    )
+    with pytest.raises(BackoffError) as raised:
+        backoff_policy(lws)
+    assert raised.value.rule == "hash-identity"
+    conditions = backoff_conditions(lws, "now")
+    assert conditions is not None
+    assert "groupIdentity Ordinal only" in conditions[-1]["message"]

@@ -19,6 +19,7 @@ class Case:
     value: str | None
     want_rules: tuple[str, ...] = ()
     want_text: str = ""
+    identity: str | None = None
 
 
 CASES = [
@@ -40,21 +41,29 @@ CASES = [
     pytest.param(
         Case("base=soon", ("restart-backoff-base-duration",), "duration such as 10s"), id="bad duration"
     ),
+    pytest.param(
+        Case("base=10s", ("restart-backoff-hash-identity",), "groupIdentity Ordinal only", "Hash"),
+        id="Hash identity: a recreated group has a new key, no streak can follow it",
+    ),
+    pytest.param(Case(None, identity="Hash"), id="Hash identity without the annotation"),
 ]
 
 
 def test_table_size() -> None:
-    assert len(CASES) == 8
+    assert len(CASES) == 10
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("operation", ["create", "update"])
 def test_restart_backoff_annotation(case: Case, operation: str) -> None:
     builder = lws()
+    if case.identity is not None:
+        builder = builder.group_identity(case.identity)
     if case.value is not None:
         builder = builder.annotation(ext.ANNOTATION_RESTART_BACKOFF, case.value)
     obj = builder.obj()
-    errors = validate_create(obj) if operation == "create" else validate_update(lws().obj(), obj)
+    old = lws().group_identity(case.identity).obj() if case.identity else lws().obj()
+    errors = validate_create(obj) if operation == "create" else validate_update(old, obj)
     assert tuple(err.rule for err in errors) == case.want_rules
     for err in errors:
         text = err.error()
