@@ -326,6 +326,27 @@ async def delete_groups_above_replicas(
             await delete_groups(api, namespace, index, index + 1, lws_name)
 
 
+async def finish_group_deletion(
+    api: KubeClient, namespace: str, group: int, lws_name: str = "test-sample"
+) -> None:
+    """Garbage collector and kubelet: a deleted group's objects go away (foreground finalizer
+    cleared, pods removed, the worker StatefulSet removed)."""
+    selector = f"{c.LABEL_SET_NAME}={lws_name},{c.LABEL_GROUP_INDEX}={group}"
+    for pod in await api.list(PODS, namespace, label_selector=selector):
+        name = pod["metadata"]["name"]
+        with contextlib.suppress(Exception):
+            await api.merge_patch(PODS, namespace, name, {"metadata": {"finalizers": None}})
+        with contextlib.suppress(Exception):
+            await api.delete(PODS, namespace, name, grace_period_seconds=0)
+    with contextlib.suppress(Exception):
+        await api.delete(STATEFULSETS, namespace, f"{lws_name}-{group}")
+
+    async def gone() -> bool:
+        return not await api.list(PODS, namespace, label_selector=selector)
+
+    await eventually(gone)
+
+
 async def update_lws(api: KubeClient, namespace: str, name: str, change: Any) -> Obj:
     """Read-modify-write the LWS spec with `change(lws)`, retrying conflicts."""
 

@@ -22,13 +22,21 @@ from leaderworkerset.core.ledger import (
     ledger_name,
 )
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import CONFIGMAPS
 
 Obj = Mapping[str, Any]
 
 
-async def read_ledger(client: KubeClient, namespace: str, name: str) -> Obj | None:
-    return await client.get_or_none(CONFIGMAPS, namespace, ledger_name(name))
+async def read_ledger(client: KubeClient, namespace: str, name: str, *, optional: bool = False) -> Obj | None:
+    """The ledger ConfigMap (None when the set has none). `optional`: a user who may not read
+    ConfigMaps still gets the group tree, only without back-off countdowns."""
+    try:
+        return await client.get_or_none(CONFIGMAPS, namespace, ledger_name(name))
+    except ApiStatusError as err:
+        if optional and err.code == 403:
+            return None
+        raise
 
 
 def _data(configmap: Obj | None) -> Mapping[str, Any]:

@@ -91,7 +91,7 @@ async def collect(client: KubeClient, namespace: str, name: str, *, events: bool
         deployments = await client.list(DEPLOYMENTS, namespace, selector)
         deployment = next((d for d in deployments if core_groups.name_of(d) == name), None)
     failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}
-    ledger = await ledger_view.read_ledger(client, namespace, name)
+    ledger = await ledger_view.read_ledger(client, namespace, name, optional=True)
     return Snapshot(lws, pods, statefulsets, deployment, failures, ledger)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.controllers.restartbudget import CONFLICT_BACKOFF_SECONDS, CONFLICT_RETRIES
 from leaderworkerset.core.backoff import GroupBackoff
 from leaderworkerset.core.groups import controller_owner, name_of, namespace_of, uid_of
 from leaderworkerset.core.ledger import (
@@ -40,9 +41,6 @@ from leaderworkerset.runtime.errors import is_already_exists, is_conflict
 from leaderworkerset.runtime.resources import CONFIGMAPS
 
 Obj = dict[str, Any]
-
-CONFLICT_RETRIES = 5
-CONFLICT_BACKOFF_SECONDS = 0.01
 
 
 class LedgerNotOwnedError(RuntimeError):
