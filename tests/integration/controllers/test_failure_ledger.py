@@ -17,7 +17,7 @@ from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.core.ledger import Action, Cause, Trigger, entry_for, ledger_name
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import CONFIGMAPS, LEADERWORKERSETS, PODS
+from leaderworkerset.runtime.resources import CONFIGMAPS, CORE_EVENTS, LEADERWORKERSETS, NODES, PODS
 from tests.integration.controllers import expect
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -279,3 +279,50 @@ async def test_without_the_annotation_every_failure_recreates_at_once_as_upstrea
         return sum(int((e.get("series") or {}).get("count") or 1) for e in events) == 2
 
     await eventually(two_recreate_events)
+
+
+async def test_a_liveness_probe_kill_is_told_from_a_crash_by_the_kubelets_unhealthy_event(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    """The field-selected LIST of the pod's Unhealthy events, on the real API server."""
+    await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+    await _start_group(api, ns)
+    worker = await api.get(PODS, ns, f"{NAME}-0-1")
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{NAME}-0-1.unhealthy", "namespace": ns},
+        "involvedObject": {
+            "kind": "Pod", "namespace": ns, "name": f"{NAME}-0-1", "uid": worker["metadata"]["uid"],
+            "fieldPath": "spec.containers{worker}",
+        },
+        "reason": "Unhealthy",
+        "message": "Liveness probe failed: HTTP probe failed with statuscode: 500",
+        "type": "Warning",
+        "source": {"component": "kubelet"},
+    }  # fmt: skip
+    await api.create(CORE_EVENTS, event)
+    await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=137)
+    (entry,) = await _expect_entries(api, ns, 1)
+    assert (entry["cause"], entry["exitCode"], entry["container"]) == ("probe-failure", 137, "worker")
+
+
+async def test_a_pod_deleted_on_a_not_ready_node_is_recorded_as_node_not_ready(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    node = f"ledger-node-{ns[-6:]}"
+    await api.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    try:
+        not_ready = {
+            "status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]}
+        }
+        await api.patch_status(NODES, None, node, not_ready)
+        await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).obj())
+        lws = await kubelet.get_lws(api, ns, NAME)
+        leader = (await kubelet.create_leader_pods(api, lws, 0, 1, node_name=node))[0]
+        await kubelet.create_worker_pods(api, lws, leader, node_name=node)
+        await api.delete(PODS, ns, f"{NAME}-0-1")  # bound: graceful, it stays terminating
+        (entry,) = await _expect_entries(api, ns, 1)
+        assert (entry["cause"], entry["node"], entry["pod"]) == ("node-not-ready", node, f"{NAME}-0-1")
+    finally:
+        await api.delete(NODES, None, node)
