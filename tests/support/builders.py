@@ -439,6 +439,66 @@ class PodBuilder:
         self._obj["spec"] = copy.deepcopy(spec)
         return self
 
+    def uid(self, uid: str) -> Self:
+        self._obj["metadata"]["uid"] = uid
+        return self
+
+    def revision(self, key: str) -> Self:
+        return self.label(c.LABEL_TEMPLATE_REVISION_HASH, key)
+
+    def created(self, timestamp: str) -> Self:
+        self._obj["metadata"]["creationTimestamp"] = timestamp
+        return self
+
+    def deleting(self, timestamp: str = "2026-01-01T00:00:00Z") -> Self:
+        self._obj["metadata"]["deletionTimestamp"] = timestamp
+        return self
+
+    def node(self, name: str) -> Self:
+        self._obj["spec"]["nodeName"] = name
+        return self
+
+    def _status(self) -> Obj:
+        status: Obj = self._obj.setdefault("status", {})
+        return status
+
+    def phase(self, phase: str, reason: str | None = None, message: str | None = None) -> Self:
+        status = self._status()
+        status["phase"] = phase
+        if reason is not None:
+            status["reason"] = reason
+        if message is not None:
+            status["message"] = message
+        return self
+
+    def condition(
+        self, kind: str, status: str = "True", *, reason: str = "", message: str = "", at: str = ""
+    ) -> Self:
+        condition: Obj = {"type": kind, "status": status}
+        for key, value in (("reason", reason), ("message", message), ("lastTransitionTime", at)):
+            if value:
+                condition[key] = value
+        self._status().setdefault("conditions", []).append(condition)
+        return self
+
+    def container_status(
+        self,
+        name: str,
+        *,
+        restarts: int = 0,
+        state: Obj | None = None,
+        last_state: Obj | None = None,
+        ready: bool = False,
+    ) -> Self:
+        """A kubelet container status; `state`/`last_state` like {"terminated": {"exitCode": 1}}."""
+        entry: Obj = {"name": name, "ready": ready, "restartCount": restarts}
+        if state is not None:
+            entry["state"] = state
+        if last_state is not None:
+            entry["lastState"] = last_state
+        self._status().setdefault("containerStatuses", []).append(entry)
+        return self
+
     def obj(self) -> Obj:
         return copy.deepcopy(self._obj)
 

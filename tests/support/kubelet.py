@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
@@ -188,6 +189,52 @@ async def restart_container(api: KubeClient, namespace: str, name: str, *, phase
     await api.patch_status(PODS, namespace, name, {"status": status})
 
 
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def crash_container(
+    api: KubeClient, namespace: str, name: str, *, exit_code: int, reason: str = "Error"
+) -> None:
+    """Kubelet: the pod's first container exited with `exit_code` and was restarted (lastState)."""
+    pod = await api.get(PODS, namespace, name)
+    container = pod["spec"]["containers"][0]["name"]
+    previous = {s["name"]: s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    restarts = int((previous.get(container) or {}).get("restartCount") or 0) + 1
+    now = _now()
+    terminated = {"exitCode": exit_code, "reason": reason, "startedAt": now, "finishedAt": now}
+    status = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": container, "image": "x", "imageID": "", "ready": False, "restartCount": restarts,
+                "state": {"running": {"startedAt": now}}, "lastState": {"terminated": terminated},
+            }
+        ],
+    }  # fmt: skip
+    await api.patch_status(PODS, namespace, name, {"status": status})
+
+
+async def set_pod_started_and_ready(api: KubeClient, namespace: str, name: str) -> None:
+    """Kubelet: bound, containers running, Ready — each with its timestamp (time to ready)."""
+    pod = await api.get(PODS, namespace, name)
+    container = pod["spec"]["containers"][0]["name"]
+    now = _now()
+    conditions = [
+        {"type": kind, "status": "True", "lastTransitionTime": now}
+        for kind in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+    ]
+    status = {
+        "phase": "Running",
+        "conditions": conditions,
+        "containerStatuses": [
+            {"name": container, "image": "x", "imageID": "", "ready": True, "restartCount": 0,
+             "state": {"running": {"startedAt": now}}}
+        ],
+    }  # fmt: skip
+    await api.patch_status(PODS, namespace, name, {"status": status})
+
+
 async def set_statefulset_ready(api: KubeClient, namespace: str, name: str) -> None:
     """StatefulSet controller: every replica available, no rolling of its own template."""
     sts = await api.get(STATEFULSETS, namespace, name)
@@ -277,6 +324,27 @@ async def delete_groups_above_replicas(
         index = int(pod["metadata"]["labels"][c.LABEL_GROUP_INDEX])
         if index >= replicas:
             await delete_groups(api, namespace, index, index + 1, lws_name)
+
+
+async def finish_group_deletion(
+    api: KubeClient, namespace: str, group: int, lws_name: str = "test-sample"
+) -> None:
+    """Garbage collector and kubelet: a deleted group's objects go away (foreground finalizer
+    cleared, pods removed, the worker StatefulSet removed)."""
+    selector = f"{c.LABEL_SET_NAME}={lws_name},{c.LABEL_GROUP_INDEX}={group}"
+    for pod in await api.list(PODS, namespace, label_selector=selector):
+        name = pod["metadata"]["name"]
+        with contextlib.suppress(Exception):
+            await api.merge_patch(PODS, namespace, name, {"metadata": {"finalizers": None}})
+        with contextlib.suppress(Exception):
+            await api.delete(PODS, namespace, name, grace_period_seconds=0)
+    with contextlib.suppress(Exception):
+        await api.delete(STATEFULSETS, namespace, f"{lws_name}-{group}")
+
+    async def gone() -> bool:
+        return not await api.list(PODS, namespace, label_selector=selector)
+
+    await eventually(gone)
 
 
 async def update_lws(api: KubeClient, namespace: str, name: str, change: Any) -> Obj:

@@ -39,6 +39,19 @@ class Extension:
 # The restart count a leader incarnation claimed before its count is written, so a controller killed
 # between the two writes never counts the same failure twice (core/budget.py).
 ANNOTATION_GROUP_RESTART_CLAIM: Final = _PREFIX + "group-restart-claim"
+# Opt-in exponential back-off between recreations of the same group (core/backoff.py).
+ANNOTATION_RESTART_BACKOFF: Final = _PREFIX + "restart-backoff"
+# The LWS condition (and its reason) set when the restart-backoff value cannot be used (an object
+# admitted with the webhooks off); removed once the value is fixed or dropped.
+CONDITION_RESTART_BACKOFF_INVALID: Final = _PREFIX + "RestartBackoffInvalid"
+REASON_INVALID_ANNOTATION: Final = "InvalidAnnotation"
+# Event reasons of the back-off and the failure ledger (our own; upstream records neither).
+EVENT_GROUP_RESTART_BACKOFF: Final = "GroupRestartBackOff"
+EVENT_INVALID_RESTART_BACKOFF: Final = "InvalidRestartBackoff"
+# The per-LWS failure ledger ConfigMap (controllers/ledger.py): `<lws>-failure-ledger`, owned by the
+# LWS, created on its first group recreation.
+LEDGER_CONFIGMAP_SUFFIX: Final = "-failure-ledger"
+LABEL_FAILURE_LEDGER: Final = _PREFIX + "failure-ledger"
 
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
@@ -51,6 +64,21 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "written before the count on the LeaderWorkerSet so a controller killed in between "
             "counts the failure once"
         ),
+    ),
+    Extension(
+        key=ANNOTATION_RESTART_BACKOFF,
+        on="LeaderWorkerSet",
+        writer=Writer.USER,
+        values=(
+            "`base=D[,cap=D][,reset=D]`, Go durations > 0; cap defaults to 5m (at least base), "
+            "reset to twice the cap; cap ≥ base, reset ≥ cap; groupIdentity Ordinal only"
+        ),
+        effect=(
+            "the n-th recreation of a group in a row waits min(cap, base·2^(n-2)) after the previous "
+            "one (the first is immediate); a failure at least `reset` after the group's last "
+            "recreation starts over. Without it a failed group is recreated at once, as upstream"
+        ),
+        example="base=10s,cap=5m,reset=10m",
     ),
 )
 

@@ -54,6 +54,7 @@ class Settings:
     max_concurrent_reconciles: int = 5
     watch_namespace: str | None = None
     enable_disaggregatedset: bool = True
+    failure_ledger: bool = True
 
 
 def manager_options(settings: Settings) -> ManagerOptions:
@@ -201,6 +202,7 @@ async def run(settings: Settings) -> None:
             namespace=settings.watch_namespace,
             enable_disaggregatedset=settings.enable_disaggregatedset,
             scheduler_provider=_scheduler_provider(settings.config),
+            failure_ledger=settings.failure_ledger,
         )
     try:
         await mgr.run()
@@ -297,6 +299,14 @@ def manager(
             "enableDisaggregatedSet only gates its webhook and RBAC there). Off: its CRDs need not exist.",
         ),
     ] = True,
+    disable_failure_ledger: Annotated[
+        bool,
+        typer.Option(
+            "--disable-failure-ledger",
+            help="Keep no per-LeaderWorkerSet failure ledger ConfigMap (on by default: it changes no "
+            "object upstream owns). Restart back-off state is still stored for sets that ask for it.",
+        ),
+    ] = False,
     log_json: Annotated[bool | None, typer.Option("--log-json/--log-console")] = None,
 ) -> None:
     """Run the LeaderWorkerSet controllers and admission webhooks."""
@@ -343,6 +353,7 @@ def manager(
         max_concurrent_reconciles=max_concurrent_reconciles,
         watch_namespace=watch_namespace,
         enable_disaggregatedset=enable_disaggregatedset,
+        failure_ledger=not disable_failure_ledger,
     )
     from leaderworkerset.controllers.disaggregatedset.setup import DisaggregatedSetApiMissingError
     from leaderworkerset.controllers.scheduling import ProviderApiMissingError

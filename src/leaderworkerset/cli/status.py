@@ -18,6 +18,7 @@ import asyncio
 import enum
 import io
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
@@ -26,9 +27,11 @@ import typer
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
+from rich.table import Table
 from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.cli import failures as ledger_view
 from leaderworkerset.core import groups as core_groups
 from leaderworkerset.core.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.groups import GroupView, labels_of
@@ -48,6 +51,10 @@ class Snapshot:
     statefulsets: list[Obj]
     leader_deployment: Obj | None = None  # Hash identity
     failures: Mapping[str, str] = field(default_factory=dict)  # FailedScheduling message by pod UID
+    ledger: Mapping[str, Any] | None = (
+        None  # the failure-ledger ConfigMap (back-off state), if the set has one
+    )
+    now: float = field(default_factory=time.time)  # when it was read (back-off countdowns)
 
 
 # The scheduler's failures are all the events the diagnosis needs; the rest is in pod status.
@@ -84,7 +91,8 @@ async def collect(client: KubeClient, namespace: str, name: str, *, events: bool
         deployments = await client.list(DEPLOYMENTS, namespace, selector)
         deployment = next((d for d in deployments if core_groups.name_of(d) == name), None)
     failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}
-    return Snapshot(lws, pods, statefulsets, deployment, failures)
+    ledger = await ledger_view.read_ledger(client, namespace, name, optional=True)
+    return Snapshot(lws, pods, statefulsets, deployment, failures, ledger)
 
 
 def _restarts(pod: Obj) -> int:
@@ -111,6 +119,7 @@ class Group:
     view: GroupView
     diagnosis: Diagnosis | None  # None when the group is ready
     pods: list[Obj]  # leader first, then workers by index
+    backoff: str | None = None  # "backing off, next recreation in …" while its recreation waits
 
 
 @dataclass(frozen=True)
@@ -161,7 +170,8 @@ def overview(snapshot: Snapshot) -> Overview:
                 pods=members,
                 failures=snapshot.failures,
             )
-        groups.append(Group(view, diagnosis, members))
+        backoff = ledger_view.backoff_note(snapshot.ledger, view.key, snapshot.now)
+        groups.append(Group(view, diagnosis, members, backoff))
     return Overview(
         name=name,
         namespace=str(meta.get("namespace", "")),
@@ -191,6 +201,8 @@ def render(snapshot: Snapshot) -> Tree:
         state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
         updated = "" if view.updated else " [magenta](old revision)[/magenta]"
         why = f" — {escape(group.diagnosis.message)}" if group.diagnosis else ""
+        if group.backoff:
+            why += f" [yellow]({group.backoff})[/yellow]"
         host = f" ({view.hostname})" if view.index < 0 and view.hostname else ""
         branch = root.add(
             f"group {view.name}  {view.leader}{host}  rev {view.revision}  {state}{updated}{why}"
@@ -226,6 +238,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
                 "updated": group.view.updated,
                 "cause": group.diagnosis.cause if group.diagnosis else None,
                 "reason": group.diagnosis.message if group.diagnosis else None,
+                "backoff": group.backoff,
                 "pods": [
                     {
                         "name": core_groups.name_of(pod),
@@ -248,13 +261,27 @@ class Output(enum.StrEnum):
     JSON = "json"
 
 
-async def view_of(
+async def failures_view(
     client: KubeClient, namespace: str, name: str, output: Output
-) -> Tree | dict[str, Any] | None:
+) -> Table | dict[str, Any] | None:
+    """The failure ledger (None when there is no such LeaderWorkerSet)."""
+    if await client.get_or_none(LEADERWORKERSETS, namespace, name) is None:
+        return None
+    configmap = await ledger_view.read_ledger(client, namespace, name)
+    if output is Output.JSON:
+        return ledger_view.document(namespace, name, configmap, time.time())
+    return ledger_view.table(namespace, name, configmap)
+
+
+async def view_of(
+    client: KubeClient, namespace: str, name: str, output: Output, *, failures: bool = False
+) -> Tree | Table | dict[str, Any] | None:
     """The LeaderWorkerSet's group tree (or document), else the DisaggregatedSet's role tree, else
-    None."""
+    None; with `failures`, the LeaderWorkerSet's failure ledger."""
     from leaderworkerset.cli import ds_status
 
+    if failures:
+        return await failures_view(client, namespace, name, output)
     snapshot = await collect(client, namespace, name)
     if snapshot is not None:
         return document(snapshot) if output is Output.JSON else render(snapshot)
@@ -275,7 +302,7 @@ async def tree_of(client: KubeClient, namespace: str, name: str) -> Tree | None:
 _LOG_WIDTH = 1000
 
 
-def as_text(console: Console, view: Tree | dict[str, Any]) -> str:
+def as_text(console: Console, view: Tree | Table | dict[str, Any]) -> str:
     """What one refresh prints: one JSON line, the tree wrapped at the terminal's width, or (off a
     terminal) the plain tree with no colour codes and one unwrapped line per node."""
     if isinstance(view, dict):
@@ -298,15 +325,15 @@ async def show(
     interval: float = 1.0,
     output: Output = Output.TREE,
     console: Console | None = None,
+    failures: bool = False,
 ) -> int:
     client = new_client(options)
     console = console or Console()
     try:
-        view = await view_of(client, namespace, name, output)
+        view = await view_of(client, namespace, name, output, failures=failures)
         if view is None:
-            Console(stderr=True).print(
-                f"[red]no LeaderWorkerSet or DisaggregatedSet {namespace}/{name}[/red]"
-            )
+            kinds = "LeaderWorkerSet" if failures else "LeaderWorkerSet or DisaggregatedSet"
+            Console(stderr=True).print(f"[red]no {kinds} {namespace}/{name}[/red]")
             return 1
         if watch and isinstance(view, Tree) and console.is_terminal:
             with Live(view, console=console, refresh_per_second=4) as live:
@@ -324,7 +351,7 @@ async def show(
             if not watch:
                 return 0
             await asyncio.sleep(interval)
-            view = await view_of(client, namespace, name, output)
+            view = await view_of(client, namespace, name, output, failures=failures)
     finally:
         await client.close()
 
@@ -343,11 +370,22 @@ def status(
         Output,
         typer.Option("--output", "-o", help="tree, or json: one document (one line per change with -w)."),
     ] = Output.TREE,
+    failures: Annotated[
+        bool,
+        typer.Option(
+            "--failures",
+            help="Show the failure ledger: every group recreation, back-off and exhausted budget.",
+        ),
+    ] = False,
 ) -> None:
     """Show LeaderWorkerSet → groups → pods with revision, readiness and why a group is not ready;
     for a DisaggregatedSet: roles (ready capacity) → revisions → child LWS → groups → pods."""
     try:
-        code = asyncio.run(show(ClientOptions(kubeconfig=kubeconfig), namespace, name, watch, output=output))
+        code = asyncio.run(
+            show(
+                ClientOptions(kubeconfig=kubeconfig), namespace, name, watch, output=output, failures=failures
+            )
+        )
     except KeyboardInterrupt:
         code = 0
     raise typer.Exit(code)

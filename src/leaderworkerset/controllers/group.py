@@ -21,17 +21,31 @@ The scheduler provider (if configured) makes the group's PodGroup before its wor
 from __future__ import annotations
 
 import datetime
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
+from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
 from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
+from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.core.backoff import (
+    BackoffError,
+    GroupBackoff,
+    backoff_event,
+    backoff_policy,
+    decide_backoff,
+    invalid_backoff_event,
+    recreated_state,
+    waiting_state,
+)
 from leaderworkerset.core.budget import (
     BudgetStep,
     ExhaustedStep,
@@ -61,8 +75,10 @@ from leaderworkerset.core.groups import (
     is_exhausted,
     is_leader_pod,
     labels_of,
+    lws_size,
     name_of,
     namespace_of,
+    pod_ready,
     revision_key_of,
     statefulset_ready,
     uid_of,
@@ -76,6 +92,19 @@ from leaderworkerset.core.hashidentity import (
     is_hash,
     remove_gate_patch,
 )
+from leaderworkerset.core.ledger import (
+    Action,
+    LedgerEntry,
+    Trigger,
+    classify_trigger,
+    entry_for,
+    group_of,
+    needs_node,
+    needs_probe_events,
+    probe_failed_containers,
+)
+from leaderworkerset.core.lifecycle import group_milestones
+from leaderworkerset.core.naming import leader_name_for_worker
 from leaderworkerset.core.restart import (
     MISSING_REVISION_REQUEUE_SECONDS,
     RestartAction,
@@ -113,6 +142,7 @@ from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
 from leaderworkerset.runtime.reflector import FuncHandler
 from leaderworkerset.runtime.resources import (
+    CORE_EVENTS,
     LEADERWORKERSETS,
     NODES,
     PODS,
@@ -130,6 +160,25 @@ _DELETED_LEADERS_MEMORY = 10_000
 # Worker deletion snapshots waiting for their reconcile; beyond this, the oldest are dropped.
 _SNAPSHOT_MEMORY = 10_000
 _DELETED_MARK = "1970-01-01T00:00:00Z"
+# Leader incarnations whose time to ready was observed (once each).
+_OBSERVED_MEMORY = 10_000
+# A back-off wait is requeued a little past its end, so the retry is never a hair too early.
+_BACKOFF_REQUEUE_MARGIN_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class RestartOutcome:
+    """`stop`: the pod's reconcile ends here; `wait`: a recreation backs off this many seconds."""
+
+    stop: bool
+    wait: float | None = None
+
+
+@dataclass(frozen=True)
+class _Gate:
+    wait: float | None = None  # backing off: retry after this long, recreate nothing now
+    state: GroupBackoff | None = None  # the back-off state to store with the recreation
+    delay: float | None = None  # the delay the recreation waited out
 
 
 class GroupReconciler:
@@ -139,13 +188,23 @@ class GroupReconciler:
         informers: SharedInformers,
         recorder: EventRecorder,
         provider: SchedulerProvider | None = None,
+        *,
+        metrics: GroupMetrics | None = None,
+        ledger: FailureLedger | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._provider = provider
         self._client = client
         self._informers = informers
         self._recorder = recorder
+        self._metrics = metrics or new_group_metrics()
+        self._ledger = ledger or FailureLedger(client)
+        self._clock = clock
+        # Groups that were ready before this process started were observed by its predecessor.
+        self._started = clock()
         self._snapshots: OrderedDict[ObjectKey, list[Obj]] = OrderedDict()
         self._deleted_leaders: OrderedDict[str, None] = OrderedDict()
+        self._observed: OrderedDict[str, None] = OrderedDict()
 
     # ----- deletion snapshots (fed by the pod informer) --------------------------------------------
     def remember_deleted(self, pod: Pod) -> None:
@@ -165,7 +224,15 @@ class GroupReconciler:
 
     # ----- reconcile ----------------------------------------------------------------------------
     async def reconcile(self, key: ObjectKey) -> Result | None:
-        await self._replay_deletions(key)
+        wait = await self._replay_deletions(key)
+        result = await self._reconcile_pod(key)
+        if wait is None:
+            return result
+        if result is not None and result.requeue_after is not None:
+            wait = min(wait, result.requeue_after)
+        return Result(requeue_after=wait)
+
+    async def _reconcile_pod(self, key: ObjectKey) -> Result | None:
         pod = self._informers.pod(key.namespace, key.name)
         if pod is None:
             return None
@@ -180,22 +247,32 @@ class GroupReconciler:
         if is_leader_pod(pod) and is_exhausted(pod):
             await self._exhausted_leader(pod, lws)
             return None
-        if await self._restart_policy(pod, lws):
+        outcome = await self._restart_policy(pod, lws)
+        if outcome.wait is not None:
+            return Result(requeue_after=outcome.wait)
+        if outcome.stop:
             return None
+        self._observe_time_to_ready(pod, lws)
         if not is_leader_pod(pod):
             return None
         return await self._reconcile_leader(pod, lws)
 
-    async def _replay_deletions(self, key: ObjectKey) -> None:
-        """Apply the restart policy to each deletion snapshot; a failed one is kept for the retry."""
+    async def _replay_deletions(self, key: ObjectKey) -> float | None:
+        """Apply the restart policy to each deletion snapshot; a failed one is kept for the retry,
+        and so is one whose recreation backs off (the StatefulSet may already have replaced the
+        pod, so the snapshot is the only trace of the failure): returns that wait."""
         pending = self._snapshots.pop(key, [])
         while pending:
             try:
-                await self._restart_policy(pending[0])
+                outcome = await self._restart_policy(pending[0])
             except Exception:
                 self._snapshots[key] = [*pending, *self._snapshots.get(key, [])]
                 raise
+            if outcome.wait is not None:
+                self._snapshots[key] = [*pending, *self._snapshots.get(key, [])]
+                return outcome.wait
             pending.pop(0)
+        return None
 
     def _set_of(self, pod: Obj) -> Obj | None:
         """The pod's LWS from the cache (deleting and Hash ones included)."""
@@ -207,14 +284,14 @@ class GroupReconciler:
         return None if lws is None or is_deleting(lws) else lws
 
     # ----- restart policy -------------------------------------------------------------------------
-    async def _restart_policy(self, pod: Obj, lws: Obj | None = None) -> bool:
-        """Apply the group restart policy; True when the pod's reconcile ends here."""
+    async def _restart_policy(self, pod: Obj, lws: Obj | None = None) -> RestartOutcome:
+        """Apply the group restart policy: whether the pod's reconcile ends here, or waits."""
         lws = lws or self._lws_of(pod)
         if lws is None:
-            return False
+            return RestartOutcome(stop=False)
         lookup = restart_lookup(lws, pod)
         if lookup is None:
-            return False
+            return RestartOutcome(stop=False)
         namespace = namespace_of(pod)
         owner_sts = (
             self._informers.statefulset(namespace, lookup.owner_statefulset_name)
@@ -230,33 +307,49 @@ class GroupReconciler:
             leader=self._informers.pod(namespace, lookup.leader_name),
             owner_statefulset=owner_sts,
         )
+        wait = None
         if decision.action is RestartAction.DELETE_LEADER:
-            await self._recreate_group(lws, pod, namespace, decision)
-        return decision.stop
+            wait = await self._recreate_group(lws, pod, namespace, decision)
+        return RestartOutcome(stop=decision.stop, wait=wait)
 
-    async def _recreate_group(self, lws: Obj, pod: Obj, namespace: str, decision: RestartDecision) -> None:
+    async def _recreate_group(
+        self, lws: Obj, pod: Obj, namespace: str, decision: RestartDecision
+    ) -> float | None:
         """Delete the leader to recreate the group — after charging the restart budget, decided on
-        fresh reads (a lagging cache must never let a group restart past its limit)."""
+        fresh reads (a lagging cache must never let a group restart past its limit), and once the
+        group's back-off (if the LWS asks for one) allows. Returns the wait while backing off.
+
+        The budget decides first: a spent budget stops the group at once (waiting would only delay
+        the inevitable), and a recreation that backs off is not charged until it happens."""
         if decision.leader_uid in self._deleted_leaders:
-            return  # already deleted by us; the cache has not caught up yet
+            return None  # already deleted by us; the cache has not caught up yet
         leader = await self._fresh_pod_named(namespace, decision.leader_name)
         if leader is None or uid_of(leader) != decision.leader_uid:
-            return  # gone (the recreation is done) or replaced by a same-name leader
+            return None  # gone (the recreation is done) or replaced by a same-name leader
         fresh_lws = await self._fresh_lws(namespace, name_of(lws))
         if fresh_lws is None or is_deleting(fresh_lws):
             await self._release(leader if is_leader_pod(pod) else pod)
-            return
+            return None
         if is_deleting(leader):
-            return
+            return None
         if is_exhausted(leader):
             await self._terminate_exhausted_group(fresh_lws, leader)
-            return
+            return None
         limit = max_group_restarts(fresh_lws)
-        if limit is not None:
-            budget = decide_budget(restart_counts(fresh_lws), leader, limit)
-            if budget.step is BudgetStep.EXHAUST:
-                await self._terminate_exhausted_group(fresh_lws, leader)
-                return
+        budget = decide_budget(restart_counts(fresh_lws), leader, limit) if limit is not None else None
+        trigger = await self._classify(pod)
+        if budget is not None and budget.step is BudgetStep.EXHAUST:
+            entry = entry_for(
+                trigger, group=group_of(leader), action=Action.BUDGET_EXHAUSTED, when=self._now(),
+                leader_uid=uid_of(leader),
+            )  # fmt: skip
+            await self._record(fresh_lws, entry)
+            await self._terminate_exhausted_group(fresh_lws, leader)
+            return None
+        gate = await self._backoff_gate(fresh_lws, leader, trigger)
+        if gate.wait is not None:
+            return gate.wait
+        if budget is not None:
             if not budget.claimed:
                 # Conditional on the fresh read: a concurrent change conflicts and is retried.
                 leader = await self._client.merge_patch(
@@ -268,7 +361,105 @@ class GroupReconciler:
                 name_of(lws),
                 lambda counts: raise_count(counts, budget.key, budget.count),
             )
-        await self._delete_leader(lws, namespace, decision.leader_name, decision.leader_uid, decision.event)
+        entry = entry_for(
+            trigger, group=group_of(leader), action=Action.RECREATED, when=self._now(),
+            leader_uid=uid_of(leader), delay_seconds=gate.delay,
+        )  # fmt: skip
+        # Written before the delete: the back-off state must name this incarnation before it goes.
+        await self._record(fresh_lws, entry, backoff=gate.state)
+        if await self._delete_leader(
+            lws, namespace, decision.leader_name, decision.leader_uid, decision.event
+        ):
+            self._metrics.recreations.labels(namespace, name_of(lws), str(trigger.cause)).inc()
+        return None
+
+    # ----- failure ledger and restart back-off --------------------------------------------------
+    def _now(self) -> datetime.datetime:
+        return datetime.datetime.fromtimestamp(self._clock(), datetime.UTC)
+
+    async def _classify(self, pod: Obj) -> Trigger:
+        """The trigger's cause; the node and the probe events are read only when they can change
+        it (a bare deletion; an exit code a probe kill leaves), once per recreation. A failed read
+        leaves the cause less specific, never blocks the recreation."""
+        node: Obj | None = None
+        probes: set[str] = set()
+        try:
+            if needs_node(pod):
+                node = await self._client.get_or_none(
+                    NODES, None, str((pod.get("spec") or {}).get("nodeName"))
+                )
+            if needs_probe_events(pod) is not None:
+                selector = f"involvedObject.uid={uid_of(pod)},reason=Unhealthy"
+                events = await self._client.list(CORE_EVENTS, namespace_of(pod), field_selector=selector)
+                probes = probe_failed_containers(events)
+        except Exception as err:
+            log.warning("failure cause read incomplete", pod=name_of(pod), error=error_text(err))
+        return classify_trigger(pod, node=node, probe_failures=probes)
+
+    async def _record(self, lws: Obj, entry: LedgerEntry, *, backoff: GroupBackoff | None = None) -> None:
+        """Write the ledger. Without back-off state a failed write is logged and the recreation goes
+        on (the ledger is a record, not a gate); back-off state must be stored, so its failure is
+        the reconcile's error and is retried."""
+        try:
+            await self._ledger.record(lws, entry=entry, group=entry.group, backoff=backoff)
+        except LedgerNotOwnedError as err:
+            log.warning("failure ledger skipped", lws=name_of(lws), error=str(err))
+        except Exception as err:
+            if backoff is not None:
+                raise
+            log.warning("failure ledger not written", lws=name_of(lws), error=error_text(err))
+
+    async def _backoff_gate(self, lws: Obj, leader: Obj, trigger: Trigger) -> _Gate:
+        """Whether the LWS's restart back-off lets this recreation happen now."""
+        try:
+            policy = backoff_policy(lws)
+        except BackoffError as err:
+            # Admitted with the webhooks off: recreate as upstream does, and say why not backing off.
+            record(self._recorder, lws, invalid_backoff_event(err))
+            return _Gate()
+        if policy is None:
+            return _Gate()
+        group = group_of(leader)
+        state = (await self._ledger.read(lws)).backoff.get(group)
+        now = self._clock()
+        decision = decide_backoff(policy, state, now=now, leader_uid=uid_of(leader))
+        if decision.recreate:
+            # A recreation that waited for nothing records no delay (the first of a streak).
+            state = recreated_state(decision, now=now, leader_uid=uid_of(leader))
+            return _Gate(state=state, delay=decision.delay or None)
+        assert state is not None  # decide_backoff only waits after a previous recreation
+        if state.waiting_until != decision.not_before:
+            # The first look at this failure: record the wait once, not on every retry.
+            entry = entry_for(
+                trigger, group=group, action=Action.BACKING_OFF, when=self._now(),
+                leader_uid=uid_of(leader), delay_seconds=decision.delay,
+            )  # fmt: skip
+            await self._record(lws, entry, backoff=waiting_state(state, decision))
+            record(self._recorder, lws, backoff_event(leader, decision, now=now))
+        return _Gate(wait=decision.remaining(now) + _BACKOFF_REQUEUE_MARGIN_SECONDS)
+
+    def _observe_time_to_ready(self, pod: Obj, lws: Obj) -> None:
+        """Observe each phase of a group incarnation's way to ready, once, when it gets there."""
+        if is_deleting(pod) or not pod_ready(pod):
+            return
+        namespace = namespace_of(pod)
+        leader_name = name_of(pod) if is_leader_pod(pod) else leader_name_for_worker(pod)
+        leader = self._informers.pod(namespace, leader_name) if leader_name else None
+        if leader is None or uid_of(leader) in self._observed:
+            return
+        pods = self._informers.group_pods(
+            namespace, name_of(lws), labels_of(leader).get(c.LABEL_GROUP_INDEX, "")
+        )
+        milestones = group_milestones(leader, pods, lws_size(lws))
+        if milestones is None:
+            return
+        self._observed[uid_of(leader)] = None
+        while len(self._observed) > _OBSERVED_MEMORY:
+            self._observed.popitem(last=False)
+        if milestones.ready < self._started:
+            return
+        for phase, seconds in milestones.durations().items():
+            self._metrics.time_to_ready.labels(namespace, name_of(lws), phase).observe(seconds)
 
     async def _delete_leader(
         self, lws: Obj, namespace: str, name: str, uid: str, event: ControllerEvent | None
@@ -594,10 +785,21 @@ def setup(
     *,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     provider: SchedulerProvider | None = None,
+    failure_ledger: bool = True,
 ) -> Controller:
-    """Create the pod controller, declare its watches and add it to the manager."""
+    """Create the pod controller, declare its watches and add it to the manager.
+
+    `failure_ledger=False` (manager flag `--disable-failure-ledger`) keeps no history; back-off
+    state of an LWS that asks for a back-off is still stored."""
     recorder = manager.event_recorder(c.EVENT_COMPONENT_LWS)
-    reconciler = GroupReconciler(manager.client, informers, recorder, provider)
+    reconciler = GroupReconciler(
+        manager.client,
+        informers,
+        recorder,
+        provider,
+        metrics=new_group_metrics(manager.registry),
+        ledger=FailureLedger(manager.client, enabled=failure_ledger),
+    )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )

@@ -41,6 +41,7 @@ from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core import gojson
+from leaderworkerset.core.backoff import backoff_conditions, backoff_error, invalid_backoff_event
 from leaderworkerset.core.budget import (
     BudgetError,
     Counts,
@@ -75,7 +76,7 @@ from leaderworkerset.core.rollout import (
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import plan_status
+from leaderworkerset.core.status import format_time, plan_status
 from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
@@ -144,6 +145,8 @@ class LeaderWorkerSetReconciler:
             await self._delete_workers_in_parallel(lws)
         if lws is None or is_deleting(lws):
             return None  # children go away through garbage collection
+        if await self._restart_backoff_condition(lws):
+            return Result(requeue=True)  # the status moved on: the next round reads it
         if is_hash(lws):
             return await self._reconcile_hash(key, lws)
         leader_sts = self._leader_statefulset(key)
@@ -166,6 +169,26 @@ class LeaderWorkerSetReconciler:
             await self._truncate_history(round_)
             await self._prune_restart_counts(round_)
         return None
+
+    async def _restart_backoff_condition(self, lws: Obj) -> bool:
+        """Flag (or clear) an unusable restart-backoff annotation in a condition of our own; True
+        when the status was written. An LWS without the annotation is never written here."""
+        conditions = backoff_conditions(lws, format_time(self._now()))
+        if conditions is None:
+            return False
+        status = {**(lws.get("status") or {}), "conditions": conditions}
+        if not conditions:
+            status.pop("conditions")
+        body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
+        try:
+            await self._client.update(LEADERWORKERSETS, body, "status")
+        except Exception as err:
+            if not is_conflict(err):
+                raise
+        error = backoff_error(lws)
+        if error is not None:
+            record(self._recorder, lws, invalid_backoff_event(error))
+        return True
 
     # ----- Hash identity (spec §3.B): the leader Deployment ----------------------------------------
     async def _reconcile_hash(self, key: ObjectKey, lws: Obj) -> Result | None:

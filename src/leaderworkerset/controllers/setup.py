@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prometheus_client import CollectorRegistry
+
 from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
@@ -21,6 +23,7 @@ class RegisteredControllers:
     provider: SchedulerProvider | None = None
     disaggregatedset: Controller | None = None
     ds_informers: DisaggregatedSetInformers | None = None
+    registry: CollectorRegistry | None = None  # the manager's metrics (tests read the group metrics)
 
 
 def register_controllers(
@@ -32,6 +35,7 @@ def register_controllers(
     scheduler_provider: str | None = None,
     enable_leaderworkerset: bool = True,
     enable_disaggregatedset: bool = True,
+    failure_ledger: bool = True,
 ) -> RegisteredControllers:
     """Declare the caches and add the LWS and pod controllers (recorder `leaderworkerset`) and the
     DisaggregatedSet controller (recorder `disaggregatedset`) to `manager`.
@@ -40,6 +44,7 @@ def register_controllers(
     caches) to one namespace; None watches all. `scheduler_provider` is the Configuration's
     gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
     switches let a manager (or a test) run one side without the other's caches.
+    `failure_ledger=False` keeps no per-LWS failure history (controllers/ledger.py).
     """
     informers = lws_controller = pod_controller = provider = None
     if enable_leaderworkerset:
@@ -49,7 +54,11 @@ def register_controllers(
             manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
         )
         pod_controller = group.setup(
-            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
+            manager,
+            informers,
+            max_concurrent=max_concurrent_reconciles,
+            provider=provider,
+            failure_ledger=failure_ledger,
         )
         if provider is not None:
             provider.watch(lws_controller, pod_controller)
@@ -59,5 +68,5 @@ def register_controllers(
             manager, namespace=namespace, max_concurrent=max_concurrent_reconciles, now=now
         )
     return RegisteredControllers(
-        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches
+        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches, manager.registry
     )

@@ -178,6 +178,20 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             ("get",),
             "pod controller: reads the leader's node for exclusive topology placement and TPU env",
         ),
+        Rule(
+            CORE,
+            ("configmaps",),
+            ("get", "create", "update"),
+            "pod controller: the per-LWS failure ledger and restart back-off state (<lws>-failure-ledger), "
+            "read fresh and written with optimistic concurrency on a group recreation",
+        ),
+        Rule(
+            CORE,
+            ("events",),
+            ("list",),
+            "pod controller: a failed container's Unhealthy events, read once per recreation to tell a "
+            "probe kill from a crash",
+        ),
         # --- shared runtime ---------------------------------------------------------------------
         Rule(
             "events.k8s.io",

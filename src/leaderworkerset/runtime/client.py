@@ -135,9 +135,16 @@ class KubeClient:
             raise
 
     async def list(
-        self, ref: ResourceRef, namespace: str | None = None, label_selector: str | None = None
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        *,
+        field_selector: str | None = None,
     ) -> list[Obj]:
         params = {"labelSelector": label_selector} if label_selector else {}
+        if field_selector:
+            params["fieldSelector"] = field_selector
         items: list[Obj] = (await self.request("GET", ref.collection_path(namespace), params=params)).get(
             "items"
         ) or []

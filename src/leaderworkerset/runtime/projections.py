@@ -41,6 +41,8 @@ class ContainerStatus(msgspec.Struct, omit_defaults=True, gc=False):
     restartCount: int = 0
     started: bool | None = None
     state: ContainerState | None = None
+    # The failure ledger names the exit code of the termination a restart follows.
+    lastState: ContainerState | None = None
 
 
 class SchedulingGate(msgspec.Struct, gc=False):
@@ -69,6 +71,7 @@ class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
 class PodStatus(msgspec.Struct, omit_defaults=True, gc=False):
     phase: str | None = None
     reason: str | None = None
+    message: str | None = None  # an eviction's words, for the failure ledger
     podIP: str | None = None
     hostIP: str | None = None
     conditions: list[Condition] | None = None

@@ -49,6 +49,7 @@ class ResourceRef:
 
 PODS = ResourceRef("", "v1", "Pod", "pods")
 SERVICES = ResourceRef("", "v1", "Service", "services")
+CONFIGMAPS = ResourceRef("", "v1", "ConfigMap", "configmaps")
 NODES = ResourceRef("", "v1", "Node", "nodes", namespaced=False)
 NAMESPACES = ResourceRef("", "v1", "Namespace", "namespaces", namespaced=False)
 STATEFULSETS = ResourceRef("apps", "v1", "StatefulSet", "statefulsets")
@@ -72,6 +73,7 @@ DisaggregatedSetRoleScalerResource = create_namespaced_resource(
 )
 
 __all__ = [
+    "CONFIGMAPS",
     "CONTROLLER_REVISIONS",
     "CORE_EVENTS",
     "DEPLOYMENTS",

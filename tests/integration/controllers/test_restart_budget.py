@@ -8,7 +8,6 @@ crash-safety of the count (a claim recorded before a crash is finished, never co
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
 from tests.integration.controllers import expect
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -49,21 +48,7 @@ async def _pods(api: KubeClient, ns: str, group: int) -> list[Obj]:
 
 
 async def _finish_deletion(api: KubeClient, ns: str, group: int) -> None:
-    """Garbage collector and kubelet: the deleted group's objects go away (foreground finalizer
-    cleared, workers removed, the worker StatefulSet removed)."""
-    for pod in await _pods(api, ns, group):
-        name = pod["metadata"]["name"]
-        with contextlib.suppress(Exception):
-            await api.merge_patch(PODS, ns, name, {"metadata": {"finalizers": None}})
-        with contextlib.suppress(Exception):
-            await api.delete(PODS, ns, name, grace_period_seconds=0)
-    with contextlib.suppress(Exception):
-        await api.delete(STATEFULSETS, ns, f"{NAME}-{group}")
-
-    async def gone() -> bool:
-        return not await _pods(api, ns, group)
-
-    await eventually(gone)
+    await kubelet.finish_group_deletion(api, ns, group, NAME)
 
 
 async def _counts(api: KubeClient, ns: str) -> dict[str, int]:

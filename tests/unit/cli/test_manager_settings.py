@@ -153,15 +153,17 @@ def test_tls_options_of_the_configuration_reach_the_webhook_server() -> None:
 
 
 @pytest.mark.parametrize(
-    ("flags", "want"),
+    ("flags", "setting", "want"),
     [
-        pytest.param([], True, id="on by default, as upstream"),
-        pytest.param(["--disable-disaggregatedset"], False, id="switched off"),
-        pytest.param(["--enable-disaggregatedset"], True, id="explicitly on"),
+        pytest.param([], "enable_disaggregatedset", True, id="DS controller on by default, as upstream"),
+        pytest.param(["--disable-disaggregatedset"], "enable_disaggregatedset", False, id="DS switched off"),
+        pytest.param(["--enable-disaggregatedset"], "enable_disaggregatedset", True, id="DS explicitly on"),
+        pytest.param([], "failure_ledger", True, id="failure ledger on by default"),
+        pytest.param(["--disable-failure-ledger"], "failure_ledger", False, id="failure ledger off"),
     ],
 )
-def test_disaggregatedset_switch_reaches_the_settings(
-    flags: list[str], want: bool, monkeypatch: pytest.MonkeyPatch
+def test_controller_switches_reach_the_settings(
+    flags: list[str], setting: str, want: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import typer
     from typer.testing import CliRunner
@@ -178,7 +180,7 @@ def test_disaggregatedset_switch_reaches_the_settings(
     monkeypatch.setattr(manager, "configure_logging", lambda **_: None)
     result = CliRunner().invoke(app, ["--kubeconfig", "/nonexistent", *flags])
     assert result.exit_code == 0, result.output
-    assert [s.enable_disaggregatedset for s in seen] == [want]
+    assert [getattr(s, setting) for s in seen] == [want]
 
 
 def test_kubernetes_gang_scheduling_makes_the_pod_webhook_set_scheduling_groups() -> None:
