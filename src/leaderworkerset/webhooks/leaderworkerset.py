@@ -13,6 +13,7 @@ from leaderworkerset.core.groups import spec_replicas, spec_size
 from leaderworkerset.core.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.subgroup import go_mod
 from leaderworkerset.webhooks import fields as f
+from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
 
 Obj = dict[str, Any]
@@ -118,6 +119,7 @@ def _general(lws: Obj) -> list[FieldError]:
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
     errors += _pod_termination_policy(spec)
+    errors += validate_rollout_annotations(lws)  # this project's own annotations, opt-in
     return errors
 
 
