@@ -395,6 +395,26 @@ def _events(
     return []
 
 
+def rollout_notes(lws: Obj) -> list[str]:
+    """What `lws status` and `lws plan` say about rollout control, from the controller's own
+    conditions (so they show what the controller acts on, not only what was asked)."""
+    notes = []
+    conditions = (lws.get("status") or {}).get("conditions") or []
+    for condition_type, prefix in (
+        (ext.CONDITION_ROLLOUT_PAUSED, "rollout paused"),
+        (ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED, "rollout halted at its progress deadline"),
+        (ext.CONDITION_ROLLOUT_ANNOTATION_INVALID, "rollout annotation ignored"),
+    ):
+        condition = _condition(conditions, condition_type)
+        if condition is None or condition.get("status") != c.CONDITION_TRUE:
+            continue
+        if condition_type == ext.CONDITION_ROLLOUT_PAUSED:
+            notes.append(f"{prefix}: the partition and surge hold until `lws rollout resume`")
+        else:
+            notes.append(f"{prefix} ({condition.get('reason')}): {condition.get('message')}")
+    return notes
+
+
 # --- undo --------------------------------------------------------------------------------------
 
 
