@@ -486,7 +486,7 @@ class LeaderWorkerSetReconciler:
                 generation=int((round_.lws.get("metadata") or {}).get("generation") or 0),
                 now=self._now(),
                 lws_name=name,
-                partition=round_.decision.partition if round_.decision is not None else 0,
+                partition=self._standing_partition(round_),
             )
             if control_changed:
                 status = (
@@ -510,6 +510,13 @@ class LeaderWorkerSetReconciler:
                 record(self._recorder, round_.lws, event)
         self._observe_rollout(round_, status, plan.update_done)
         return plan.update_done
+
+    @staticmethod
+    def _standing_partition(round_: _Round) -> int:
+        """Where the rollout stood when this reconcile began: what a pause holds, a resume leaves."""
+        if round_.leader_sts is not None:
+            return LeaderStatefulSetView.of(round_.leader_sts).partition
+        return round_.decision.partition if round_.decision is not None else 0
 
     def _observe_rollout(self, round_: _Round, status: Mapping[str, Any], update_done: bool) -> None:
         if self._rollouts is None or round_.decision is None:

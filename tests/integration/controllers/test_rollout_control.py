@@ -95,7 +95,7 @@ async def test_pause_holds_the_partition_and_resume_moves_it_on(api: KubeClient,
     await _annotate(api, ns, ext.ANNOTATION_ROLLOUT_PAUSED, ext.ROLLOUT_PAUSED_FALSE)
     await expect.expect_partition(api, ns, 3)
     await expect_our_condition(api, ns, ext.CONDITION_ROLLOUT_PAUSED, c.CONDITION_FALSE)
-    await expect.expect_event(api, ns, ext.EVENT_ROLLOUT_RESUMED, f"Rollout of {NAME} resumed at partition 3")
+    await expect.expect_event(api, ns, ext.EVENT_ROLLOUT_RESUMED, f"Rollout of {NAME} resumed at partition 4")
 
     # Paused again mid-rollout: group 3 gets ready, yet group 2 is not released.
     await _annotate(api, ns, ext.ANNOTATION_ROLLOUT_PAUSED, ext.ROLLOUT_PAUSED_TRUE)
@@ -134,7 +134,7 @@ async def test_progress_deadline_halts_a_stuck_step_and_progress_resumes_it(api:
     await ready_now(api, ns, 2)
     await expect_our_condition(api, ns, ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED, c.CONDITION_FALSE)
     await expect.expect_event(
-        api, ns, ext.EVENT_ROLLOUT_PROGRESSING_AGAIN, f"Rollout of {NAME} progresses again at partition 1"
+        api, ns, ext.EVENT_ROLLOUT_PROGRESSING_AGAIN, f"Rollout of {NAME} progresses again at partition 2"
     )
     for index in (1, 0):
         await expect.expect_partition(api, ns, index)
