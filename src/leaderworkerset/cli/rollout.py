@@ -111,8 +111,10 @@ async def undo(client: KubeClient, namespace: str, name: str, to_revision: int |
 
 def history_table(lws: Obj, revisions: list[Obj], current_key: str) -> Table:
     table = Table(title=f"LeaderWorkerSet {metadata(lws).get('namespace')}/{metadata(lws).get('name')}")
-    for column in ("revision", "key", "name", "created", "images", ""):
-        table.add_column(column)
+    for column in ("revision", "key", "created"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("images", overflow="fold")  # the column that tells revisions apart: never cut
+    table.add_column("")
     for revision in history(lws, revisions):
         template = revision_templates(revision).get("leaderWorkerTemplate") or {}
         images: list[str] = []
@@ -123,9 +125,8 @@ def history_table(lws: Obj, revisions: list[Obj], current_key: str) -> Table:
         table.add_row(
             str(revision.get("revision") or 0),
             revision_key(revision),
-            str(metadata(revision).get("name", "")),
             str(metadata(revision).get("creationTimestamp") or ""),
-            ", ".join(images),
+            "\n".join(images),
             "current" if revision_key(revision) == current_key else "",
         )
     return table
