@@ -216,8 +216,11 @@ class LeaderWorkerSetReconciler:
         await self._ensure_shared_service(round_)
         lws = round_.lws  # the scheduling condition write may have moved it on
         plan = plan_hash_status(lws, applied, leaders, self._now())
-        if plan.changed:
-            body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": plan.status}
+        # Rollout control is Ordinal-only: on a Hash set its annotations are reported, not acted on.
+        round_.lws, round_.control = lws, rollout_control(lws)
+        status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
+        if plan.changed or control_changed:
+            body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
             try:
                 await self._client.update(LEADERWORKERSETS, body, "status")
             except Exception as err:
@@ -226,6 +229,8 @@ class LeaderWorkerSetReconciler:
                 raise
             if plan.event is not None:
                 record(self._recorder, lws, plan.event)
+            for event in control_events:
+                record(self._recorder, lws, event)
         if plan.update_done:
             await self._truncate_history(round_)
             await self._prune_restart_counts(round_)
@@ -475,26 +480,8 @@ class LeaderWorkerSetReconciler:
             worker_statefulsets=workers,
             now=self._now(),
         )
-        status, changed = plan.status, plan.changed
-        control_events: tuple[ControllerEvent, ...] = ()
-        stored = status.get("conditions") or []
-        if round_.control.opted_in or any(cond.get("type") in OUR_CONDITIONS for cond in stored):
-            conditions, control_changed, control_events = rollout_conditions(
-                stored,
-                round_.control,
-                stall=round_.stall,
-                generation=int((round_.lws.get("metadata") or {}).get("generation") or 0),
-                now=self._now(),
-                lws_name=name,
-                partition=self._standing_partition(round_),
-            )
-            if control_changed:
-                status = (
-                    {**status, "conditions": conditions}
-                    if conditions
-                    else {k: v for k, v in status.items() if k != "conditions"}
-                )
-                changed = True
+        status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
+        changed = plan.changed or control_changed
         if changed:
             # PUT with the cached resourceVersion: a stale read conflicts instead of going backwards.
             body = {
@@ -510,6 +497,29 @@ class LeaderWorkerSetReconciler:
                 record(self._recorder, round_.lws, event)
         self._observe_rollout(round_, status, plan.update_done)
         return plan.update_done
+
+    def _with_rollout_conditions(
+        self, round_: _Round, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool, tuple[ControllerEvent, ...]]:
+        """`status` with our rollout-control conditions merged in (only for a set that opts in or
+        still carries them), whether that changed it, and the events of the transitions."""
+        stored = status.get("conditions") or []
+        if not round_.control.opted_in and not any(cond.get("type") in OUR_CONDITIONS for cond in stored):
+            return status, False, ()
+        conditions, changed, events = rollout_conditions(
+            stored,
+            round_.control,
+            stall=round_.stall,
+            generation=int((round_.lws.get("metadata") or {}).get("generation") or 0),
+            now=self._now(),
+            lws_name=round_.key.name,
+            partition=self._standing_partition(round_),
+        )
+        if not changed:
+            return status, False, ()
+        if conditions:
+            return {**status, "conditions": conditions}, True, events
+        return {k: v for k, v in status.items() if k != "conditions"}, True, events
 
     @staticmethod
     def _standing_partition(round_: _Round) -> int:

@@ -166,3 +166,21 @@ async def test_a_set_without_our_annotations_carries_none_of_our_conditions(api:
     types = {cond["type"] for cond in lws["status"]["conditions"]}
     assert types == {c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING, c.CONDITION_UPDATE_IN_PROGRESS}
     assert not (lws["metadata"].get("annotations") or {}).keys() & {e.key for e in ext.EXTENSIONS}
+
+
+async def test_on_a_hash_set_the_annotations_are_reported_not_acted_on(api: KubeClient, ns: str) -> None:
+    body = (
+        LeaderWorkerSetBuilder(ns)
+        .replicas(1)
+        .size(2)
+        .annotations({ext.ANNOTATION_ROLLOUT_PAUSED: "true"})
+        .obj()
+    )
+    body["spec"]["groupIdentity"] = c.GROUP_IDENTITY_HASH
+    await api.create(LEADERWORKERSETS, body)
+    cond = await expect_our_condition(api, ns, ext.CONDITION_ROLLOUT_ANNOTATION_INVALID, c.CONDITION_TRUE)
+    assert cond["message"] == (
+        f"annotation {ext.ANNOTATION_ROLLOUT_PAUSED}: 'true' is invalid: only supported with groupIdentity "
+        "Ordinal (a Hash set rolls through its Deployment)"
+    )
+    assert await _condition(api, ns, ext.CONDITION_ROLLOUT_PAUSED) is None
