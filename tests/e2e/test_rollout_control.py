@@ -93,6 +93,17 @@ async def holds(api: KubeClient, ns: str, want: tuple[int, int, str], pods: dict
     await consistently(check, duration=HOLD, interval=0.5)
 
 
+async def expect_events(api: KubeClient, ns: str, reason: str, want: list[tuple[str, str]]) -> None:
+    """Exactly these (type, note) events of `reason`; the recorder sends them in the background."""
+
+    async def check() -> bool:
+        events = [(e["type"], e["note"]) for e in await api.list(EVENTS, ns) if e.get("reason") == reason]
+        assert events == want
+        return True
+
+    await eventually(check, timeout=LONG_TIMEOUT)
+
+
 def metric(manager: ManagerProcess, name: str, ns: str) -> float | None:
     with urllib.request.urlopen(f"http://127.0.0.1:{manager.metrics_port}/metrics", timeout=5) as response:
         text = response.read().decode()
@@ -152,8 +163,9 @@ async def test_pause_mid_rollout_holds_the_partition_and_resume_completes_it(
     await condition(api, ns, ext.CONDITION_ROLLOUT_PAUSED, c.CONDITION_FALSE)
     await expect_available(api, ns, 4, name=NAME)
     assert (await leader_sts(api, ns))[:2] == (0, 4)
-    resumed = [e for e in await api.list(EVENTS, ns) if e.get("reason") == ext.EVENT_ROLLOUT_RESUMED]
-    assert [e["note"] for e in resumed] == [f"Rollout of {NAME} resumed at partition 2"]
+    await expect_events(
+        api, ns, ext.EVENT_ROLLOUT_RESUMED, [("Normal", f"Rollout of {NAME} resumed at partition 2")]
+    )
 
     async def steps_observed() -> bool:
         count = metric(lws_manager, "lws_rollout_step_duration_seconds_count", ns)
@@ -189,14 +201,12 @@ async def test_a_rollout_that_cannot_progress_hits_its_deadline_and_undo_rolls_b
         rf"unschedulable: 0/\d+ nodes are available: \d+ Insufficient {GPU}",
         halted["message"],
     )
-    warnings = [
-        e
-        for e in await api.list(EVENTS, ns)
-        if e.get("reason") == ext.EVENT_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED
-    ]
-    assert [(e["type"], e["note"]) for e in warnings] == [
-        ("Warning", f"FailedScheduling: {halted['message']}")
-    ]
+    await expect_events(
+        api,
+        ns,
+        ext.EVENT_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED,
+        [("Warning", f"FailedScheduling: {halted['message']}")],
+    )
     held = await leader_sts(api, ns)
     assert held[0] == 1  # group 1 was released, group 0 waits
     pods = {name: pod["metadata"]["uid"] for name, pod in (await pods_by_name(api, ns, NAME)).items()}

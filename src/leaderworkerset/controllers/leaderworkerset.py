@@ -355,8 +355,8 @@ class LeaderWorkerSetReconciler:
 
         if control.paused:
             return held()
-        if round_.revision_created:
-            return decision  # a new template starts a fresh step
+        if round_.revision_created or not round_.under_way:
+            return decision  # a new template starts a fresh step; no rollout, no deadline
         pods = self._informers.set_pods(key.namespace, key.name)
         statefulsets = self._informers.set_statefulsets(key.namespace, key.name)
         states = group_states(
