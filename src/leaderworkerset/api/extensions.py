@@ -43,7 +43,7 @@ ANNOTATION_GROUP_RESTART_CLAIM: Final = _PREFIX + "group-restart-claim"
 ANNOTATION_RESTART_BACKOFF: Final = _PREFIX + "restart-backoff"
 # The LWS condition (and its reason) set when the restart-backoff value cannot be used (an object
 # admitted with the webhooks off); removed once the value is fixed or dropped.
-CONDITION_RESTART_BACKOFF_INVALID: Final = _PREFIX + "RestartBackoffInvalid"
+CONDITION_RESTART_BACKOFF_INVALID: Final = "RestartBackoffInvalid"
 REASON_INVALID_ANNOTATION: Final = "InvalidAnnotation"
 # Event reasons of the back-off and the failure ledger (our own; upstream records neither).
 EVENT_GROUP_RESTART_BACKOFF: Final = "GroupRestartBackOff"
@@ -52,6 +52,30 @@ EVENT_INVALID_RESTART_BACKOFF: Final = "InvalidRestartBackoff"
 # LWS, created on its first group recreation.
 LEDGER_CONFIGMAP_SUFFIX: Final = "-failure-ledger"
 LABEL_FAILURE_LEDGER: Final = _PREFIX + "failure-ledger"
+
+# Rollout control (docs/rollout-control.md): hold a rolling update where it is, and stop one whose
+# step makes no progress in time.
+ANNOTATION_ROLLOUT_PAUSED: Final = _PREFIX + "rollout-paused"
+ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: Final = _PREFIX + "rollout-progress-deadline-seconds"
+ROLLOUT_PAUSED_TRUE: Final = "true"
+ROLLOUT_PAUSED_FALSE: Final = "false"
+
+# Our own status condition types and event reasons. None of them is an upstream type: upstream's
+# Progressing/Available/UpdateInProgress keep their meaning, and an object that sets none of the
+# annotations above never carries these.
+CONDITION_ROLLOUT_PAUSED: Final = "RolloutPaused"
+CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED: Final = "RolloutProgressDeadlineExceeded"
+CONDITION_ROLLOUT_ANNOTATION_INVALID: Final = "RolloutAnnotationInvalid"
+REASON_ROLLOUT_PAUSED: Final = "Paused"
+REASON_ROLLOUT_RESUMED: Final = "Resumed"
+REASON_ROLLOUT_PROGRESSING: Final = "Progressing"
+REASON_ROLLOUT_ANNOTATION_INVALID: Final = REASON_INVALID_ANNOTATION
+REASON_ROLLOUT_ANNOTATIONS_VALID: Final = "AnnotationsValid"
+EVENT_ROLLOUT_PAUSED: Final = "RolloutPaused"
+EVENT_ROLLOUT_RESUMED: Final = "RolloutResumed"
+EVENT_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED: Final = "RolloutProgressDeadlineExceeded"
+EVENT_ROLLOUT_PROGRESSING_AGAIN: Final = "RolloutProgressing"
+EVENT_ROLLOUT_ANNOTATION_INVALID: Final = "RolloutAnnotationInvalid"
 
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
@@ -80,7 +104,39 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         ),
         example="base=10s,cap=5m,reset=10m",
     ),
+    Extension(
+        key=ANNOTATION_ROLLOUT_PAUSED,
+        on="LeaderWorkerSet (groupIdentity Ordinal)",
+        writer=Writer.USER,
+        values='`"true"` or `"false"`',
+        effect=(
+            "`true` holds a rolling update at its current step: the leader StatefulSet's partition "
+            "and surge do not move (a new template is frozen behind the partition), while scaling and "
+            "group recreation go on; condition `RolloutPaused`; `lws rollout pause` and `resume` set it. "
+            "Absent: rollouts run as upstream's"
+        ),
+        example=ROLLOUT_PAUSED_TRUE,
+    ),
+    Extension(
+        key=ANNOTATION_ROLLOUT_PROGRESS_DEADLINE,
+        on="LeaderWorkerSet (groupIdentity Ordinal)",
+        writer=Writer.USER,
+        values="an integer of seconds, 1 to 31536000",
+        effect=(
+            "a rollout step whose groups make no progress (no pod of the new revision created or "
+            "becoming Ready) for this long is halted like a pause: condition "
+            "`RolloutProgressDeadlineExceeded` with the not-ready reason of the groups it waits on, "
+            "a Warning event; it advances again once a group progresses or the template changes. "
+            "Absent: no deadline"
+        ),
+        example="600",
+    ),
 )
+
+
+def user_extensions() -> tuple[Extension, ...]:
+    """The keys a user sets to switch a feature on (each with its example value)."""
+    return tuple(ext for ext in EXTENSIONS if ext.writer is Writer.USER)
 
 
 def markdown_table(extensions: tuple[Extension, ...] = EXTENSIONS) -> str:

@@ -36,7 +36,7 @@ def _root(
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
-    from leaderworkerset.cli import cluster, crds, install, manager, plan, status, up
+    from leaderworkerset.cli import cluster, crds, install, manager, plan, rollout, status, up
 
     app.command("up")(up.up)
     app.add_typer(cluster.app, name="cluster")
@@ -45,6 +45,7 @@ def _register() -> None:
     app.command("uninstall")(install.uninstall_command)
     app.command("status")(status.status)
     app.command("plan")(plan.plan)
+    app.add_typer(rollout.app, name="rollout")
     app.command("manager")(manager.manager)
 
 

@@ -35,6 +35,7 @@ from leaderworkerset.cli import failures as ledger_view
 from leaderworkerset.core import groups as core_groups
 from leaderworkerset.core.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.groups import GroupView, labels_of
+from leaderworkerset.core.rolloutcontrol import rollout_notes
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
@@ -135,6 +136,7 @@ class Overview:
     revision: str
     conditions: list[str]
     groups: list[Group]
+    rollout: list[str] = field(default_factory=list)  # rollout-control notes (opt-in annotations)
 
 
 def overview(snapshot: Snapshot) -> Overview:
@@ -184,6 +186,7 @@ def overview(snapshot: Snapshot) -> Overview:
             str(cond.get("type")) for cond in status.get("conditions") or [] if cond.get("status") == "True"
         ],
         groups=groups,
+        rollout=rollout_notes(lws),
     )
 
 
@@ -196,6 +199,8 @@ def render(snapshot: Snapshot) -> Tree:
         f"{info.updated_replicas} updated  size {info.size}  revision {info.revision}"
         + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
     )
+    for note in info.rollout:
+        root.add(f"[yellow]{escape(note)}[/yellow]")
     for group in info.groups:
         view = group.view
         state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
@@ -227,6 +232,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
         "size": info.size,
         "revision": info.revision,
         "conditions": info.conditions,
+        **({"rollout": info.rollout} if info.rollout else {}),
         "groups": [
             {
                 "name": group.view.name,

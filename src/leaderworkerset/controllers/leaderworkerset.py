@@ -38,6 +38,7 @@ from leaderworkerset.controllers.informers import (
     WriteMemo,
 )
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
+from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics, RolloutTracker, new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core import gojson
@@ -50,8 +51,10 @@ from leaderworkerset.core.budget import (
     prune_settled_counts,
     restart_counts,
 )
+from leaderworkerset.core.diagnosis import diagnose_group
 from leaderworkerset.core.groups import (
     ControllerEvent,
+    group_states,
     is_deleting,
     is_leader_pod,
     name_of,
@@ -61,6 +64,7 @@ from leaderworkerset.core.groups import (
 from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
+    owned_revisions,
     plan_revision,
     revision_key,
     revisions_to_truncate,
@@ -71,8 +75,21 @@ from leaderworkerset.core.rollout import (
     RolloutDecision,
     after_apply_events,
     lws_replicas,
+    lws_size,
     plan_rollout_for,
     rollout_budget,
+)
+from leaderworkerset.core.rolloutcontrol import (
+    NO_ROLLOUT_CONTROL,
+    OUR_CONDITIONS,
+    RolloutControl,
+    Stall,
+    check_deadline,
+    held_decision,
+    last_progress,
+    rollout_conditions,
+    rollout_control,
+    waiting_ordinals,
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
@@ -113,6 +130,12 @@ class _Round:
     revision: Mapping[str, Any] | None = None
     revision_created: bool = False
     applied_sts: Obj | None = None
+    # Rollout control (opt-in annotations, core/rolloutcontrol.py).
+    control: RolloutControl = NO_ROLLOUT_CONTROL
+    stall: Stall | None = None
+    under_way: bool = False
+    requeue_after: float | None = None
+    decision: RolloutDecision | None = None
 
     @property
     def revision_key(self) -> str:
@@ -128,8 +151,10 @@ class LeaderWorkerSetReconciler:
         *,
         now: Now | None = None,
         provider: SchedulerProvider | None = None,
+        rollout_metrics: RolloutMetrics | None = None,
     ) -> None:
         self._provider = provider
+        self._rollouts = None if rollout_metrics is None else RolloutTracker(rollout_metrics)
         self._client = client
         self._informers = informers
         self._recorder = recorder
@@ -144,6 +169,8 @@ class LeaderWorkerSetReconciler:
         if lws is not None and is_deleting(lws):
             await self._delete_workers_in_parallel(lws)
         if lws is None or is_deleting(lws):
+            if self._rollouts is not None:
+                self._rollouts.forget(key)
             return None  # children go away through garbage collection
         if await self._restart_backoff_condition(lws):
             return Result(requeue=True)  # the status moved on: the next round reads it
@@ -157,7 +184,8 @@ class LeaderWorkerSetReconciler:
         retry = await self._reconcile_scheduling(round_)
         if retry is not None:
             return retry
-        await self._apply_leader_statefulset(round_, self._plan_rollout(round_))
+        decision = self._control_rollout(round_, self._plan_rollout(round_))
+        await self._apply_leader_statefulset(round_, decision)
         await self._ensure_shared_service(round_)
         try:
             update_done = await self._update_status(round_)
@@ -168,6 +196,8 @@ class LeaderWorkerSetReconciler:
         if update_done:
             await self._truncate_history(round_)
             await self._prune_restart_counts(round_)
+        if round_.requeue_after is not None:
+            return Result(requeue_after=round_.requeue_after)  # when the progress deadline falls
         return None
 
     async def _restart_backoff_condition(self, lws: Obj) -> bool:
@@ -209,8 +239,11 @@ class LeaderWorkerSetReconciler:
         await self._ensure_shared_service(round_)
         lws = round_.lws  # the scheduling condition write may have moved it on
         plan = plan_hash_status(lws, applied, leaders, self._now())
-        if plan.changed:
-            body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": plan.status}
+        # Rollout control is Ordinal-only: on a Hash set its annotations are reported, not acted on.
+        round_.lws, round_.control = lws, rollout_control(lws)
+        status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
+        if plan.changed or control_changed:
+            body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
             try:
                 await self._client.update(LEADERWORKERSETS, body, "status")
             except Exception as err:
@@ -219,6 +252,8 @@ class LeaderWorkerSetReconciler:
                 raise
             if plan.event is not None:
                 record(self._recorder, lws, plan.event)
+            for event in control_events:
+                record(self._recorder, lws, event)
         if plan.update_done:
             await self._truncate_history(round_)
             await self._prune_restart_counts(round_)
@@ -323,6 +358,71 @@ class LeaderWorkerSetReconciler:
             statefulsets=statefulsets,
         )
 
+    def _control_rollout(self, round_: _Round, decision: RolloutDecision) -> RolloutDecision:
+        """Pause and progress deadline (opt-in): hold `decision` where the StatefulSet already is."""
+        lws, key = round_.lws, round_.key
+        round_.control = control = rollout_control(lws)
+        revisions = owned_revisions(lws, self._revisions(key))
+        round_.under_way = any(revision_key(r) != round_.revision_key for r in revisions)
+        round_.decision = decision
+        if round_.leader_sts is None or (not control.paused and control.deadline_seconds is None):
+            return decision
+        sts = LeaderStatefulSetView.of(round_.leader_sts)
+        budget = rollout_budget(lws)
+
+        def held() -> RolloutDecision:
+            round_.decision = held_decision(
+                decision, lws_name=key.name, sts=sts, budget=budget, revision_created=round_.revision_created
+            )
+            return round_.decision
+
+        if control.paused:
+            return held()
+        if round_.revision_created or not round_.under_way:
+            return decision  # a new template starts a fresh step; no rollout, no deadline
+        pods = self._informers.set_pods(key.namespace, key.name)
+        statefulsets = self._informers.set_statefulsets(key.namespace, key.name)
+        states = group_states(
+            lws_name=key.name,
+            sts_replicas=sts.replicas,
+            size=lws_size(lws),
+            revision_key=round_.revision_key,
+            leader_pods=[p for p in pods if is_leader_pod(p)],
+            statefulsets=statefulsets,
+        )
+        waiting = waiting_ordinals(states, budget)
+        since = last_progress(
+            revision=round_.revision,
+            revision_key=round_.revision_key,
+            pods=pods,
+            conditions=(lws.get("status") or {}).get("conditions") or [],
+        )
+        check = check_deadline(
+            seconds=control.deadline_seconds,
+            under_way=round_.under_way,
+            waiting=waiting,
+            since=since,
+            now=self._now(),
+        )
+        round_.requeue_after = check.requeue_after
+        if not check.exceeded:
+            return decision
+        ordinal = waiting[0]
+        name = f"{key.name}-{ordinal}"
+        diagnosis = diagnose_group(
+            lws=lws,
+            leader=next((p for p in pods if is_leader_pod(p) and name_of(p) == name), None),
+            worker_sts=next((s for s in statefulsets if name_of(s) == name), None),
+            pods=[
+                p
+                for p in pods
+                if (p.get("metadata") or {}).get("labels", {}).get(c.LABEL_GROUP_INDEX) == str(ordinal)
+            ],
+            failures={},
+        )
+        round_.stall = Stall(ordinal, len(waiting), int(control.deadline_seconds or 0), diagnosis)
+        return held()
+
     async def _apply_leader_statefulset(self, round_: _Round, decision: RolloutDecision) -> None:
         for event in decision.events:
             record(self._recorder, round_.lws, event)
@@ -403,18 +503,65 @@ class LeaderWorkerSetReconciler:
             worker_statefulsets=workers,
             now=self._now(),
         )
-        if plan.changed:
+        status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
+        changed = plan.changed or control_changed
+        if changed:
             # PUT with the cached resourceVersion: a stale read conflicts instead of going backwards.
             body = {
                 **round_.lws,
                 "apiVersion": c.LWS_API_VERSION,  # list items of some kinds come without them
                 "kind": c.LWS_KIND,
-                "status": plan.status,
+                "status": status,
             }
             await self._client.update(LEADERWORKERSETS, body, "status")
             if plan.event is not None:
                 record(self._recorder, round_.lws, plan.event)
+            for event in control_events:
+                record(self._recorder, round_.lws, event)
+        self._observe_rollout(round_, status, plan.update_done)
         return plan.update_done
+
+    def _with_rollout_conditions(
+        self, round_: _Round, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool, tuple[ControllerEvent, ...]]:
+        """`status` with our rollout-control conditions merged in (only for a set that opts in or
+        still carries them), whether that changed it, and the events of the transitions."""
+        stored = status.get("conditions") or []
+        if not round_.control.opted_in and not any(cond.get("type") in OUR_CONDITIONS for cond in stored):
+            return status, False, ()
+        conditions, changed, events = rollout_conditions(
+            stored,
+            round_.control,
+            stall=round_.stall,
+            generation=int((round_.lws.get("metadata") or {}).get("generation") or 0),
+            now=self._now(),
+            lws_name=round_.key.name,
+            partition=self._standing_partition(round_),
+        )
+        if not changed:
+            return status, False, ()
+        if conditions:
+            return {**status, "conditions": conditions}, True, events
+        return {k: v for k, v in status.items() if k != "conditions"}, True, events
+
+    @staticmethod
+    def _standing_partition(round_: _Round) -> int:
+        """Where the rollout stood when this reconcile began: what a pause holds, a resume leaves."""
+        if round_.leader_sts is not None:
+            return LeaderStatefulSetView.of(round_.leader_sts).partition
+        return round_.decision.partition if round_.decision is not None else 0
+
+    def _observe_rollout(self, round_: _Round, status: Mapping[str, Any], update_done: bool) -> None:
+        if self._rollouts is None or round_.decision is None:
+            return
+        self._rollouts.observe(
+            round_.key,
+            under_way=round_.under_way and not update_done,
+            step=(round_.revision_key, round_.decision.partition, round_.decision.replicas),
+            ready=int(status.get("readyReplicas") or 0),
+            target=lws_replicas(round_.lws),
+            now=self._now(),
+        )
 
     # ----- step 6: revision history ---------------------------------------------------------------
     async def _truncate_history(self, round_: _Round) -> None:
@@ -489,7 +636,12 @@ def setup(
 ) -> Controller:
     """Create the LWS controller, declare its watches and add it to the manager."""
     reconciler = LeaderWorkerSetReconciler(
-        manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_LWS), now=now, provider=provider
+        manager.client,
+        informers,
+        manager.event_recorder(c.EVENT_COMPONENT_LWS),
+        now=now,
+        provider=provider,
+        rollout_metrics=new_rollout_metrics(manager.metrics.registry),
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics

@@ -38,6 +38,8 @@ CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 OOM_KILLED = "OOMKilled"
 IMAGE_PULL_REASONS = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName")
 CONFIG_ERROR_REASONS = ("CreateContainerConfigError", "CreateContainerError")
+POD_SCHEDULED = "PodScheduled"
+REASON_UNSCHEDULABLE = "Unschedulable"
 # Waiting reasons of a container that is simply on its way up.
 _STARTING_REASONS = ("ContainerCreating", "PodInitializing")
 
@@ -180,11 +182,20 @@ def _gang_name(pod: Obj) -> str | None:
     return str(annotation) if annotation else None
 
 
+def _unschedulable_condition(pod: Obj) -> str:
+    """The scheduler's message on the pod itself (PodScheduled False, reason Unschedulable): what
+    a reader without the namespace's events (the controller's caches) still knows."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == POD_SCHEDULED and condition.get("reason") == REASON_UNSCHEDULABLE:
+            return str(condition.get("message") or "").strip()
+    return ""
+
+
 def _scheduling_wait(pod: Obj, failures: Mapping[str, str]) -> Diagnosis | None:
     """Why a pod without a node has none: the scheduler's words, a gate, or its gang."""
     if _node(pod) or pod_phase(pod) not in ("", "Pending"):
         return None
-    if message := failures.get(uid_of(pod)):
+    if message := failures.get(uid_of(pod)) or _unschedulable_condition(pod):
         return Diagnosis(CAUSE_FAILED_SCHEDULING, f"{_who(pod)} unschedulable: {message}")
     if has_replacement_gate(pod):
         text = f"{_who(pod)} held at the group-replacement gate until the group it replaces is gone"

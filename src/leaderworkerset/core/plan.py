@@ -34,6 +34,7 @@ from leaderworkerset.core.groups import (
 from leaderworkerset.core.podrequests import pod_requests
 from leaderworkerset.core.quantity import Quantity
 from leaderworkerset.core.revision import RevisionMatchCache, disaggregated_revision, plan_revision
+from leaderworkerset.core.rolloutcontrol import rollout_control, rollout_notes
 
 Obj = Mapping[str, Any]
 Accelerators = dict[str, int]
@@ -410,12 +411,15 @@ def plan_leaderworkerset(
     )
     if not revision.updated:
         summary = "a rollout is under way, no new template: its remaining steps; " + summary
-    warnings: tuple[str, ...] = ()
+    # Rollout control (opt-in): the steps are the controller's, but it does not take them now.
+    warnings: tuple[str, ...] = tuple(rollout_notes(live))
+    if rollout_control(proposed).paused and not any(w.startswith("rollout paused") for w in warnings):
+        warnings += ("rollout paused: the controller takes none of these steps until `lws rollout resume`",)
     if budget.user_partition:
         summary += f"; groups below {budget.user_partition} stay on the old revision"
     held = len(simulated[-1].groups) - budget.replicas if simulated else 0
     if held > 0:
-        warnings = (
+        warnings += (
             f"{held} surge group(s) stay up after the last step: the partition keeps old groups, "
             "so the controller never releases the surge",
         )

@@ -14,6 +14,7 @@ from leaderworkerset.core.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.subgroup import go_mod
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
+from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
 
 Obj = dict[str, Any]
@@ -119,7 +120,9 @@ def _general(lws: Obj) -> list[FieldError]:
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
     errors += _pod_termination_policy(spec)
+    # this project's own annotations, opt-in (api/extensions.py)
     errors += validate_restart_backoff(lws)
+    errors += validate_rollout_annotations(lws)
     return errors
 
 

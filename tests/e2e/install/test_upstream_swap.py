@@ -7,6 +7,9 @@ swapped is exactly the reconciling side. With three LeaderWorkerSets mid-life un
 mid-rollout, held by a partition), upstream is stopped and ours started: no pod is recreated or
 restarted (UIDs, restartCounts), no ControllerRevision appears, no StatefulSet template changes;
 then the held rollout completes under ours, and upstream takes over again just as quietly.
+
+A second swap runs ours → upstream → ours on a set that carries every opt-in annotation of
+`api/extensions.py` (issue 13's done-when): the same quiet takeovers.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
@@ -230,5 +234,68 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
         await expect_quiet_takeover(api, ns, after_rollout, "probe-upstream")
     finally:
         await stopped(upstream)
+        await stopped(webhooks)
+        await api.delete(NAMESPACES, None, ns)
+
+
+def every_user_extension() -> dict[str, str]:
+    """Every opt-in annotation of ours with its example value, read from the one table (a key added
+    there is swap-tested here without a second list)."""
+    annotations = {}
+    for extension in ext.user_extensions():
+        assert extension.example is not None, f"{extension.key}: a user key needs an example value"
+        annotations[extension.key] = extension.example
+    return annotations
+
+
+async def test_every_feature_on_swaps_ours_upstream_ours_without_a_restart(
+    install_env: InstallEnv, upstream_binary: Path
+) -> None:
+    """Done-when of issue 13: a set with every feature switched on runs under ours, then upstream's,
+    then ours again, and nothing but its status is touched: no pod restarted or recreated, no
+    StatefulSet template or ControllerRevision changed, no rollout started."""
+    api, cluster = install_env.api, install_env.cluster
+    ns = "swap-features"
+    await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    webhooks = await started(_ours(cluster, "lws-webhooks-for-features", "--webhooks-only"), api)
+    ours = await started(_ours(cluster, "lws-controllers-with-features", "--disable-webhooks"))
+    upstream: ManagerProcess | None = None
+    try:
+        features = every_user_extension()
+        lws = LeaderWorkerSetBuilder(ns, "featured").replicas(2).size(2).annotations(features).obj()
+        await create(api, lws)
+        await expect_available(api, ns, 2, name="featured")
+        stored = (await api.get(LEADERWORKERSETS, ns, "featured"))["metadata"]["annotations"]
+        ours_stored = {
+            key: value for key, value in stored.items() if key.startswith(ext.EXTENSION_DOMAIN + "/")
+        }
+        assert ours_stored == features
+        assert len(ours_stored) == len([e for e in ext.EXTENSIONS if e.writer is ext.Writer.USER]) >= 2
+
+        async def features_on() -> bool:  # a positive sign our controller acts on them
+            status = (await api.get(LEADERWORKERSETS, ns, "featured"))["status"]
+            types = {cond["type"]: cond["status"] for cond in status.get("conditions") or []}
+            return types.get(ext.CONDITION_ROLLOUT_PAUSED) == c.CONDITION_TRUE
+
+        await eventually(features_on, timeout=LONG_TIMEOUT)
+        under_ours = await settled(api, ns)
+        assert len(under_ours["pods"]) == 2 * 2
+
+        # Ours → upstream: it reads none of our annotations and finds nothing to do.
+        await stopped(ours)
+        upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-with-features"))
+        await expect_quiet_takeover(api, ns, under_ours, "probe-upstream-features")
+
+        # Upstream → ours again: the features are back on, and still nothing moves.
+        await stopped(upstream)
+        upstream = None
+        ours = await started(_ours(cluster, "lws-controllers-with-features-again", "--disable-webhooks"))
+        await expect_quiet_takeover(api, ns, under_ours, "probe-ours-features")
+        await eventually(features_on, timeout=LONG_TIMEOUT)
+        assert _without(await snapshot(api, ns), "probe-") == _without(under_ours, "probe-")
+    finally:
+        if upstream is not None:
+            await stopped(upstream)
+        await stopped(ours)
         await stopped(webhooks)
         await api.delete(NAMESPACES, None, ns)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core import keys
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
@@ -83,6 +84,24 @@ async def test_several_errors_are_aggregated(webhook_client: KubeClient, webhook
         'Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: '
         "must not be 0 when `maxSurge` is 0]"
     )
+
+
+async def test_a_bad_rollout_annotation_is_denied_naming_it_and_the_rule(
+    webhook_client: KubeClient, webhook_namespace: str
+) -> None:
+    body = lws(webhook_namespace, "annotated")
+    body["metadata"]["annotations"] = {ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: "600"}
+    created = await webhook_client.create(LEADERWORKERSETS, body)  # a good value is admitted
+    patch = {"metadata": {"annotations": {ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: "10m"}}}
+    message = await denial(
+        webhook_client.merge_patch(LEADERWORKERSETS, webhook_namespace, "annotated", patch)
+    )
+    assert message == (
+        'admission webhook "vleaderworkerset.kb.io" denied the request: '
+        f'metadata.annotations.{ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE}: Invalid value: "10m": '
+        "must be a whole number of seconds from 1 to 31536000"
+    )
+    assert created["metadata"]["annotations"][ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE] == "600"
 
 
 async def test_subgroup_size_is_immutable(webhook_client: KubeClient, webhook_namespace: str) -> None:

@@ -81,6 +81,13 @@ def _ready_worker(index: int) -> Obj:
     return scheduled(worker(leader(ready=True), index))
 
 
+def _unschedulable_condition(pod: Obj) -> Obj:
+    """What the scheduler writes on the pod (the controller's caches have no events)."""
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": GPU_MESSAGE}
+    pod.setdefault("status", {}).setdefault("conditions", []).append(condition)
+    return pod
+
+
 def _gated(pod: Obj, gate: str) -> Obj:
     pod["spec"]["schedulingGates"] = [{"name": gate}]
     return pod
@@ -207,6 +214,15 @@ CASES = [
     pytest.param(
         Case(
             leader(ready=True),
+            (_unschedulable_condition(unscheduled(worker(leader(), 1))),),
+            want_cause=d.CAUSE_FAILED_SCHEDULING,
+            want_message=f"worker lws-0-1 unschedulable: {GPU_MESSAGE}",
+        ),
+        id="without-events-the-pods-PodScheduled-condition-gives-the-message",
+    ),
+    pytest.param(
+        Case(
+            leader(ready=True),
             (unscheduled(worker(leader(), 1)),),
             failures={"uid-of-an-older-pod": GPU_MESSAGE},
             want_cause=d.CAUSE_UNSCHEDULED,
@@ -321,7 +337,7 @@ def test_diagnose_group(case: Case) -> None:
 
 
 def test_every_cause_has_a_case() -> None:
-    assert len(CASES) == 24
+    assert len(CASES) == 25
     causes = {value for key, value in vars(d).items() if key.startswith("CAUSE_")}
     covered = {p.values[0].want_cause for p in CASES}
     assert causes <= covered, f"causes without a case: {causes - covered}"

@@ -1,0 +1,92 @@
+"""`lws rollout history` and the rollout notes of `lws status` / `lws plan`, rendered at a fixed
+width (snapshots)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.cli.plan import render as render_plan
+from leaderworkerset.cli.rollout import history_table
+from leaderworkerset.cli.status import document, render
+from leaderworkerset.core.revision import new_revision, revision_key
+from tests.unit.cli.test_status_why import plain, snapshot
+from tests.unit.core.test_plan import NEW_IMAGE, gpu_lws, lws_plan
+
+WIDTH = 100
+
+
+def text(renderable: object) -> str:
+    console = Console(width=WIDTH, record=True, color_system=None)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+HISTORY = """\
+                                    LeaderWorkerSet default/plan
+┏━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━┓
+┃ revision ┃ key        ┃ created              ┃ images                                  ┃         ┃
+┡━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━┩
+│ 1        │ 64759f95c7 │ 2026-12-01T12:00:00Z │ docker.io/nginxinc/nginx-unprivileged:1 │         │
+│          │            │                      │ .27                                     │         │
+│          │            │                      │ registry/app:v1                         │         │
+│ 2        │ 6848745f4  │ 2026-12-01T12:01:00Z │ docker.io/nginxinc/nginx-unprivileged:1 │ current │
+│          │            │                      │ .27                                     │         │
+│          │            │                      │ registry/app:v2                         │         │
+└──────────┴────────────┴──────────────────────┴─────────────────────────────────────────┴─────────┘"""
+
+
+def test_history_lists_revisions_oldest_first_and_marks_the_current_one() -> None:
+    revisions: list[dict[str, object]] = []
+    for image in ("registry/app:v1", "registry/app:v2"):
+        revision = new_revision(gpu_lws().worker_image(image).obj(), "", revisions)
+        revision["metadata"]["creationTimestamp"] = f"2026-12-01T12:0{len(revisions)}:00Z"
+        revisions.append(revision)
+    lws = gpu_lws().worker_image("registry/app:v2").obj()
+    assert [revision_key(r) for r in revisions] == ["64759f95c7", "6848745f4"]  # golden keys
+    assert text(history_table(lws, list(reversed(revisions)), "6848745f4")) == HISTORY
+
+
+PAUSED_CONDITION = {
+    "type": ext.CONDITION_ROLLOUT_PAUSED,
+    "status": "True",
+    "reason": "Paused",
+    "message": "m",
+}
+HALTED_CONDITION = {
+    "type": ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED,
+    "status": "True",
+    "reason": "FailedScheduling",
+    "message": (
+        "no progress for 60s, rollout halted with 1 group(s) not ready; group 1: worker lws-1-1 unschedulable"
+    ),
+}
+
+
+def test_status_tree_says_the_rollout_is_paused_and_halted() -> None:
+    snap = snapshot()
+    snap.lws["status"]["conditions"] += [PAUSED_CONDITION, HALTED_CONDITION]
+    lines = plain(render(snap)).splitlines()
+    assert lines[0].endswith("Progressing, RolloutPaused, RolloutProgressDeadlineExceeded")
+    assert lines[1:3] == [
+        "├── rollout paused: the partition and surge hold until `lws rollout resume`",
+        "├── rollout halted at its progress deadline (FailedScheduling): no progress for 60s, rollout halted "
+        "with 1 group(s) not ready; group 1: worker lws-1-1 unschedulable",
+    ]
+    assert document(snap)["rollout"] == [line[4:] for line in lines[1:3]]
+
+
+def test_status_of_a_set_without_rollout_control_has_no_rollout_lines() -> None:
+    snap = snapshot()
+    assert "rollout" not in plain(render(snap))
+    assert "rollout" not in document(snap)
+
+
+def test_plan_warns_that_a_paused_rollout_takes_no_step() -> None:
+    live = gpu_lws().annotation(ext.ANNOTATION_ROLLOUT_PAUSED, "true").obj()
+    new = gpu_lws().worker_image(NEW_IMAGE).obj()
+    shown = text(render_plan(lws_plan(live, new)))
+    assert shown.splitlines()[-1] == (
+        "warning: rollout paused: the controller takes none of these steps until `lws rollout resume`"
+    )
+    assert "rollout paused" not in text(render_plan(lws_plan(gpu_lws().obj(), new)))
