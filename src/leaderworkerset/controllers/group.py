@@ -307,7 +307,7 @@ class GroupReconciler:
         if not is_hash(lws):
             return ordinal_teardown_requested(leader, self._informers.statefulset(namespace, name_of(lws)))
         deploy = self._informers.deployment(namespace, name_of(lws))
-        leaders = [p for p in self._informers.set_pods(namespace, name_of(lws)) if is_leader_pod(p)]
+        leaders = self._informers.set_leader_pods(namespace, name_of(lws))
         teardown = hash_teardown_requested(
             leader,
             desired_revision=revision_key_of(deploy) if deploy is not None else "",
@@ -487,8 +487,8 @@ class GroupReconciler:
             set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
             if not set_name:
                 return
-            for other in self._informers.set_pods(meta.namespace or "", set_name):
-                if is_leader_pod(other) and has_replacement_gate(other):
+            for other in self._informers.set_leader_pods(meta.namespace or "", set_name):
+                if has_replacement_gate(other):
                     controller.queue.add(ObjectKey(namespace_of(other), name_of(other)))
 
         def added(pod: Pod) -> None:
@@ -578,8 +578,7 @@ def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
 def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
     return [
         ObjectKey(namespace, name_of(p))
-        for p in informers.set_pods(namespace, set_name)
-        if holds_budget_finalizer(p)
+        for p in informers.set_pods_where(namespace, set_name, holds_budget_finalizer)
     ]
 
 

@@ -52,7 +52,6 @@ from leaderworkerset.core.budget import (
 from leaderworkerset.core.groups import (
     ControllerEvent,
     is_deleting,
-    is_leader_pod,
     name_of,
     namespace_of,
     uid_of,
@@ -181,7 +180,7 @@ class LeaderWorkerSetReconciler:
         # The Deployment carries the revision label exactly where the leader StatefulSet does.
         round_ = _Round(lws=lws, key=key, leader_sts=deploy)
         await self._ensure_revision(round_)
-        leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
+        leaders = self._informers.set_leader_pods(key.namespace, key.name)
         await self._prune_hash_counts(round_, leaders)
         # B4: the Workload (and the whole-set PodGroup) before any leader exists; per-group
         # PodGroups come from the pod controller once admission has drawn the group key.
@@ -295,7 +294,7 @@ class LeaderWorkerSetReconciler:
         statefulsets: list[Obj] = []
         if round_.leader_sts is not None:
             # Only read mid-rollout, but cheap enough to gather every time from the indexes.
-            leader_pods = [p for p in self._informers.set_pods(namespace, name) if is_leader_pod(p)]
+            leader_pods = self._informers.set_leader_pods(namespace, name)
             statefulsets = self._informers.set_statefulsets(namespace, name)
         return plan_rollout_for(
             round_.lws,
@@ -372,7 +371,7 @@ class LeaderWorkerSetReconciler:
     # ----- step 5: status -------------------------------------------------------------------------
     async def _update_status(self, round_: _Round) -> bool:
         namespace, name = round_.key
-        pods = self._informers.set_pods(namespace, name)
+        leader_pods = self._informers.set_leader_pods(namespace, name)
         workers = {
             name_of(sts): sts
             for sts in self._informers.set_statefulsets(namespace, name)
@@ -382,7 +381,7 @@ class LeaderWorkerSetReconciler:
             round_.lws,
             round_.applied_sts or round_.leader_sts or {},
             revision_key=round_.revision_key,
-            leader_pods=[p for p in pods if is_leader_pod(p)],
+            leader_pods=leader_pods,
             worker_statefulsets=workers,
             now=self._now(),
         )
