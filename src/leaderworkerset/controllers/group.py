@@ -130,6 +130,7 @@ from leaderworkerset.core.services import replica_service
 from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
 from leaderworkerset.core.termination import (
     WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS,
+    lingering_worker_pod,
     worker_statefulset_to_delete,
 )
 from leaderworkerset.core.workloads import scheduling_template_annotations
@@ -495,7 +496,7 @@ class GroupReconciler:
         if not is_hash(lws):
             return ordinal_teardown_requested(leader, self._informers.statefulset(namespace, name_of(lws)))
         deploy = self._informers.deployment(namespace, name_of(lws))
-        leaders = [p for p in self._informers.set_pods(namespace, name_of(lws)) if is_leader_pod(p)]
+        leaders = self._informers.set_leader_pods(namespace, name_of(lws))
         teardown = hash_teardown_requested(
             leader,
             desired_revision=revision_key_of(deploy) if deploy is not None else "",
@@ -590,6 +591,8 @@ class GroupReconciler:
             return None
         if placement_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # the leader's scheduling re-triggers us
+        if self._worker_names_taken(lws, leader):
+            return None  # the deletion of that pod wakes this leader (worker_deletion_waker)
         # The cached leader may lag its worker StatefulSet's watch (another stream): read it fresh
         # before building a group from its revision. This GET happens once per group creation.
         fresh = await self._fresh_pod(leader)
@@ -605,6 +608,17 @@ class GroupReconciler:
             return None  # the leader's scheduling re-triggers us
         await self._create_worker_statefulset(lws, fresh, revision)
         return None
+
+    def _worker_names_taken(self, lws: Obj, leader: Obj) -> bool:
+        """A predecessor's worker pod still holds one of this group's names (issue 14): creating
+        the worker StatefulSet now would put kube-controller-manager into exponential back-off."""
+        namespace = namespace_of(leader)
+        taken = lingering_worker_pod(leader, lws_size(lws), lambda name: self._informers.pod(namespace, name))
+        if taken is None:
+            return False
+        log.info("worker pod name still taken, waiting for it to go before creating the worker "
+                 "statefulset", namespace=namespace, pod=name_of(leader), worker=taken)  # fmt: skip
+        return True
 
     async def _delete_workers_in_parallel(self, lws: Obj | None, leader: Obj) -> None:
         """podTerminationPolicy Parallel (C13): a terminating leader takes its workers with it."""
@@ -662,8 +676,8 @@ class GroupReconciler:
             set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
             if not set_name:
                 return
-            for other in self._informers.set_pods(meta.namespace or "", set_name):
-                if is_leader_pod(other) and has_replacement_gate(other):
+            for other in self._informers.set_leader_pods(meta.namespace or "", set_name):
+                if has_replacement_gate(other):
                     controller.queue.add(ObjectKey(namespace_of(other), name_of(other)))
 
         def added(pod: Pod) -> None:
@@ -753,8 +767,7 @@ def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
 def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
     return [
         ObjectKey(namespace, name_of(p))
-        for p in informers.set_pods(namespace, set_name)
-        if holds_budget_finalizer(p)
+        for p in informers.set_pods_where(namespace, set_name, holds_budget_finalizer)
     ]
 
 
@@ -777,6 +790,21 @@ def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
         return _held_pods(informers, meta.namespace or "", meta.name or "")
 
     return mapper
+
+
+def _worker_deletion_waker(controller: Controller) -> FuncHandler[Pod]:
+    """A deleted worker pod frees its name: wake the leader that may wait for it."""
+
+    def deleted(pod: Pod) -> None:
+        meta = pod.metadata
+        labels = meta.labels or {}
+        if c.LABEL_SET_NAME not in labels or labels.get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX:
+            return
+        leader = leader_name_for_worker({"metadata": {"name": meta.name, "annotations": meta.annotations}})
+        if leader:
+            controller.queue.add(ObjectKey(meta.namespace or "", leader))
+
+    return FuncHandler(delete=deleted)
 
 
 def setup(
@@ -805,6 +833,7 @@ def setup(
     )
     informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
     informers.pods.add_handler(reconciler.gated_leader_waker(controller))
+    informers.pods.add_handler(_worker_deletion_waker(controller))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)
     controller.watch(informers.statefulsets, _owner_leader)
     controller.watch(informers.lws, _held_pods_of_lws(informers))

@@ -162,10 +162,16 @@ class LeaderWorkerSetReconciler:
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
         self.leader_deploy_memo = WriteMemo()
+        # Our own status writes, until the LWS watch delivers them: a reconcile right after a write
+        # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
+        # status PUTs answered 409 in a 250-group create).
+        self.lws_memo = WriteMemo()
         self.recent_revisions = RecentRevisions()
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)
+        if lws is not None:
+            lws = self.lws_memo.freshest(key, lws)
         if lws is not None and is_deleting(lws):
             await self._delete_workers_in_parallel(lws)
         if lws is None or is_deleting(lws):
@@ -228,7 +234,7 @@ class LeaderWorkerSetReconciler:
         # The Deployment carries the revision label exactly where the leader StatefulSet does.
         round_ = _Round(lws=lws, key=key, leader_sts=deploy)
         await self._ensure_revision(round_)
-        leaders = [p for p in self._informers.set_pods(key.namespace, key.name) if is_leader_pod(p)]
+        leaders = self._informers.set_leader_pods(key.namespace, key.name)
         await self._prune_hash_counts(round_, leaders)
         # B4: the Workload (and the whole-set PodGroup) before any leader exists; per-group
         # PodGroups come from the pod controller once admission has drawn the group key.
@@ -245,7 +251,7 @@ class LeaderWorkerSetReconciler:
         if plan.changed or control_changed:
             body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
             try:
-                await self._client.update(LEADERWORKERSETS, body, "status")
+                self.lws_memo.remember(key, await self._client.update(LEADERWORKERSETS, body, "status"))
             except Exception as err:
                 if is_conflict(err):
                     return Result(requeue=True)
@@ -347,7 +353,7 @@ class LeaderWorkerSetReconciler:
         statefulsets: list[Obj] = []
         if round_.leader_sts is not None:
             # Only read mid-rollout, but cheap enough to gather every time from the indexes.
-            leader_pods = [p for p in self._informers.set_pods(namespace, name) if is_leader_pod(p)]
+            leader_pods = self._informers.set_leader_pods(namespace, name)
             statefulsets = self._informers.set_statefulsets(namespace, name)
         return plan_rollout_for(
             round_.lws,
@@ -489,7 +495,7 @@ class LeaderWorkerSetReconciler:
     # ----- step 5: status -------------------------------------------------------------------------
     async def _update_status(self, round_: _Round) -> bool:
         namespace, name = round_.key
-        pods = self._informers.set_pods(namespace, name)
+        leader_pods = self._informers.set_leader_pods(namespace, name)
         workers = {
             name_of(sts): sts
             for sts in self._informers.set_statefulsets(namespace, name)
@@ -499,7 +505,7 @@ class LeaderWorkerSetReconciler:
             round_.lws,
             round_.applied_sts or round_.leader_sts or {},
             revision_key=round_.revision_key,
-            leader_pods=[p for p in pods if is_leader_pod(p)],
+            leader_pods=leader_pods,
             worker_statefulsets=workers,
             now=self._now(),
         )
@@ -513,7 +519,7 @@ class LeaderWorkerSetReconciler:
                 "kind": c.LWS_KIND,
                 "status": status,
             }
-            await self._client.update(LEADERWORKERSETS, body, "status")
+            self.lws_memo.remember(round_.key, await self._client.update(LEADERWORKERSETS, body, "status"))
             if plan.event is not None:
                 record(self._recorder, round_.lws, plan.event)
             for event in control_events:
@@ -655,5 +661,6 @@ def setup(
     informers.pods.add_handler(_scheduled_pod_deletions(controller))
     reconciler.leader_sts_memo.forget_on_delete(informers.statefulsets)
     reconciler.leader_deploy_memo.forget_on_delete(informers.deployments)
+    reconciler.lws_memo.forget_on_delete(informers.lws)
     manager.add_controller(controller)
     return controller

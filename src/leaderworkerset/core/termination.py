@@ -8,10 +8,11 @@ leader is terminating, so leader and workers shut down together.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups import Obj, annotations_of, controller_owner, is_deleting, uid_of
+from leaderworkerset.core.groups import Obj, annotations_of, controller_owner, is_deleting, name_of, uid_of
+from leaderworkerset.core.naming import worker_pod_name
 
 # A replacement leader waits this long between looks at its predecessor's terminating worker
 # StatefulSet (same name): creating over it would fail, adopting it would keep dying workers.
@@ -66,3 +67,25 @@ def worker_statefulsets_to_delete_with_lws(lws: Obj, statefulsets: Iterable[Obj]
         for sts in statefulsets
         if not is_deleting(sts) and (controller_owner(sts) or {}).get("kind") == "Pod"
     ]
+
+
+def lingering_worker_pod(leader: Obj, size: int, pod_named: Callable[[str], Obj | None]) -> str | None:
+    """The name of a predecessor's worker pod that still holds one of this group's worker names.
+
+    Called when the leader has no worker StatefulSet yet. In a rolling update the StatefulSet
+    controller deletes the old leader in the background, so the garbage collector removes the old
+    worker StatefulSet at once and its pods only after their grace period. A worker StatefulSet
+    created meanwhile makes kube-controller-manager fail on `<leader>-<j>` ("already exists … being
+    deleted") and back off exponentially; waiting for the name keeps the group's names identical
+    and costs nothing. A pod counts when it is terminating or controlled by some StatefulSet (the
+    old one: the garbage collector deletes it); an orphan would be adopted, so it does not block.
+    """
+    for index in range(1, size):
+        name = worker_pod_name(name_of(leader), index)
+        pod = pod_named(name)
+        if pod is None:
+            continue
+        owner = controller_owner(pod) or {}
+        if is_deleting(pod) or owner.get("kind") == "StatefulSet":
+            return name
+    return None

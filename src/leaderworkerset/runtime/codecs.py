@@ -11,6 +11,7 @@ Two representations, chosen per watched kind (see benchmarks/runtime_decode.py f
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
@@ -56,15 +57,35 @@ class StructCodec(Generic[S]):
         self._list = msgspec.json.Decoder(ListPage[cls])  # type: ignore[valid-type]
 
     def decode_object(self, raw: bytes) -> S:
-        return self._object.decode(raw)
+        return _interned(self._object.decode(raw))
 
     def decode_list(self, raw: bytes) -> ListPage[S]:
         page: ListPage[S] = self._list.decode(raw)
+        for item in page.items or ():
+            _interned(item)
         return page
 
     def meta(self, obj: S) -> MetaLike:
         meta: MetaLike = getattr(obj, "metadata")  # noqa: B009 - Structs declare it, Struct has no protocol
         return meta
+
+
+def _intern_strings(values: dict[str, str] | None) -> dict[str, str] | None:
+    if not values:
+        return values
+    return {sys.intern(key): sys.intern(value) for key, value in values.items()}
+
+
+def _interned(obj: S) -> S:
+    """Share the label and annotation strings every cached object repeats (keys such as
+    `leaderworkerset.sigs.k8s.io/name`, the set name, revision hashes, group indexes): msgspec
+    gives each decoded object its own copies. Values are interned too; distinct ones (e.g. group
+    keys) stay alive only as long as some object uses them."""
+    meta = getattr(obj, "metadata", None)
+    if isinstance(meta, ObjectMeta):
+        meta.labels = _intern_strings(meta.labels)
+        meta.annotations = _intern_strings(meta.annotations)
+    return obj
 
 
 Obj = dict[str, Any]

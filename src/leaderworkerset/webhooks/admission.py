@@ -7,10 +7,11 @@ a mutation is a base64 JSON Patch computed as the diff of the original and the m
 """
 
 import base64
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import validation as v
@@ -162,7 +163,7 @@ def _response(uid: str, outcome: Outcome, original: Obj | None) -> Obj:
         operations = json_patch(original, outcome.mutated)
         if operations:
             response["patchType"] = "JSONPatch"
-            response["patch"] = base64.b64encode(json.dumps(operations).encode()).decode()
+            response["patch"] = base64.b64encode(msgspec.json.encode(operations)).decode()
     if outcome.warnings:
         response["warnings"] = list(outcome.warnings)
     return response

@@ -5,10 +5,11 @@ Only pods carrying the LWS `name` label are touched; the webhook configuration's
 already filters on it, the check here keeps the handler safe when called directly.
 """
 
-import copy
 import secrets
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import gang, tpu, workloads
@@ -43,6 +44,13 @@ def workload_pod_group_injector(pod: Obj) -> None:
         raise pm.PodMutationError(str(err)) from err
 
 
+def _json_copy(obj: Obj) -> Obj:
+    """A deep copy of a JSON-shaped object: a msgspec round trip is ~10x cheaper than
+    copy.deepcopy, which was most of the pod webhook's handler time (issue 14)."""
+    copied: Obj = msgspec.json.decode(msgspec.json.encode(obj))
+    return copied
+
+
 def is_lws_pod(pod: Obj) -> bool:
     return c.LABEL_SET_NAME in ((pod.get("metadata") or {}).get("labels") or {})
 
@@ -56,7 +64,7 @@ def default_pod(
     """Return the mutated copy of `pod`; raises PodMutationError with the denial message."""
     if not is_lws_pod(pod):
         return pod
-    mutated = copy.deepcopy(pod)
+    mutated = _json_copy(pod)
     size = pm.group_size(mutated)
     if pm.is_leader(mutated):
         _label_leader(mutated, token_source)

@@ -5,12 +5,12 @@ rotated certificate is served without a restart.
 
 import asyncio
 import contextlib
-import json
 import ssl
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import msgspec
 import structlog
 from aiohttp import web
 
@@ -81,8 +81,8 @@ def build_app(
             started = time.perf_counter()
             try:
                 try:
-                    body = json.loads(await request.read())
-                except ValueError as err:
+                    body = msgspec.json.decode(await request.read())
+                except msgspec.DecodeError as err:
                     body = {"error": str(err)}
                 answer = review(path, body, options)
             finally:
@@ -90,7 +90,7 @@ def build_app(
                 metrics.latency.labels(path).observe(time.perf_counter() - started)
             # controller-runtime counts the admission status code, not the HTTP one (always 200).
             metrics.requests.labels(path, str(answer["response"]["status"]["code"])).inc()
-            return web.json_response(answer)
+            return web.Response(body=msgspec.json.encode(answer), content_type="application/json")
 
         return handle
 

@@ -10,6 +10,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.termination import (
     is_parallel_termination,
     leader_template_termination_annotations,
+    lingering_worker_pod,
     worker_statefulset_to_delete,
     worker_statefulsets_to_delete_with_lws,
 )
@@ -150,3 +151,61 @@ def leader_sts_of_lws() -> dict[str, Any]:
 
 def test_lws_deletion_case_count() -> None:
     assert len(LWS_DELETION) == 3
+
+
+# ----- lingering_worker_pod: a predecessor's worker still holding a name (issue 14) ---------------
+def old_worker(
+    index: int, *, deleting: bool = False, owner_kind: str | None = "StatefulSet"
+) -> dict[str, Any]:
+    """Worker `lws-0-<index>` of the previous incarnation of group 0."""
+    meta: dict[str, Any] = {"name": f"lws-0-{index}", "namespace": "default", "uid": f"old-{index}"}
+    if owner_kind is not None:
+        meta["ownerReferences"] = [
+            {"kind": owner_kind, "name": "lws-0", "uid": "old-sts", "controller": True}
+        ]
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return {"metadata": meta}
+
+
+@dataclass(frozen=True)
+class LingerCase:
+    size: int
+    cached: tuple[dict[str, Any], ...]
+    want: str | None
+
+
+LINGER_CASES = [
+    pytest.param(LingerCase(3, (), None), id="no pod holds a worker name: create"),
+    pytest.param(
+        LingerCase(3, (old_worker(2, deleting=True),), "lws-0-2"), id="terminating worker holds its name"
+    ),
+    pytest.param(
+        LingerCase(3, (old_worker(1),), "lws-0-1"),
+        id="worker of the deleted StatefulSet, not yet collected: the garbage collector deletes it",
+    ),
+    pytest.param(
+        LingerCase(3, (old_worker(1, owner_kind=None),), None),
+        id="orphan worker: the new StatefulSet adopts it",
+    ),
+    pytest.param(
+        LingerCase(3, (old_worker(1, owner_kind=None, deleting=True),), "lws-0-1"),
+        id="terminating orphan still holds its name",
+    ),
+    pytest.param(
+        LingerCase(2, (old_worker(2, deleting=True),), None),
+        id="a pod beyond the group's size is not one of its names",
+    ),
+    pytest.param(LingerCase(1, (old_worker(1, deleting=True),), None), id="size 1 has no workers"),
+]
+
+
+@pytest.mark.parametrize("case", LINGER_CASES)
+def test_lingering_worker_pod(case: LingerCase) -> None:
+    by_name = {p["metadata"]["name"]: p for p in case.cached}
+    got = lingering_worker_pod(leader_pod("lws", 0, "rev"), case.size, by_name.get)
+    assert got == case.want
+
+
+def test_lingering_case_count() -> None:
+    assert len(LINGER_CASES) == 7

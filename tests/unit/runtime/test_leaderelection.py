@@ -174,3 +174,41 @@ async def test_renew_deadline(outage: float, want_lost: bool) -> None:
 def test_config_requires_ordered_durations() -> None:
     with pytest.raises(ValueError, match="lease_duration > renew_deadline"):
         ElectionConfig(namespace=NS, lease_duration=5, renew_deadline=10)
+
+
+class CountingLeases(FakeLeases):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[str] = []
+
+    async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> dict[str, Any]:
+        self.calls.append("GET")
+        return await super().get(ref, namespace, name)
+
+    async def update(self, ref: ResourceRef, obj: Any, subresource: str | None = None) -> dict[str, Any]:
+        self.calls.append("PUT")
+        return await super().update(ref, obj, subresource)
+
+
+async def test_a_leader_renews_with_one_put_per_period_and_reads_again_after_a_conflict() -> None:
+    """As client-go: no GET while the lease it wrote is valid; a foreign write conflicts, then it reads."""
+    leases, clock = CountingLeases(), FakeClock()
+    a, _ = elector(leases, clock, "a")
+    task = asyncio.create_task(a.run())
+    await asyncio.wait_for(a.leading.wait(), 1)
+    leases.calls.clear()
+    for _ in range(5):
+        clock.advance(2.0)
+        await settle()
+    assert len(leases.calls) >= 4, leases.calls  # one renewal per retry period
+    assert set(leases.calls) == {"PUT"}, "a valid lease is renewed without reading it"
+    assert leases.holder == "a"
+    assert leases.lease is not None
+    leases.lease["metadata"]["resourceVersion"] = "foreign"  # someone else wrote the Lease
+    leases.calls.clear()
+    clock.advance(2.0)
+    await settle()
+    assert leases.calls[:3] == ["PUT", "GET", "PUT"], "the conflict sends it back to a read"
+    assert leases.lease["metadata"]["resourceVersion"] != "foreign"
+    assert a.is_leader
+    await stop(task)

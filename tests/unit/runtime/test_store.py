@@ -126,3 +126,28 @@ def test_projection_store_reads_struct_metadata() -> None:
     assert cached.status.phase == "Running"
     assert cached.metadata.ownerReferences is not None
     assert cached.metadata.ownerReferences[0].name == "lws"
+
+
+@pytest.mark.parametrize(
+    "decode",
+    [
+        pytest.param(lambda raws: [POD_CODEC.decode_object(r) for r in raws], id="watch events"),
+        pytest.param(
+            lambda raws: POD_CODEC.decode_list(b'{"items":[' + b",".join(raws) + b"]}").items,
+            id="list page",
+        ),
+    ],
+)
+def test_projections_share_their_label_and_annotation_strings(decode: Any) -> None:
+    """Every cached pod repeats the same label keys and values; decoded copies are interned."""
+    pods = [obj(n, labels={SET: "sample", GROUP: "0"}) for n in ("p1", "p2")]
+    for pod in pods:
+        pod["metadata"]["annotations"] = {"a.example/size": "4"}
+    raws = [encode(pod) for pod in pods]
+    first, second = decode(raws)
+    assert first.metadata.labels == second.metadata.labels == {SET: "sample", GROUP: "0"}
+    (k1, v1), (k2, v2) = next(iter(first.metadata.labels.items())), next(iter(second.metadata.labels.items()))
+    assert k1 is k2
+    assert v1 is v2
+    (a1,), (a2,) = first.metadata.annotations, second.metadata.annotations
+    assert a1 is a2
