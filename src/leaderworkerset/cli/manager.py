@@ -50,6 +50,9 @@ class Settings:
     run_controllers: bool = True
     run_webhooks: bool = True
     webhook_url_host: str | None = None
+    # The port the URL configurations name, when another process (a local load balancer in front of
+    # several replicas) listens there instead of this replica's own server; None: the server's port.
+    webhook_url_port: int | None = None
     metrics_secure: bool = True
     max_concurrent_reconciles: int = 5
     watch_namespace: str | None = None
@@ -103,6 +106,7 @@ def webhook_run_config(settings: Settings) -> Any:
             local,
             host=settings.webhook_url_host,
             ip_addresses=(settings.webhook_url_host,),
+            url_port=settings.webhook_url_port,
             options=options,
             tls=tls,
         )
@@ -267,6 +271,13 @@ def manager(
         str | None,
         typer.Option(help="Local dev: install URL webhook configurations pointing at this host address."),
     ] = None,
+    webhook_url_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Local dev: the port the URL webhook configurations name (default: the webhook port), "
+            "e.g. a load balancer in front of several replicas."
+        ),
+    ] = None,
     leader_elect: Annotated[bool | None, typer.Option("--leader-elect/--no-leader-elect")] = None,
     leader_elect_lease_duration: Annotated[str | None, typer.Option()] = None,
     leader_elect_renew_deadline: Annotated[str | None, typer.Option()] = None,
@@ -339,6 +350,7 @@ def manager(
         run_controllers=not webhooks_only,
         run_webhooks=webhooks_enabled,
         webhook_url_host=webhook_url_host,
+        webhook_url_port=webhook_url_port,
         metrics_secure=not insecure_metrics,
         max_concurrent_reconciles=max_concurrent_reconciles,
         watch_namespace=watch_namespace,

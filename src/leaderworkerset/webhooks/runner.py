@@ -38,6 +38,8 @@ class WebhookRunConfig:
     cert_refresh_interval: float = 600.0
     # Dev cluster: once serving, point our webhook configurations at https://<host>:<port>.
     register_url_configurations: bool = False
+    # ...at https://<host>:<url_port> instead when set: one address in front of several replicas.
+    url_port: int | None = None
 
     def cert_config(self) -> certs.CertConfig:
         return certs.CertConfig(
@@ -83,7 +85,8 @@ async def serve(
     await server.start()
     try:
         if config.register_url_configurations and client is not None and manager and manager.artifacts:
-            await install_local_configurations(client, server.port, manager.artifacts.ca_cert, config.host)
+            port = config.url_port or server.port
+            await install_local_configurations(client, port, manager.artifacts.ca_cert, config.host)
         await stop.wait()
     finally:
         await server.stop()
