@@ -145,6 +145,7 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     metrics = new_webhook_metrics(mgr.registry)
     config.cert_dir.mkdir(parents=True, exist_ok=True)
     certs_ready = asyncio.Event()
+    serving = asyncio.Event()
 
     async def serve() -> None:
         # The manager cancels runnables on shutdown; turn that into runner's own stop
@@ -160,7 +161,7 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
         if probe is not None:
             await probe.refresh(client)  # admission starts with a real answer
             refresher = asyncio.create_task(probe.run(client), name="workload-api-discovery")
-        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics))
+        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics, serving))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -176,7 +177,14 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     async def certs_are_ready() -> bool:
         return certs_ready.is_set()
 
+    async def webhooks_serving() -> bool:
+        return serving.is_set()
+
     mgr.add_readiness_check("webhook-certs", certs_are_ready)
+    # Ready only once the server answers (upstream checks its webhook server has started) and, on
+    # the dev cluster, the configurations name it: a replacement manager is not ready while the
+    # API server still calls its predecessor's address.
+    mgr.add_readiness_check("webhook-server", webhooks_serving)
     # As upstream: controllers start once the certificates are in place, so the pods they cause
     # are admitted by a pod webhook that can answer.
     mgr.add_controller_gate(certs_ready.wait)

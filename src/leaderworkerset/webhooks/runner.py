@@ -58,8 +58,13 @@ async def serve(
     stop: asyncio.Event,
     certs_ready: asyncio.Event | None = None,
     metrics: WebhookMetrics | None = None,
+    serving: asyncio.Event | None = None,
 ) -> None:
-    """Run cert management (when internal) and the HTTPS server until `stop` is set."""
+    """Run cert management (when internal) and the HTTPS server until `stop` is set.
+
+    ``serving`` is set once the server accepts calls and, on the dev cluster, our webhook
+    configurations name it: before that the API server may still call a previous manager's address.
+    """
     ready = certs_ready or asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
     manager: certs.CertManager | None = None
@@ -87,6 +92,8 @@ async def serve(
         if config.register_url_configurations and client is not None and manager and manager.artifacts:
             port = config.url_port or server.port
             await install_local_configurations(client, port, manager.artifacts.ca_cert, config.host)
+        if serving is not None:
+            serving.set()
         await stop.wait()
     finally:
         await server.stop()
