@@ -85,6 +85,7 @@ from leaderworkerset.core.restart import (
     decide_restart,
     exclusive_topology_key,
     misannotated_leader_event,
+    orphaned_workers,
     owner_statefulset_name,
     placement_gate,
     replay_deleted_pod,
@@ -392,6 +393,7 @@ class GroupReconciler:
             # A predecessor's group still going away (C13): build ours only once it is gone.
             return Result(requeue_after=WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS)
         if existing is not None:
+            await self._delete_orphaned_workers(leader, existing)
             # Never updated: a group changes only by being recreated. Hash leaders mirror its
             # readiness into their group-ready condition, which gates the leader's own readiness.
             if is_hash(lws):
@@ -414,6 +416,32 @@ class GroupReconciler:
             return None  # the leader's scheduling re-triggers us
         await self._create_worker_statefulset(lws, fresh, revision)
         return None
+
+    async def _delete_orphaned_workers(self, leader: Obj, workers: Obj) -> None:
+        """Delete worker pods still controlled by the group's previous worker StatefulSet.
+
+        The garbage collector deletes them once that StatefulSet is gone, but it can miss the
+        deletion across an API server restart; the new StatefulSet then cannot create its pods under
+        their names and the group (and any rollout waiting for it) stalls for good. A fresh read
+        first confirms that the name now maps to another StatefulSet, so a lagging cache (one that
+        still holds the old StatefulSet) never deletes the new one's pods; each delete is guarded by
+        the pod's UID.
+        """
+        labels = labels_of(leader)
+        pods = self._informers.group_pods(
+            namespace_of(leader), labels.get(c.LABEL_SET_NAME, ""), labels.get(c.LABEL_GROUP_INDEX, "")
+        )
+        if not orphaned_workers(workers, pods):
+            return
+        fresh = await self._client.get_or_none(STATEFULSETS, namespace_of(workers), name_of(workers))
+        if fresh is None or is_deleting(fresh):
+            return
+        for pod in orphaned_workers(fresh, pods):
+            if await self._client.delete_incarnation(PODS, namespace_of(pod), name_of(pod), uid_of(pod)):
+                log.info(
+                    "deleted a worker pod left by the group's previous worker statefulset",
+                    pod=name_of(pod), namespace=namespace_of(pod), statefulset=name_of(fresh),
+                )  # fmt: skip
 
     async def _delete_workers_in_parallel(self, lws: Obj | None, leader: Obj) -> None:
         """podTerminationPolicy Parallel (C13): a terminating leader takes its workers with it."""
