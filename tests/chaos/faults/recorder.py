@@ -26,6 +26,8 @@ from leaderworkerset.runtime.resources import (
     ResourceRef,
 )
 from tests.chaos.faults import invariants as inv
+from tests.chaos.faults import workload
+from tests.support.wait import LONG_TIMEOUT, eventually
 
 Obj = dict[str, Any]
 
@@ -54,7 +56,11 @@ class Recorder:
     async def __aenter__(self) -> Recorder:
         for ref, kind in KINDS:
             known: dict[str, Obj] = {}
-            rv = await self._relist(ref, kind, known, relisted=False)
+            # A CRD installed a moment ago answers 429 until its watch cache is filled.
+            rv = await eventually(
+                workload.transient(lambda: self._relist(ref, kind, known, relisted=False)),  # noqa: B023
+                timeout=LONG_TIMEOUT,
+            )
             self._tasks.append(asyncio.create_task(self._run(ref, kind, rv, known), name=f"record:{kind}"))
         return self
 

@@ -9,9 +9,13 @@ applies the mix's rollout and scale) at the moment it chooses; it returns its fi
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from leaderworkerset.runtime.client import KubeClient
@@ -49,10 +53,31 @@ async def no_fault(recorder: Recorder, change: Change) -> dict[str, Any]:
     return {}
 
 
+DUMP_ENV = "LWS_CHAOS_DUMP"
+
+
+def dump(ns: str, changes: list[inv.Change]) -> None:
+    """With LWS_CHAOS_DUMP=<dir>, write a run's recorded stream there (one JSON change a line)."""
+    if directory := os.environ.get(DUMP_ENV):
+        path = Path(directory) / f"{ns}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(dataclasses.asdict(ch), default=dict) + "\n" for ch in changes))
+
+
 async def run_mix(
     api: KubeClient, ns: str, fault: Fault = no_fault
 ) -> tuple[list[inv.Change], dict[str, Any]]:
-    async with Recorder(api, ns) as recorder:
+    recorder = Recorder(api, ns)
+    try:
+        return await _run_mix(api, ns, fault, recorder)
+    finally:
+        dump(ns, recorder.snapshot())
+
+
+async def _run_mix(
+    api: KubeClient, ns: str, fault: Fault, recorder: Recorder
+) -> tuple[list[inv.Change], dict[str, Any]]:
+    async with recorder:
         await workload.create_mix(api, ns)
         await workload.expect_mix_settled(api, ns, final=False)
         started = time.monotonic()

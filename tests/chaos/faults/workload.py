@@ -12,20 +12,25 @@ land mid-rollout and mid-scale.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+import httpx2
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS
 from tests.chaos.faults import invariants as inv
 from tests.chaos.sizes import pick
-from tests.e2e.test_ds_journeys import expect_available as expect_ds_available
 from tests.integration.disaggregatedset.helpers import update_spec
 from tests.support.builders import DisaggregatedSetBuilder, LeaderWorkerSetBuilder
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
 DS_NAME = "ds"
 DS_ROLES = ("prefill", "decode")
@@ -111,6 +116,25 @@ async def change_mix(api: KubeClient, ns: str) -> None:
     await update_spec(api, ns, new_image, name=DS_NAME)
 
 
+def transient(check: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+    """``check`` with the API server's passing faults read as "not yet" (an AssertionError, which
+    `eventually` retries): a restarted server answers 429 while its caches refill, a cut connection
+    raises a transport error."""
+
+    @functools.wraps(check)
+    async def wrapped() -> T:
+        try:
+            return await check()
+        except ApiStatusError as err:
+            if err.code in (429, 500, 503, 504):
+                raise AssertionError(f"API server not serving yet: {err}") from err
+            raise
+        except httpx2.TransportError as err:
+            raise AssertionError(f"API server unreachable: {err!r}") from err
+
+    return wrapped
+
+
 async def expect_lws_settled(api: KubeClient, ns: str, s: Set, *, final: bool) -> None:
     replicas, updated = (s.final_replicas, s.final_updated) if final else (s.replicas, s.replicas)
 
@@ -126,11 +150,34 @@ async def expect_lws_settled(api: KubeClient, ns: str, s: Set, *, final: bool) -
         assert conditions.get(c.CONDITION_AVAILABLE) == c.CONDITION_TRUE, f"{s.name}: {conditions}"
         return True
 
-    await eventually(check, timeout=CONVERGE_TIMEOUT, interval=0.5)
+    await eventually(transient(check), timeout=CONVERGE_TIMEOUT, interval=0.5)
+
+
+async def expect_ds_settled(api: KubeClient, ns: str) -> None:
+    """The DisaggregatedSet Available, every role's groups ready and on the current revision."""
+    want = pick(ci=1, full=2)
+
+    async def check() -> bool:
+        ds = await api.get(DISAGGREGATEDSETS, ns, DS_NAME)
+        status = ds.get("status") or {}
+        assert status.get("observedGeneration") == ds["metadata"]["generation"], "DS status not current"
+        conditions = {
+            x["type"]: x.get("reason") for x in status.get("conditions") or [] if x["status"] == "True"
+        }
+        assert conditions.get(c.CONDITION_AVAILABLE) == c.REASON_ALL_ROLES_READY, (
+            f"DS conditions {conditions}"
+        )
+        for role in status.get("roleStatuses") or []:
+            counts = (role.get("replicas", 0), role.get("readyReplicas", 0), role.get("updatedReplicas", 0))
+            assert counts == (want, want, want), f"DS role {role.get('name')}: {counts}"
+        assert len(status.get("roleStatuses") or []) == len(DS_ROLES), status.get("roleStatuses")
+        return True
+
+    await eventually(transient(check), timeout=CONVERGE_TIMEOUT, interval=0.5)
 
 
 async def expect_mix_settled(api: KubeClient, ns: str, *, final: bool) -> None:
     """Every set Available with all its groups ready (and, when ``final``, rolled as far as asked)."""
     for s in mix_sets():
         await expect_lws_settled(api, ns, s, final=final)
-    await expect_ds_available(api, ns, dict.fromkeys(DS_ROLES, pick(ci=1, full=2)), name=DS_NAME)
+    await expect_ds_settled(api, ns)
