@@ -50,6 +50,9 @@ class Settings:
     run_controllers: bool = True
     run_webhooks: bool = True
     webhook_url_host: str | None = None
+    # The port the URL configurations name, when another process (a local load balancer in front of
+    # several replicas) listens there instead of this replica's own server; None: the server's port.
+    webhook_url_port: int | None = None
     metrics_secure: bool = True
     max_concurrent_reconciles: int = 5
     watch_namespace: str | None = None
@@ -104,6 +107,7 @@ def webhook_run_config(settings: Settings) -> Any:
             local,
             host=settings.webhook_url_host,
             ip_addresses=(settings.webhook_url_host,),
+            url_port=settings.webhook_url_port,
             options=options,
             tls=tls,
         )
@@ -142,6 +146,7 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     metrics = new_webhook_metrics(mgr.registry)
     config.cert_dir.mkdir(parents=True, exist_ok=True)
     certs_ready = asyncio.Event()
+    serving = asyncio.Event()
 
     async def serve() -> None:
         # The manager cancels runnables on shutdown; turn that into runner's own stop
@@ -157,7 +162,7 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
         if probe is not None:
             await probe.refresh(client)  # admission starts with a real answer
             refresher = asyncio.create_task(probe.run(client), name="workload-api-discovery")
-        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics))
+        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics, serving))
         try:
             await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -173,7 +178,14 @@ def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
     async def certs_are_ready() -> bool:
         return certs_ready.is_set()
 
+    async def webhooks_serving() -> bool:
+        return serving.is_set()
+
     mgr.add_readiness_check("webhook-certs", certs_are_ready)
+    # Ready only once the server answers (upstream checks its webhook server has started) and, on
+    # the dev cluster, the configurations name it: a replacement manager is not ready while the
+    # API server still calls its predecessor's address.
+    mgr.add_readiness_check("webhook-server", webhooks_serving)
     # As upstream: controllers start once the certificates are in place, so the pods they cause
     # are admitted by a pod webhook that can answer.
     mgr.add_controller_gate(certs_ready.wait)
@@ -269,6 +281,13 @@ def manager(
         str | None,
         typer.Option(help="Local dev: install URL webhook configurations pointing at this host address."),
     ] = None,
+    webhook_url_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Local dev: the port the URL webhook configurations name (default: the webhook port), "
+            "e.g. a load balancer in front of several replicas."
+        ),
+    ] = None,
     leader_elect: Annotated[bool | None, typer.Option("--leader-elect/--no-leader-elect")] = None,
     leader_elect_lease_duration: Annotated[str | None, typer.Option()] = None,
     leader_elect_renew_deadline: Annotated[str | None, typer.Option()] = None,
@@ -349,6 +368,7 @@ def manager(
         run_controllers=not webhooks_only,
         run_webhooks=webhooks_enabled,
         webhook_url_host=webhook_url_host,
+        webhook_url_port=webhook_url_port,
         metrics_secure=not insecure_metrics,
         max_concurrent_reconciles=max_concurrent_reconciles,
         watch_namespace=watch_namespace,

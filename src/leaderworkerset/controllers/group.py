@@ -70,6 +70,7 @@ from leaderworkerset.core.budget import (
 from leaderworkerset.core.gang import SchedulingError
 from leaderworkerset.core.groups import (
     ControllerEvent,
+    controller_owner,
     has_replacement_gate,
     is_deleting,
     is_exhausted,
@@ -114,6 +115,7 @@ from leaderworkerset.core.restart import (
     decide_restart,
     exclusive_topology_key,
     misannotated_leader_event,
+    orphaned_workers,
     owner_statefulset_name,
     placement_gate,
     replay_deleted_pod,
@@ -584,6 +586,7 @@ class GroupReconciler:
             # A predecessor's group still going away (C13): build ours only once it is gone.
             return Result(requeue_after=WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS)
         if existing is not None:
+            await self._delete_orphaned_workers(leader, existing)
             # Never updated: a group changes only by being recreated. Hash leaders mirror its
             # readiness into their group-ready condition, which gates the leader's own readiness.
             if is_hash(lws):
@@ -591,7 +594,7 @@ class GroupReconciler:
             return None
         if placement_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # the leader's scheduling re-triggers us
-        if self._worker_names_taken(lws, leader):
+        if await self._worker_names_taken(lws, leader):
             return None  # the deletion of that pod wakes this leader (worker_deletion_waker)
         # The cached leader may lag its worker StatefulSet's watch (another stream): read it fresh
         # before building a group from its revision. This GET happens once per group creation.
@@ -609,16 +612,55 @@ class GroupReconciler:
         await self._create_worker_statefulset(lws, fresh, revision)
         return None
 
-    def _worker_names_taken(self, lws: Obj, leader: Obj) -> bool:
+    async def _worker_names_taken(self, lws: Obj, leader: Obj) -> bool:
         """A predecessor's worker pod still holds one of this group's names (issue 14): creating
-        the worker StatefulSet now would put kube-controller-manager into exponential back-off."""
+        the worker StatefulSet now would put kube-controller-manager into exponential back-off.
+
+        Such a pod normally goes with its StatefulSet (the garbage collector deletes it), but the
+        collector can miss it across an API server restart (issue 12), and then the name would stay
+        taken for good: a pod whose controlling StatefulSet a fresh read shows gone (or replaced)
+        is deleted here, guarded by its UID, and its deletion wakes this leader again."""
         namespace = namespace_of(leader)
         taken = lingering_worker_pod(leader, lws_size(lws), lambda name: self._informers.pod(namespace, name))
         if taken is None:
             return False
         log.info("worker pod name still taken, waiting for it to go before creating the worker "
                  "statefulset", namespace=namespace, pod=name_of(leader), worker=taken)  # fmt: skip
+        pod = self._informers.pod(namespace, taken)
+        owner = controller_owner(pod) if pod is not None else None
+        if pod is None or owner is None or is_deleting(pod):
+            return True
+        fresh = await self._client.get_or_none(STATEFULSETS, namespace, str(owner.get("name", "")))
+        gone = fresh is None or uid_of(fresh) != owner.get("uid")
+        if gone and await self._client.delete_incarnation(PODS, namespace, taken, uid_of(pod)):
+            log.info("deleted a worker pod whose statefulset is gone", pod=taken, namespace=namespace)
         return True
+
+    async def _delete_orphaned_workers(self, leader: Obj, workers: Obj) -> None:
+        """Delete worker pods still controlled by the group's previous worker StatefulSet.
+
+        The garbage collector deletes them once that StatefulSet is gone, but it can miss the
+        deletion across an API server restart; the new StatefulSet then cannot create its pods under
+        their names and the group (and any rollout waiting for it) stalls for good. A fresh read
+        first confirms that the name now maps to another StatefulSet, so a lagging cache (one that
+        still holds the old StatefulSet) never deletes the new one's pods; each delete is guarded by
+        the pod's UID.
+        """
+        labels = labels_of(leader)
+        pods = self._informers.group_pods(
+            namespace_of(leader), labels.get(c.LABEL_SET_NAME, ""), labels.get(c.LABEL_GROUP_INDEX, "")
+        )
+        if not orphaned_workers(workers, pods):
+            return
+        fresh = await self._client.get_or_none(STATEFULSETS, namespace_of(workers), name_of(workers))
+        if fresh is None or is_deleting(fresh):
+            return
+        for pod in orphaned_workers(fresh, pods):
+            if await self._client.delete_incarnation(PODS, namespace_of(pod), name_of(pod), uid_of(pod)):
+                log.info(
+                    "deleted a worker pod left by the group's previous worker statefulset",
+                    pod=name_of(pod), namespace=namespace_of(pod), statefulset=name_of(fresh),
+                )  # fmt: skip
 
     async def _delete_workers_in_parallel(self, lws: Obj | None, leader: Obj) -> None:
         """podTerminationPolicy Parallel (C13): a terminating leader takes its workers with it."""

@@ -127,6 +127,24 @@ def owner_statefulset_name(worker: Obj) -> str | None:
     return str(owner.get("name") or "")
 
 
+def orphaned_workers(worker_statefulset: Obj, pods: Iterable[Obj]) -> list[Obj]:
+    """Pods (not yet leaving) controlled by a StatefulSet of ``worker_statefulset``'s name but another
+    UID: left over from the group's previous incarnation, whose StatefulSet is gone. They hold the
+    names the new StatefulSet must create its pods under."""
+    orphans = []
+    for pod in pods:
+        owner = controller_owner(pod)
+        if (
+            owner is not None
+            and owner.get("kind") == _STATEFULSET_KIND
+            and owner.get("name") == name_of(worker_statefulset)
+            and owner.get("uid") != uid_of(worker_statefulset)
+            and not is_deleting(pod)
+        ):
+            orphans.append(pod)
+    return orphans
+
+
 def worker_belongs_to_leader(worker: Obj, leader: Obj, owner_statefulset: Obj | None) -> bool:
     """Whether the worker's controller chain reaches this leader (by name and UID).
 

@@ -442,11 +442,18 @@ def plan_revision(
     """Find or create the current revision, then detect a template change (A5, A7).
 
     ``revisions`` are the ControllerRevisions in the LWS's namespace as the cache holds them.
+
+    Deviation: a revision of the proposed template that already exists is reused instead of a
+    second one being created under the next number. Upstream looks revisions up only by the leader
+    StatefulSet's key, so a reconcile interrupted after creating the revision and before the
+    StatefulSet carries its key (a crash, a lost response) leaves a twin behind on the next one.
     """
     proposed = revision_patch(lws)
     sts_key = revision_key(leader_sts) if leader_sts is not None else ""
     create: list[tuple[Obj, ControllerEvent]] = []
     found = find_revision(lws, sts_key, revisions)
+    if found is None and not sts_key:
+        found = find_revision(lws, hash_patch(proposed), revisions)
     if found is None:
         current: Obj = _revision_object(lws, sts_key, revisions, proposed)
         current_patch = proposed
@@ -462,8 +469,13 @@ def plan_revision(
         and not set_matches_revision(lws, proposed, current, cache)
     ):
         known = [*revisions, *(revision for revision, _ in create)]
-        current, updated = _revision_object(lws, "", known, proposed), True
-        create.append((current, _creating_event(current, c.MSG_CREATING_REVISION_UPDATED)))
+        earlier = find_revision(lws, hash_patch(proposed), known)
+        updated = True
+        if earlier is not None:
+            current = earlier
+        else:
+            current = _revision_object(lws, "", known, proposed)
+            create.append((current, _creating_event(current, c.MSG_CREATING_REVISION_UPDATED)))
     return RevisionPlan(revision=current, key=revision_key(current), create=tuple(create), updated=updated)
 
 

@@ -170,6 +170,27 @@ class LocalCluster:
         stop_state(self.state)
         self._procs.clear()
 
+    def restart_apiserver(self) -> None:
+        """Stop kube-apiserver (SIGTERM, SIGKILL after a grace period) and start it again on the same
+        port, as a control-plane upgrade or crash does; returns once /readyz answers again. Clients
+        lose every connection and watch; its watch cache starts over from etcd."""
+        proc = self._procs.get("kube-apiserver")
+        pid = proc.pid if proc is not None else self.state.pids.get("kube-apiserver")
+        if pid and is_ours(pid, self.state.workdir):
+            terminate(pid)
+        if proc is not None:
+            proc.wait(timeout=30)
+        self._start_apiserver()
+
+    def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (returned): a watch or list from any
+        older resourceVersion that the API server cannot serve from its watch cache gets 410 Gone."""
+        base = f"http://127.0.0.1:{self.state.ports['etcd']}/v3/kv"
+        header = _etcd_post(f"{base}/range", {"key": base64.b64encode(b"/").decode(), "limit": 1})
+        revision = int(header["header"]["revision"])
+        _etcd_post(f"{base}/compaction", {"revision": str(revision), "physical": True})
+        return revision
+
     def attach(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
         """Run another process with the cluster (logs beside the components', stopped with them)."""
         proc = spawn(
@@ -444,6 +465,16 @@ def stop_state(state: ClusterState) -> None:
 
 def remove_workdir(state: ClusterState) -> None:
     shutil.rmtree(state.workdir, ignore_errors=True)
+
+
+def _etcd_post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """One call to etcd's JSON gateway (v3 API over HTTP)."""
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())
+        return answer
 
 
 def _healthz_insecure(port: int) -> bool:

@@ -38,6 +38,8 @@ class WebhookRunConfig:
     cert_refresh_interval: float = 600.0
     # Dev cluster: once serving, point our webhook configurations at https://<host>:<port>.
     register_url_configurations: bool = False
+    # ...at https://<host>:<url_port> instead when set: one address in front of several replicas.
+    url_port: int | None = None
 
     def cert_config(self) -> certs.CertConfig:
         return certs.CertConfig(
@@ -56,8 +58,13 @@ async def serve(
     stop: asyncio.Event,
     certs_ready: asyncio.Event | None = None,
     metrics: WebhookMetrics | None = None,
+    serving: asyncio.Event | None = None,
 ) -> None:
-    """Run cert management (when internal) and the HTTPS server until `stop` is set."""
+    """Run cert management (when internal) and the HTTPS server until `stop` is set.
+
+    ``serving`` is set once the server accepts calls and, on the dev cluster, our webhook
+    configurations name it: before that the API server may still call a previous manager's address.
+    """
     ready = certs_ready or asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
     manager: certs.CertManager | None = None
@@ -83,7 +90,10 @@ async def serve(
     await server.start()
     try:
         if config.register_url_configurations and client is not None and manager and manager.artifacts:
-            await install_local_configurations(client, server.port, manager.artifacts.ca_cert, config.host)
+            port = config.url_port or server.port
+            await install_local_configurations(client, port, manager.artifacts.ca_cert, config.host)
+        if serving is not None:
+            serving.set()
         await stop.wait()
     finally:
         await server.stop()

@@ -5,6 +5,7 @@ exercise it, as a table of scenarios.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -250,6 +251,46 @@ async def old_group_rebuilt_with_old_size(api: KubeClient, ns: str) -> None:
     await eventually(old_shape)
 
 
+async def worker_of_a_gone_statefulset_is_freed(api: KubeClient, ns: str) -> None:
+    """(ours) The garbage collector can miss the pods of a deleted worker StatefulSet (across an API
+    server restart; this cluster shape runs no collector at all). Such a pod holds a worker name
+    the group's next StatefulSet needs: the controller deletes it (its owner is gone) and then
+    builds the StatefulSet, without recreating the group."""
+
+    async def first() -> dict[str, Any]:
+        return await _worker_sts(api, ns, LEADER)
+
+    old = await eventually(first)
+    leader = await api.get(PODS, ns, LEADER)
+    [worker] = await _start_workers(api, ns)
+    owned = {"ownerReferences": [kubelet.owner_reference(old, "apps/v1", "StatefulSet")]}
+    worker = await api.patch(PODS, ns, worker["metadata"]["name"], {"metadata": owned})
+    await api.delete(STATEFULSETS, ns, LEADER)
+    name = worker["metadata"]["name"]
+
+    async def deleted_by_the_controller() -> bool:
+        pod = await api.get_or_none(PODS, ns, name)
+        assert pod is None or "deletionTimestamp" in pod["metadata"], "the stale worker pod is not deleted"
+        return True
+
+    await eventually(deleted_by_the_controller)
+    # The garbage collector's part of a foreground delete (this shape has none): the finalizer goes.
+    with contextlib.suppress(Exception):
+        await api.merge_patch(PODS, ns, name, {"metadata": {"finalizers": None}})
+
+    async def rebuilt() -> bool:
+        sts = await api.get_or_none(STATEFULSETS, ns, LEADER)
+        assert sts is not None, "no worker statefulset"
+        assert sts["metadata"]["uid"] != old["metadata"]["uid"], "no new worker statefulset"
+        assert await api.get_or_none(PODS, ns, name) is None, "the stale worker pod is still there"
+        return True
+
+    await eventually(rebuilt)
+    current = await api.get(PODS, ns, LEADER)
+    assert current["metadata"]["uid"] == leader["metadata"]["uid"]
+    assert "deletionTimestamp" not in current["metadata"]
+
+
 async def missing_revision_matches_leader_sts(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 2)
     await expect.expect_available(api, ns)
@@ -420,6 +461,10 @@ CASES = [
         id="(ours) UniquePerReplica workers use the leader's own service and address",
     ),
     pytest.param(Case(_tpu_leader, tpu_leader_marks_workers), id="(ours) a TPU leader marks its workers"),
+    pytest.param(
+        Case(lambda b: b.replicas(1), worker_of_a_gone_statefulset_is_freed),
+        id="(ours) a worker pod of a gone worker StatefulSet is deleted before the group's next one is built",
+    ),
 ]
 
 

@@ -194,3 +194,17 @@ def test_kubernetes_gang_scheduling_makes_the_pod_webhook_set_scheduling_groups(
 
     assert options.pod_group_injector is workload_pod_group_injector
     assert options.scheduling.provider == "kubernetes"
+
+
+def test_local_url_mode_can_name_a_load_balancer_port_in_front_of_several_replicas() -> None:
+    cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
+
+    run = manager.webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1", webhook_url_port=20443))
+
+    assert (run.port, run.url_port) == (19443, 20443)
+
+
+def test_local_url_mode_names_the_server_port_by_default() -> None:
+    cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
+
+    assert manager.webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1")).url_port is None

@@ -17,6 +17,7 @@ from leaderworkerset.core.restart import (
     decide_restart,
     group_pending,
     misannotated_leader_event,
+    orphaned_workers,
     placement_gate,
     replay_deleted_pod,
     restart_lookup,
@@ -577,3 +578,27 @@ def test_check_group_pod(labels: dict[str, str], want_error: str | None) -> None
 def test_replay_deleted_pod() -> None:
     assert replay_deleted_pod(worker(LEADER, deleting=True))
     assert not replay_deleted_pod(leader(deleting=True))
+
+
+ORPHAN_LEADER = leader()
+CURRENT_WORKERS = worker_statefulset(ORPHAN_LEADER, uid="sts-new")
+
+
+@pytest.mark.parametrize(
+    ("pod", "want_orphan"),
+    [
+        pytest.param(worker(ORPHAN_LEADER, sts_uid="sts-new"), False, id="owned-by-the-current-statefulset"),
+        pytest.param(worker(ORPHAN_LEADER, sts_uid="sts-old"), True, id="owned-by-a-gone-namesake"),
+        pytest.param(worker(ORPHAN_LEADER, sts_uid="sts-old", deleting=True), False, id="already-leaving"),
+        pytest.param(ORPHAN_LEADER, False, id="the-leader-is-owned-by-the-leader-statefulset"),
+        pytest.param(
+            worker(
+                ORPHAN_LEADER, owner={"kind": "StatefulSet", "name": "other", "uid": "x", "controller": True}
+            ),
+            False,
+            id="another-statefulset-by-name",
+        ),
+    ],
+)
+def test_orphaned_workers(pod: dict[str, Any], want_orphan: bool) -> None:
+    assert orphaned_workers(CURRENT_WORKERS, [pod]) == ([pod] if want_orphan else [])

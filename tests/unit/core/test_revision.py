@@ -273,15 +273,19 @@ PLAN_CASES = [
         id="new LWS gets its first revision",
     ),
     pytest.param(
+        PlanCase(NEW, None, [current_revision(NEW)], [], False, key_of(NEW)),
+        id="a revision left by an interrupted first reconcile is reused, not twinned",
+    ),
+    pytest.param(
         PlanCase(
             NEW,
             None,
-            [current_revision(NEW)],
+            [current_revision(OLD)],
             [(key_of(NEW), 2, c.MSG_CREATING_REVISION_NEW)],
             False,
             key_of(NEW),
         ),
-        id="without a leader StatefulSet every reconcile creates one more",
+        id="without a leader StatefulSet a revision of another template is not reused",
     ),
     pytest.param(
         PlanCase(NEW, leader_sts(key_of(NEW)), [current_revision(NEW)], [], False, key_of(NEW)),
@@ -308,6 +312,17 @@ PLAN_CASES = [
             key_of(NEW),
         ),
         id="template change creates the next revision",
+    ),
+    pytest.param(
+        PlanCase(
+            NEW,
+            leader_sts(key_of(OLD)),
+            [current_revision(OLD), current_revision(NEW, 2)],
+            [],
+            True,
+            key_of(NEW),
+        ),
+        id="a revision left by an interrupted update is reused, not twinned",
     ),
     pytest.param(
         PlanCase(
