@@ -97,7 +97,7 @@ async def measure(
         log(f"  {scenario.name}/{who}: FAILED {record['error']}")
     finally:
         await clear_finalizers(ctx.api, ns)
-        await delete_namespace(ctx.api, ns, ctx.size.timeout)
+        await delete_namespace(ctx.api, ns, ctx.size.timeout, wait=ctx.size.wait_cleanup)
     if record.get("ok"):
         cpu, peak, requests = (record.get(k, 0) for k in ("cpu_seconds", "peak_rss_mib", "requests_total"))
         log(
@@ -127,7 +127,7 @@ async def memory_levels(ctx: Ctx, log_: audit.AuditLog, size: Size) -> list[dict
         log(f"memory level {level} cluster pods")
         await fill(ctx, level // 2)
         try:
-            for repeat in range(size.repeats):
+            for repeat in range(size.memory_repeats):
                 order = (
                     controllers.CONTROLLERS if (index + repeat) % 2 == 0 else controllers.CONTROLLERS[::-1]
                 )

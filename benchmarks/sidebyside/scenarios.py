@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import ds_rollout
 from benchmarks.sidebyside.sizes import Size
 from tests.support.builders import IMAGE, DisaggregatedSetBuilder, LeaderWorkerSetBuilder
 
@@ -107,9 +106,11 @@ async def new_namespace(api: KubeClient, ns: str) -> None:
     await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
 
-async def delete_namespace(api: KubeClient, ns: str, timeout: float) -> None:
+async def delete_namespace(api: KubeClient, ns: str, timeout: float, wait: bool = True) -> None:
     with contextlib.suppress(ApiStatusError):
         await api.delete(NAMESPACES, None, ns)
+    if not wait:
+        return
 
     async def gone() -> bool:
         try:
@@ -367,7 +368,9 @@ async def stall_act(ctx: Ctx, ns: str) -> dict[str, Any]:
     with kcm_log.open("rb") as handle:
         handle.seek(offset)
         text = handle.read().decode(errors="replace")
-    being_deleted = sum(1 for line in text.splitlines() if "being deleted" in line)
+    # The StatefulSet controller requeues (with exponential back-off) each time it cannot create a
+    # worker pod whose old namesake is still terminating.
+    being_deleted = sum(1 for line in text.splitlines() if "being deleted" in line and f'key="{ns}/' in line)
     events = [e for e in await ctx.api.list(CORE_EVENTS, ns) if e.get("reason") == "FailedCreate"]
     return {
         "pods": 2 * g,
@@ -392,24 +395,35 @@ async def clear_finalizers(api: KubeClient, ns: str) -> None:
 
 # ---- DisaggregatedSet rollout -----------------------------------------------------------------------
 
+DS_ROLES = ("prefill", "decode")
+
 
 async def ds_setup(ctx: Ctx, ns: str) -> dict[str, Any]:
     builder = DisaggregatedSetBuilder(ns, "ds")
-    for role in ("prefill", "decode"):
+    for role in DS_ROLES:
         builder = builder.role(role, ctx.size.ds_replicas, size=2)
     await ctx.api.create(DISAGGREGATEDSETS, builder.obj(), ns)
-    await until(lambda: ds_rollout.available(ctx.api, ns, "ds"), ctx.size.timeout, "DS Available")
+    await until(lambda: _ds_settled(ctx.api, ns, ctx.size.ds_replicas, IMAGE), ctx.size.timeout, "DS ready")
     return {}
 
 
-async def _ds_rolled(api: KubeClient, ns: str) -> bool:
-    _, _, revisions = await ds_rollout.capacity(api, ns, "ds")
-    if len(revisions) != 1 or not await ds_rollout.available(api, ns, "ds"):
+async def _ds_settled(api: KubeClient, ns: str, replicas: int, image: str) -> bool:
+    """One child LWS per role, all of one revision and Available, every worker on `image`.
+
+    Judged from the children, not the DisaggregatedSet's status: upstream v0.9.0 writes none."""
+    children = await api.list(LEADERWORKERSETS, ns, label_selector=f"{c.LABEL_DS_NAME}=ds")
+    if (
+        len(children) != len(DS_ROLES)
+        or len({x["metadata"]["labels"][c.LABEL_DS_REVISION] for x in children}) != 1
+    ):
+        return False
+    want = {x["metadata"]["name"]: replicas for x in children}
+    if not await all_available(api, ns, want, 2):
         return False
     workers = [
         p for p in await api.list(PODS, ns) if p["metadata"]["labels"].get(c.LABEL_WORKER_INDEX) != "0"
     ]
-    return bool(workers) and all(p["spec"]["containers"][0]["image"] == NEW_IMAGE for p in workers)
+    return all(p["spec"]["containers"][0]["image"] == image for p in workers)
 
 
 async def ds_act(ctx: Ctx, ns: str) -> dict[str, Any]:
@@ -417,8 +431,10 @@ async def ds_act(ctx: Ctx, ns: str) -> dict[str, Any]:
     for role in ds["spec"]["roles"]:
         role["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = NEW_IMAGE
     await ctx.api.update(DISAGGREGATEDSETS, ds)
-    await until(lambda: _ds_rolled(ctx.api, ns), ctx.size.timeout, "DS rolled out")
-    return {"pods": 2 * 2 * ctx.size.ds_replicas}
+    await until(
+        lambda: _ds_settled(ctx.api, ns, ctx.size.ds_replicas, NEW_IMAGE), ctx.size.timeout, "DS rolled"
+    )
+    return {"pods": 2 * len(DS_ROLES) * ctx.size.ds_replicas}
 
 
 # ---- memory: RSS with many pods in the cluster ------------------------------------------------------
@@ -443,7 +459,7 @@ async def memory_act(ctx: Ctx, ns: str) -> dict[str, Any]:
     groups = max(1, (level - level // 2) // 4)
     await create_lws(ctx.api, lws(ns, "mem", groups, 4))
     await until(lambda: all_available(ctx.api, ns, {"mem": groups}, 4), ctx.size.timeout, "mem Available")
-    await asyncio.sleep(10)
+    await asyncio.sleep(ctx.size.settle)
     return {"cluster_pods": level // 2 + 4 * groups, "pods": 4 * groups, "mem_groups": groups}
 
 

@@ -21,14 +21,35 @@ class Size:
     memory_pods: tuple[int, ...]  # cluster pod counts for RSS vs pods
     ds_replicas: int  # DisaggregatedSet: 2 roles x R groups x 2 pods
     timeout: float  # per goal
+    settle: float = 10.0  # seconds after the memory level's LWS is Available before RSS counts as steady
+    memory_repeats: int = 1  # filling the cluster is slow; one pass per level unless asked
+    wait_cleanup: bool = True  # wait for each scenario's namespace to be gone before the next one
 
 
 SIZES = {
     s.name: s
     for s in (
+        # CI smoke: every scenario completes; the numbers mean nothing.
+        Size("smoke", 4, 1, 2, 2, 2, 2, 2, 2, 1.0, 2, (16,), 1, 180, settle=2, wait_cleanup=False),
         Size("tiny", 4, 1, 3, 3, 4, 4, 2, 4, 2.0, 5, (60,), 2, 300),
         Size("ci", 8, 1, 20, 10, 10, 10, 10, 10, 3.0, 15, (400,), 4, 600),
-        Size("mid", 20, 3, 100, 20, 20, 20, 20, 50, 5.0, 30, (1000, 2000), 10, 900),
-        Size("full", 50, 3, 500, 100, 100, 50, 100, 50, 5.0, 60, (2000, 5000, 10000), 20, 1800),
+        Size("mid", 20, 3, 100, 20, 20, 20, 20, 50, 5.0, 20, (1000, 2000), 5, 900),
+        Size(
+            "full",
+            50,
+            3,
+            500,
+            100,
+            100,
+            50,
+            100,
+            50,
+            5.0,
+            60,
+            (2000, 5000, 10000),
+            20,
+            1800,
+            memory_repeats=3,
+        ),
     )
 }
