@@ -98,6 +98,8 @@ def pods_of(record: dict[str, Any]) -> float | None:
         return float(record["cluster_pods"])
     if record["scenario"] == "idle":
         return 0.0
+    if record["scenario"] == "idle_after_load":
+        return float(record["loaded_pods"])
     return None
 
 

@@ -153,6 +153,7 @@ async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> P
     api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), qps=1000, burst=1000, timeout=60,
                                    field_manager="lws-bench"))  # fmt: skip
     started = time.time()
+    out = results / f"{size.name}-{time.strftime('%Y%m%dT%H%M%S')}.json"
     records: list[dict[str, Any]] = []
     try:
         await install_crds(api.lightkube)
@@ -170,6 +171,7 @@ async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> P
             for who in order if scenarios else ():
                 log(f"repeat {repeat}: {who}")
                 records += await with_controller(ctx, log_, who, repeat, scenarios, repeat)
+                write(out, size, started, records, partial=True)  # an interrupted run keeps its data
         if not only or "memory" in only:
             records += await memory_levels(ctx, log_, size)
     finally:
@@ -177,13 +179,16 @@ async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> P
         cluster.stop()
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    return write(size, started, records, results)
+    write(out, size, started, records)
+    return out
 
 
-def write(size: Size, started: float, records: list[dict[str, Any]], results: Path) -> Path:
-    results.mkdir(parents=True, exist_ok=True)
-    out = results / f"{size.name}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+def write(
+    out: Path, size: Size, started: float, records: list[dict[str, Any]], partial: bool = False
+) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
     document = {
+        "partial": partial,
         "size": asdict(size),
         "machine": machine(),
         "started": started,
@@ -192,9 +197,9 @@ def write(size: Size, started: float, records: list[dict[str, Any]], results: Pa
     }
     document["summary"] = summary.summarise(records)
     out.write_text(json.dumps(document, indent=1))
-    log(f"results: {out}")
-    print(summary.markdown(document["summary"]))
-    return out
+    if not partial:
+        log(f"results: {out}")
+        print(summary.markdown(document["summary"]))
 
 
 def main(argv: list[str] | None = None) -> Path:

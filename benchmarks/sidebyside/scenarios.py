@@ -257,7 +257,7 @@ async def scale_down_act(ctx: Ctx, ns: str) -> dict[str, Any]:
 
 async def idle_act(ctx: Ctx, ns: str) -> dict[str, Any]:
     await asyncio.sleep(ctx.size.idle_seconds)
-    return {}
+    return {"loaded_pods": ctx.extra.pop("loaded_pods", 0)}
 
 
 async def idle_after_load_setup(ctx: Ctx, ns: str) -> dict[str, Any]:
@@ -265,6 +265,7 @@ async def idle_after_load_setup(ctx: Ctx, ns: str) -> dict[str, Any]:
     await create_lws(ctx.api, lws(ns, "loaded", g, 4))
     await until(lambda: all_available(ctx.api, ns, {"loaded": g}, 4), ctx.size.timeout, "Available")
     await asyncio.sleep(2)  # the last status writes land before the idle window opens
+    ctx.extra["loaded_pods"] = 4 * g
     return {}
 
 
