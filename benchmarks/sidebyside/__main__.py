@@ -30,6 +30,7 @@ from benchmarks.sidebyside.scenarios import (
     delete_namespace,
     fill,
     new_namespace,
+    pods_gone,
 )
 from benchmarks.sidebyside.sizes import SIZES, Size
 
@@ -63,48 +64,57 @@ def machine() -> dict[str, Any]:
 async def measure(
     ctx: Ctx, log_: audit.AuditLog, scenario: Scenario, who: str, running: controllers.Running | None,
     sampler: procstat.Sampler | None, repeat: int,
-) -> dict[str, Any]:  # fmt: skip
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The scenario, then its follow-ups, in one namespace: one record per measured phase."""
     ns = f"{scenario.name.replace('_', '-')}-{who}-r{repeat}"
     log(f"  {scenario.name}/{who} r{repeat}: namespace {ns}")
     await asyncio.wait_for(new_namespace(ctx.api, ns), 60)
-    record: dict[str, Any] = {
-        "scenario": scenario.name,
-        "controller": who,
-        "repeat": repeat,
-        "groups": scenario.groups(ctx.size),
-        "load_before": os.getloadavg()[0],
-    }
+    records: list[dict[str, Any]] = []
     try:
-        if scenario.setup:
-            await scenario.setup(ctx, ns)
-        offset, wall0, mono0 = log_.offset(), time.time(), time.monotonic()
-        cpu0 = sampler.cpu() if sampler else 0.0
-        record |= await scenario.act(ctx, ns)
-        mono1, wall1 = time.monotonic(), time.time()
-        record["seconds"] = mono1 - mono0
-        record["load_after"] = os.getloadavg()[0]
-        if sampler and running:
-            record["cpu_seconds"] = sampler.cpu() - cpu0
-            record["peak_rss_mib"], record["end_rss_mib"] = sampler.rss_between(mono0, mono1)
-            await asyncio.sleep(FLUSH)
-            by_verb = log_.count(offset, wall0, wall1, controllers.username(who))
-            record["requests"] = by_verb
-            record["requests_total"] = sum(by_verb.values())
-        record["ok"] = True
-    except Exception as err:  # one failed scenario is recorded, the run goes on
-        record["ok"] = False
-        record["error"] = f"{type(err).__name__}: {err}"
-        log(f"  {scenario.name}/{who}: FAILED {record['error']}")
+        for phase in (scenario, *scenario.then):
+            record = {"scenario": phase.name, "controller": who, "repeat": repeat,
+                      "groups": phase.groups(ctx.size), "load_before": os.getloadavg()[0]}  # fmt: skip
+            records.append(record)
+            try:
+                await measure_phase(ctx, log_, phase, ns, who, sampler, record)
+            except Exception as err:  # one failed scenario is recorded, the run goes on
+                record["ok"] = False
+                record["error"] = f"{type(err).__name__}: {err}"
+                log(f"  {phase.name}/{who}: FAILED {record['error']}")
+                break
+            cpu, peak, requests = (
+                record.get(k, 0) for k in ("cpu_seconds", "peak_rss_mib", "requests_total")
+            )
+            log(f"  {phase.name}/{who} r{repeat}: {record['seconds']:.1f} s, cpu {cpu:.1f} s, "
+                f"peak {peak:.0f} MiB, {requests} requests")  # fmt: skip
     finally:
         await clear_finalizers(ctx.api, ns)
-        await delete_namespace(ctx.api, ns, ctx.size.timeout, wait=ctx.size.wait_cleanup)
-    if record.get("ok"):
-        cpu, peak, requests = (record.get(k, 0) for k in ("cpu_seconds", "peak_rss_mib", "requests_total"))
-        log(
-            f"  {scenario.name}/{who} r{repeat}: {record['seconds']:.1f} s, cpu {cpu:.1f} s, "
-            f"peak {peak:.0f} MiB, {requests} requests"
-        )
-    return record
+        await delete_namespace(ctx.api, ns, ctx.size.timeout, wait=False)
+        if ctx.size.wait_cleanup:
+            await pods_gone(ctx.api, ns, ctx.size.timeout)
+    return records
+
+
+async def measure_phase(
+    ctx: Ctx, log_: audit.AuditLog, phase: Scenario, ns: str, who: str, sampler: procstat.Sampler | None,
+    record: dict[str, Any],
+) -> None:  # fmt: skip
+    if phase.setup:
+        await phase.setup(ctx, ns)
+    offset, wall0, mono0 = log_.offset(), time.time(), time.monotonic()
+    cpu0 = sampler.cpu() if sampler else 0.0
+    record |= await phase.act(ctx, ns)
+    mono1, wall1 = time.monotonic(), time.time()
+    record["seconds"] = mono1 - mono0
+    record["load_after"] = os.getloadavg()[0]
+    if sampler:
+        record["cpu_seconds"] = sampler.cpu() - cpu0
+        record["peak_rss_mib"], record["end_rss_mib"] = sampler.rss_between(mono0, mono1)
+        await asyncio.sleep(FLUSH)
+        by_verb = log_.count(offset, wall0, wall1, controllers.username(who))
+        record["requests"] = by_verb
+        record["requests_total"] = sum(by_verb.values())
+    record["ok"] = True
 
 
 async def with_controller(
@@ -114,7 +124,10 @@ async def with_controller(
     sampler = procstat.Sampler(running.pid)
     sampler.start()
     try:
-        return [await measure(ctx, log_, s, who, running, sampler, repeat) for s in scenarios]
+        records: list[dict[str, Any]] = []
+        for scenario in scenarios:
+            records += await measure(ctx, log_, scenario, who, running, sampler, repeat)
+        return records
     finally:
         sampler.stop()
         await controllers.stop(running)
@@ -167,7 +180,7 @@ async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> P
         for repeat in range(size.repeats):
             order = controllers.CONTROLLERS if repeat % 2 == 0 else tuple(reversed(controllers.CONTROLLERS))
             for floor in floors:
-                records.append(await measure(ctx, log_, floor, "floor", None, None, repeat))
+                records += await measure(ctx, log_, floor, "floor", None, None, repeat)
             for who in order if scenarios else ():
                 log(f"repeat {repeat}: {who}")
                 records += await with_controller(ctx, log_, who, repeat, scenarios, repeat)

@@ -30,7 +30,8 @@ def test_every_scenario_completes_for_both_controllers_and_the_report_is_drawn(t
     failed = [f"{r['scenario']}/{r['controller']}: {r.get('error')}" for r in records if not r["ok"]]
     assert not failed, "\n".join(failed)
     ran = {(r["scenario"], r["controller"]) for r in records}
-    want = {(s.name, who) for s in (*SCENARIOS, MEMORY) for who in ("ours", "upstream")}
+    phases = [p for s in (*SCENARIOS, MEMORY) for p in (s, *s.then)]
+    want = {(p.name, who) for p in phases for who in ("ours", "upstream")}
     want |= {(s.name, "floor") for s in FLOORS}
     assert ran == want
     assert len(records) == len(want)  # smoke size: one repeat
