@@ -91,7 +91,7 @@ async def measure(
         await clear_finalizers(ctx.api, ns)
         await delete_namespace(ctx.api, ns, ctx.size.timeout, wait=False)
         if ctx.size.wait_cleanup:
-            await pods_gone(ctx.api, ns, ctx.size.timeout)
+            await pods_gone(ctx.api, ctx.rest, ns, ctx.size.timeout)
     return records
 
 
@@ -150,6 +150,8 @@ async def memory_levels(ctx: Ctx, log_: audit.AuditLog, size: Size) -> list[dict
                         ctx, log_, who, 100 + 10 * index + repeat, [MEMORY], repeat
                     )
         finally:
+            await delete_namespace(ctx.api, FILLER_NAMESPACE, ctx.size.timeout, wait=False)
+            await pods_gone(ctx.api, ctx.rest, FILLER_NAMESPACE, ctx.size.timeout)
             await delete_namespace(ctx.api, FILLER_NAMESPACE, ctx.size.timeout)
     return records
 
@@ -173,7 +175,7 @@ async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> P
         log("CRDs installed")
         await controllers.create_identities(api)
         log("controller identities created")
-        ctx = Ctx(api, cluster, size, RestClient.from_kubeconfig(cluster.kubeconfig))
+        ctx = Ctx(api, cluster, size, RestClient.from_kubeconfig(cluster.kubeconfig, timeout=120))
         log_ = audit.AuditLog(workdir / "audit" / "audit.log")
         scenarios = [s for s in SCENARIOS if not only or s.name in only]
         floors = [s for s in FLOORS if not only or s.name in only]
