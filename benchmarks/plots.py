@@ -99,7 +99,7 @@ def pods_of(record: dict[str, Any]) -> float | None:
     if record["scenario"] == "idle":
         return 0.0
     if record["scenario"] == "idle_after_load":
-        return float(record["loaded_pods"])
+        return float(record["loaded_pods"]) if "loaded_pods" in record else None
     return None
 
 
@@ -112,10 +112,40 @@ def per_group(key: str, scale: float) -> Any:
     return value
 
 
+# (target, scenarios, metric, bound): the issue's targets, as ratios of ours over upstream's medians.
+TARGETS = (
+    (
+        "time to Available",
+        ("large", "many", "recreate", "scale_up", "scale_down", "ds_rollout"),
+        "seconds",
+        1.0,
+    ),
+    ("rolling update time", ("rolling", "stall"), "seconds", 1.0),
+    ("API requests per group", PER_GROUP, "requests_total", 1.0),
+    ("CPU-seconds per 1,000 groups", PER_GROUP, "cpu_seconds", 1.0),
+    ("RSS with the cluster's pods (memory level)", ("memory",), "end_rss_mib", 0.5),
+    ("idle RSS", ("idle", "idle_after_load"), "end_rss_mib", 1.0),
+)
+
+
+def targets_markdown(summary: dict[str, Any]) -> str:
+    """One row per target and scenario: ours / upstream, the bound, and by how much it is missed."""
+    lines = ["| target | scenario | ours / upstream | bound | verdict |", "|---|---|---|---|---|"]
+    for target, scenarios, metric, bound in TARGETS:
+        for scenario in scenarios:
+            ratio = (summary.get(scenario) or {}).get("ratio", {}).get(metric)
+            if ratio is None:
+                continue
+            verdict = "met" if ratio <= bound else f"missed by {(ratio / bound - 1) * 100:.0f} %"
+            lines.append(f"| {target} | {scenario} | {ratio:.2f} | ≤ {bound:.1f} | {verdict} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> list[Path]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=Path("docs/benchmarks"))
+    parser.add_argument("--targets", action="store_true", help="also print the targets table per file")
     args = parser.parse_args(argv)
     records = load(args.results)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -131,6 +161,9 @@ def main(argv: list[str] | None = None) -> list[Path]:
              "requests", outputs[3])  # fmt: skip
     for path in outputs:
         print(path)
+    if args.targets:
+        for path in args.results:
+            print(f"\n{path.name}:\n" + targets_markdown(json.loads(path.read_text())["summary"]))
     return outputs
 
 
