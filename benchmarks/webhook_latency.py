@@ -1,7 +1,8 @@
 """Pod-webhook latency through the real kube-apiserver, at a fixed create rate (loopback only).
 
-    uv run python benchmarks/webhook_latency.py [--rate 100] [--count 3000] [--warmup 200]
+    uv run python -m benchmarks.webhook_latency [--rate 100] [--count 3000] [--warmup 200]
                                                 [--max-seconds 180] [--kubeconfig K]
+                                                [--servers ours,upstream] [--json OUT]
 
 Starts an apiserver-shape local cluster (etcd + kube-apiserver; or uses --kubeconfig), runs our
 webhook server in a child process (its own event loop, as in `lws manager`) with URL webhook
@@ -19,6 +20,14 @@ p99 each; then the CPU time our server process spends per review, and (when the 
 the cluster) the CPU time kube-apiserver + etcd spend per pod create with and without the webhooks.
 Bounded by --count pods per phase and --max-seconds per phase; warm-up creates are not counted.
 Everything stays on 127.0.0.1; the cluster we started and the namespace are removed.
+
+`--servers ours,upstream` (the default when the benchmark starts its own cluster) measures upstream's
+webhook server the same way, after ours, on the same cluster: upstream's Go manager
+(sigs.k8s.io/lws v0.9.0, `devcluster/tools.py`) with its webhooks on, serving a certificate for
+127.0.0.1 behind the same scoped URL configurations. Its process also runs its controllers (upstream
+has no webhooks-only mode; with no LeaderWorkerSet in the cluster they only keep their caches), and
+its latency histogram has decade buckets (1 ms, 10 ms), too coarse for quantiles: its handler time is
+what the direct posts measure. CPU per review is the process's CPU time over the reviews sent.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import math
 import multiprocessing as mp
 import os
@@ -221,17 +231,25 @@ async def open_loop(
 
 
 async def direct(port: int, ca: bytes, namespace: str, count: int, rate: float, max_seconds: float) -> Phase:
-    """AdmissionReviews posted straight to our server (TLS, keep-alive), one every 1/rate seconds:
+    """AdmissionReviews posted straight to the server (TLS, keep-alive), one every 1/rate seconds:
     the server's latency without the API server in the path."""
     context = ssl.create_default_context(cadata=ca.decode())
     url = f"https://127.0.0.1:{port}{c.WEBHOOK_PATH_MUTATE_POD}"
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=32)) as session:
 
         async def post(index: int) -> bool:
-            request = {"uid": str(index), "operation": "CREATE", "object": pod(namespace, f"d-{index}", True)}
+            request = {
+                "uid": str(index),
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "namespace": namespace,
+                "operation": "CREATE",
+                "userInfo": {"username": "bench"},
+                "object": pod(namespace, f"d-{index}", True),
+            }
             review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
             async with session.post(url, json=review) as response:
-                answer = await response.json()
+                answer = await response.json(content_type=None)  # upstream answers text/plain
             return bool(answer["response"]["allowed"])
 
         return await paced(post, count, rate, max_seconds)
@@ -266,9 +284,18 @@ async def paced(call: Callable[[int], Awaitable[bool]], count: int, rate: float,
 # ---- wiring -------------------------------------------------------------------------------------
 
 
+@dataclass
+class Target:
+    """The cluster under the benchmark: a client, the control plane's pids and, when we started it, the
+    LocalCluster (upstream's manager is attached to it)."""
+
+    client: KubeClient
+    control_plane: list[int]
+    cluster: LocalCluster | None
+
+
 @contextlib.asynccontextmanager
-async def cluster_client(kubeconfig: str | None) -> AsyncIterator[tuple[KubeClient, list[int]]]:
-    """A client, and the pids of kube-apiserver and etcd when we started the cluster ourselves."""
+async def cluster_client(kubeconfig: str | None) -> AsyncIterator[Target]:
     cluster = None
     pids: list[int] = []
     if kubeconfig is None:
@@ -280,12 +307,44 @@ async def cluster_client(kubeconfig: str | None) -> AsyncIterator[tuple[KubeClie
         pids = [cluster.state.pids["kube-apiserver"], cluster.state.pids["etcd"]]
     client = new_client(ClientOptions(kubeconfig=kubeconfig, qps=10_000, burst=10_000, timeout=60))
     try:
-        yield client, pids
+        yield Target(client, pids, cluster)
     finally:
         await client.close()
         if cluster is not None:
             cluster.stop()
             shutil.rmtree(cluster.workdir, ignore_errors=True)
+
+
+@dataclass
+class UpstreamServer:
+    """Upstream's manager process; only its CPU time is read (see the module docstring)."""
+
+    process: Any
+
+    @property
+    def port(self) -> int:
+        return int(self.process.webhook_port)
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot({}, cpu_seconds([self.process.pid]))
+
+
+@contextlib.asynccontextmanager
+async def upstream_server(target: Target) -> AsyncIterator[tuple[UpstreamServer, bytes]]:
+    from benchmarks.sidebyside.controllers import UpstreamManager
+
+    from leaderworkerset.crd.install import install_crds
+    from leaderworkerset.devcluster import tools
+
+    assert target.cluster is not None, "upstream's server needs the cluster this benchmark starts"
+    await install_crds(target.client.lightkube)  # upstream's manager starts its controllers' caches
+    binary = tools.ensure_tool(tools.UPSTREAM_LWS)
+    manager = UpstreamManager(target.cluster, binary, "upstream-webhooks", target.cluster.kubeconfig)
+    await manager.start()
+    try:
+        yield UpstreamServer(manager), manager.artifacts.ca_cert
+    finally:
+        await manager.stop()
 
 
 REFS = {"MutatingWebhookConfiguration": certs.MUTATING_CONFIGURATIONS}
@@ -349,32 +408,70 @@ async def run(args: argparse.Namespace) -> None:
 async def measure(args: argparse.Namespace, cert_dir: Path) -> None:
     artifacts = certs.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
     certs.write_cert_dir(cert_dir, artifacts)
-    async with cluster_client(args.kubeconfig) as (client, pids):
-        namespace = f"bench-webhook-{uuid.uuid4().hex[:6]}"
-        body = {"metadata": {"name": namespace, "labels": {SELECTOR_LABEL: namespace}}}
-        await client.create(NAMESPACES, body)
-        try:
-            with child_server(cert_dir) as server:
-                async with scoped_webhooks(client, namespace, server.port, artifacts.ca_cert):
-                    await wait_until_called(client, namespace)
-                    await report(args, client, namespace, server, artifacts.ca_cert, pids)
-        finally:
-            await client.delete(NAMESPACES, None, namespace)
+    servers = args.servers.split(",") if args.servers else ["ours", "upstream"][: 1 if args.kubeconfig else 2]
+    print(f"machine: {machine()}")
+    print(f"rate {args.rate}/s, {args.count} pods per phase after {args.warmup} warm-up creates")
+    results: dict[str, Any] = {"machine": machine(), "rate": args.rate, "count": args.count, "servers": {}}
+    async with cluster_client(args.kubeconfig) as target:
+        for name in servers:
+            namespace = f"bench-webhook-{name}-{uuid.uuid4().hex[:6]}"
+            body = {"metadata": {"name": namespace, "labels": {SELECTOR_LABEL: namespace}}}
+            await target.client.create(NAMESPACES, body)
+            try:
+                async with contextlib.AsyncExitStack() as stack:
+                    server, ca = await stack.enter_async_context(
+                        serving(name, cert_dir, artifacts.ca_cert, target)
+                    )
+                    await stack.enter_async_context(
+                        scoped_webhooks(target.client, namespace, server.port, ca)
+                    )
+                    await wait_until_called(target.client, namespace)
+                    results["servers"][name] = await report(args, target, namespace, server, ca, name)
+            finally:
+                await target.client.delete(NAMESPACES, None, namespace)
+    if len(results["servers"]) == 2:
+        print(side_by_side(results["servers"]))
+    if args.json:
+        await asyncio.to_thread(Path(args.json).write_text, json.dumps(results, indent=1))
+
+
+@contextlib.asynccontextmanager
+async def serving(name: str, cert_dir: Path, ca: bytes, target: Target) -> AsyncIterator[tuple[Any, bytes]]:
+    if name == "ours":
+        with child_server(cert_dir) as server:
+            yield server, ca
+    elif name == "upstream":
+        async with upstream_server(target) as pair:
+            yield pair
+    else:
+        raise SystemExit(f"--servers: unknown server {name!r} (ours, upstream)")
+
+
+def side_by_side(servers: dict[str, Any]) -> str:
+    lines = [
+        "| measurement (ms) | ours p50 | upstream p50 | ours p99 | upstream p99 |",
+        "|---|---|---|---|---|",
+    ]
+    ours, upstream = servers["ours"], servers["upstream"]
+    for key in ours["phases"]:
+        a, b = ours["phases"][key], upstream["phases"][key]
+        lines.append(
+            f"| {key} | {a['p50_ms']:.2f} | {b['p50_ms']:.2f} | {a['p99_ms']:.2f} | {b['p99_ms']:.2f} |"
+        )
+    for key in ("added_p50_ms", "added_p99_ms", "cpu_ms_per_review_apiserver", "cpu_ms_per_review_direct"):
+        lines.append(f"| {key} | {ours[key]:.2f} | {upstream[key]:.2f} | | |")
+    return "\n".join(lines)
 
 
 async def report(
-    args: argparse.Namespace,
-    client: KubeClient,
-    namespace: str,
-    server: ChildServer,
-    ca: bytes,
-    control_plane: list[int],
-) -> None:
+    args: argparse.Namespace, target: Target, namespace: str, server: Any, ca: bytes, name: str
+) -> dict[str, Any]:
+    client, control_plane = target.client, target.control_plane
+
     def make(prefix: str, lws: bool) -> Callable[[int], Obj]:
         return lambda i: pod(namespace, f"{prefix}-{i}", lws)
 
-    print(f"machine: {machine()}")
-    print(f"rate {args.rate}/s, {args.count} pods per phase after {args.warmup} warm-up creates")
+    print(f"\n## {name}'s webhook server")
     await open_loop(client, make("warm", True), args.warmup, args.rate, args.max_seconds)
     cpu = [cpu_seconds(control_plane)]
     baseline = await open_loop(client, make("plain", False), args.count, args.rate, args.max_seconds)
@@ -393,23 +490,39 @@ async def report(
         ("pod create through mpod + vpod", lws),
         ("mpod review posted to the server directly", alone),
     )
-    for name, phase in phases:
+    out: dict[str, Any] = {"phases": {}}
+    for label, phase in phases:
         mean = statistics.fmean(phase.latencies) if phase.latencies else math.nan
         n = len(phase.latencies)
-        print(f"| {name} | {ms(phase.percentile(0.5))} | {ms(phase.percentile(0.99))} | {ms(mean)} | {n} | "
+        print(f"| {label} | {ms(phase.percentile(0.5))} | {ms(phase.percentile(0.99))} | {ms(mean)} | {n} | "
               f"{phase.errors} | {(n + phase.errors) / phase.seconds:.0f}/s |")  # fmt: skip
+        out["phases"][label] = {"p50_ms": phase.percentile(0.5) * 1e3, "p99_ms": phase.percentile(0.99) * 1e3,
+                                "mean_ms": mean * 1e3, "n": n, "errors": phase.errors}  # fmt: skip
     for path in POD_PATHS:
+        if path not in after.buckets:
+            continue
         counted = after.requests(path) - before.requests(path)
         p50, p99 = (quantile(q, before.buckets.get(path, []), after.buckets[path]) for q in (0.5, 0.99))
         print(f"| handler {path} (server-side) | {ms(p50)} | {ms(p99)} | | {counted:.0f} | | |")
-    for name, start, stop in (("through the API server", before, after), ("posted directly", after, end)):
-        per_review = (stop.cpu_seconds - start.cpu_seconds) / (stop.all_requests() - start.all_requests())
-        print(f"server process CPU per review, {name}: {ms(per_review)}")
+        out[f"handler {path}"] = {"p50_ms": p50 * 1e3, "p99_ms": p99 * 1e3, "n": counted}
+    out["added_p50_ms"] = (lws.percentile(0.5) - baseline.percentile(0.5)) * 1e3
+    out["added_p99_ms"] = (lws.percentile(0.99) - baseline.percentile(0.99)) * 1e3
+    reviews = {
+        "apiserver": 2 * (len(lws.latencies) + lws.errors),
+        "direct": len(alone.latencies) + alone.errors,
+    }
+    for key, start, stop in (("apiserver", before, after), ("direct", after, end)):
+        per_review = (stop.cpu_seconds - start.cpu_seconds) / max(1, reviews[key])
+        out[f"cpu_ms_per_review_{key}"] = per_review * 1e3
+        how = "through the API server" if key == "apiserver" else "posted directly"
+        print(f"server process CPU per review, {how}: {ms(per_review)}")
     if control_plane:
         plain, hooked = (
             (cpu[i + 1] - cpu[i]) / max(1, len(p.latencies)) for i, p in enumerate((baseline, lws))
         )
         print(f"kube-apiserver + etcd CPU per pod create: baseline {ms(plain)}, with webhooks {ms(hooked)}")
+        out["control_plane_cpu_ms_per_create"] = {"baseline": plain * 1e3, "webhooks": hooked * 1e3}
+    return out
 
 
 def main() -> None:
@@ -418,7 +531,9 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=3000, help="pods per measured phase")
     parser.add_argument("--warmup", type=int, default=200, help="uncounted creates first")
     parser.add_argument("--max-seconds", type=float, default=180.0, help="time bound per phase")
-    parser.add_argument("--kubeconfig", help="use this cluster instead of starting one")
+    parser.add_argument("--kubeconfig", help="use this cluster instead of starting one (ours only)")
+    parser.add_argument("--servers", help="ours, upstream or both comma-separated (default: both)")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
     asyncio.run(run(parser.parse_args()))
 
 

@@ -65,6 +65,8 @@ class ClusterOptions:
     feature_gates: str = ""
     runtime_config: str = ""
     start_timeout: float = 120.0
+    # Extra kube-apiserver flags, e.g. an audit policy and log for the side-by-side benchmark.
+    apiserver_args: tuple[str, ...] = ()
 
     def with_workload_api(self) -> ClusterOptions:
         """These options plus the Workload API gates and runtime-config (kept if already given)."""
@@ -284,6 +286,7 @@ class LocalCluster:
             args.append(f"--feature-gates={self.options.feature_gates}")
         if self.options.runtime_config:
             args.append(f"--runtime-config={self.options.runtime_config}")
+        args.extend(self.options.apiserver_args)
         self._spawn("kube-apiserver", args)
         wait_for(
             "kube-apiserver /readyz",

@@ -1,0 +1,237 @@
+"""Run the side-by-side benchmark; see the package docstring and docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import faulthandler
+import json
+import os
+import platform
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from benchmarks.sidebyside import audit, controllers, procstat, summary
+from benchmarks.sidebyside.scenarios import (
+    FILLER_NAMESPACE,
+    FLOORS,
+    MEMORY,
+    SCENARIOS,
+    Ctx,
+    Scenario,
+    clear_finalizers,
+    delete_namespace,
+    fill,
+    new_namespace,
+    pods_gone,
+)
+from benchmarks.sidebyside.sizes import SIZES, Size
+
+from leaderworkerset.crd.install import install_crds
+from leaderworkerset.devcluster import build, tools
+from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
+from leaderworkerset.devcluster.kube import RestClient
+from leaderworkerset.runtime.client import ClientOptions, new_client
+
+FLUSH = 1.5  # the audit log is written in batches of at most 1 s
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def machine() -> dict[str, Any]:
+    model = "unknown CPU"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem = 0
+    with contextlib.suppress(OSError):
+        mem = int(Path("/proc/meminfo").read_text().split()[1]) // 1024
+    return {"cpus": os.cpu_count(), "model": model, "memory_mib": mem, "python": platform.python_version(),
+            "kernel": platform.release()}  # fmt: skip
+
+
+async def measure(
+    ctx: Ctx, log_: audit.AuditLog, scenario: Scenario, who: str, running: controllers.Running | None,
+    sampler: procstat.Sampler | None, repeat: int,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The scenario, then its follow-ups, in one namespace: one record per measured phase."""
+    ns = f"{scenario.name.replace('_', '-')}-{who}-r{repeat}"
+    log(f"  {scenario.name}/{who} r{repeat}: namespace {ns}")
+    await asyncio.wait_for(new_namespace(ctx.api, ns), 60)
+    records: list[dict[str, Any]] = []
+    try:
+        for phase in (scenario, *scenario.then):
+            record = {"scenario": phase.name, "controller": who, "repeat": repeat,
+                      "groups": phase.groups(ctx.size), "load_before": os.getloadavg()[0]}  # fmt: skip
+            records.append(record)
+            try:
+                await measure_phase(ctx, log_, phase, ns, who, sampler, record)
+            except Exception as err:  # one failed scenario is recorded, the run goes on
+                record["ok"] = False
+                record["error"] = f"{type(err).__name__}: {err}"
+                log(f"  {phase.name}/{who}: FAILED {record['error']}")
+                break
+            cpu, peak, requests = (
+                record.get(k, 0) for k in ("cpu_seconds", "peak_rss_mib", "requests_total")
+            )
+            log(f"  {phase.name}/{who} r{repeat}: {record['seconds']:.1f} s, cpu {cpu:.1f} s, "
+                f"peak {peak:.0f} MiB, {requests} requests")  # fmt: skip
+    finally:
+        await clear_finalizers(ctx.api, ns)
+        await delete_namespace(ctx.api, ns, ctx.size.timeout, wait=False)
+        if ctx.size.wait_cleanup:
+            await pods_gone(ctx.api, ctx.rest, ns, ctx.size.timeout)
+    return records
+
+
+async def measure_phase(
+    ctx: Ctx, log_: audit.AuditLog, phase: Scenario, ns: str, who: str, sampler: procstat.Sampler | None,
+    record: dict[str, Any],
+) -> None:  # fmt: skip
+    if phase.setup:
+        await phase.setup(ctx, ns)
+    offset, wall0, mono0 = log_.offset(), time.time(), time.monotonic()
+    cpu0 = sampler.cpu() if sampler else 0.0
+    record |= await phase.act(ctx, ns)
+    mono1, wall1 = time.monotonic(), time.time()
+    record["seconds"] = mono1 - mono0
+    record["load_after"] = os.getloadavg()[0]
+    if sampler:
+        record["cpu_seconds"] = sampler.cpu() - cpu0
+        record["peak_rss_mib"], record["end_rss_mib"] = sampler.rss_between(mono0, mono1)
+        await asyncio.sleep(FLUSH)
+        by_verb = log_.count(offset, wall0, wall1, controllers.username(who))
+        record["requests"] = by_verb
+        record["requests_total"] = sum(by_verb.values())
+    record["ok"] = True
+
+
+async def with_controller(
+    ctx: Ctx, log_: audit.AuditLog, who: str, run: int, scenarios: list[Scenario], repeat: int
+) -> list[dict[str, Any]]:
+    running = await controllers.start(ctx.api, ctx.cluster, who, run)
+    sampler = procstat.Sampler(running.pid)
+    sampler.start()
+    try:
+        records: list[dict[str, Any]] = []
+        for scenario in scenarios:
+            records += await measure(ctx, log_, scenario, who, running, sampler, repeat)
+        return records
+    finally:
+        sampler.stop()
+        await controllers.stop(running)
+
+
+async def memory_levels(ctx: Ctx, log_: audit.AuditLog, size: Size) -> list[dict[str, Any]]:
+    """RSS against cluster pods: half plain StatefulSet pods, half one LWS's, per level."""
+    records: list[dict[str, Any]] = []
+    for index, level in enumerate(size.memory_pods):
+        log(f"memory level {level} cluster pods")
+        await fill(ctx, level // 2)
+        try:
+            for repeat in range(size.memory_repeats):
+                order = (
+                    controllers.CONTROLLERS if (index + repeat) % 2 == 0 else controllers.CONTROLLERS[::-1]
+                )
+                for who in order:
+                    ctx.extra["level"] = level
+                    records += await with_controller(
+                        ctx, log_, who, 100 + 10 * index + repeat, [MEMORY], repeat
+                    )
+        finally:
+            await delete_namespace(ctx.api, FILLER_NAMESPACE, ctx.size.timeout, wait=False)
+            await pods_gone(ctx.api, ctx.rest, FILLER_NAMESPACE, ctx.size.timeout)
+            await delete_namespace(ctx.api, FILLER_NAMESPACE, ctx.size.timeout)
+    return records
+
+
+async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> Path:
+    workdir = Path(tempfile.mkdtemp(prefix=f"lws-bench-{size.name}-"))
+    users = [controllers.username(x) for x in controllers.CONTROLLERS]
+    options = ClusterOptions(shape="full", nodes=size.nodes, pod_ready_delay_ms=1000, die_with_parent=True,
+                             apiserver_args=audit.apiserver_args(workdir / "audit", users))  # fmt: skip
+    tools.ensure_tool(tools.UPSTREAM_LWS)
+    cluster = LocalCluster(f"bench-{size.name}", workdir, build.ensure_binaries(), options)
+    log(f"starting a full cluster ({size.nodes} kwok nodes, pod-ready delay 1 s) in {workdir}")
+    await asyncio.to_thread(cluster.start)
+    api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), qps=1000, burst=1000, timeout=60,
+                                   field_manager="lws-bench"))  # fmt: skip
+    started = time.time()
+    out = results / f"{size.name}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    records: list[dict[str, Any]] = []
+    try:
+        await install_crds(api.lightkube)
+        log("CRDs installed")
+        await controllers.create_identities(api)
+        log("controller identities created")
+        ctx = Ctx(api, cluster, size, RestClient.from_kubeconfig(cluster.kubeconfig, timeout=120))
+        log_ = audit.AuditLog(workdir / "audit" / "audit.log")
+        scenarios = [s for s in SCENARIOS if not only or s.name in only]
+        floors = [s for s in FLOORS if not only or s.name in only]
+        for repeat in range(size.repeats):
+            order = controllers.CONTROLLERS if repeat % 2 == 0 else tuple(reversed(controllers.CONTROLLERS))
+            for floor in floors:
+                records += await measure(ctx, log_, floor, "floor", None, None, repeat)
+            for who in order if scenarios else ():
+                log(f"repeat {repeat}: {who}")
+                records += await with_controller(ctx, log_, who, repeat, scenarios, repeat)
+                write(out, size, started, records, partial=True)  # an interrupted run keeps its data
+        if not only or "memory" in only:
+            records += await memory_levels(ctx, log_, size)
+    finally:
+        await api.close()
+        cluster.stop()
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    write(out, size, started, records)
+    return out
+
+
+def write(
+    out: Path, size: Size, started: float, records: list[dict[str, Any]], partial: bool = False
+) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "partial": partial,
+        "size": asdict(size),
+        "machine": machine(),
+        "started": started,
+        "finished": time.time(),
+        "records": records,
+    }
+    document["summary"] = summary.summarise(records)
+    out.write_text(json.dumps(document, indent=1))
+    if not partial:
+        log(f"results: {out}")
+        print(summary.markdown(document["summary"]))
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(description="ours vs upstream's LWS controller on one local cluster")
+    parser.add_argument("--size", choices=sorted(SIZES), default="ci")
+    parser.add_argument("--repeats", type=int, help="override the size's repeat count")
+    parser.add_argument("--only", help="comma-separated scenario names")
+    parser.add_argument("--results", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--keep", action="store_true", help="keep the cluster work dir (logs, audit log)")
+    args = parser.parse_args(argv)
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a run hangs
+    size = SIZES[args.size]
+    if args.repeats:
+        size = replace(size, repeats=args.repeats)
+    only = set(args.only.split(",")) if args.only else None
+    return asyncio.run(run(size, only, args.results, args.keep))
+
+
+if __name__ == "__main__":
+    main()

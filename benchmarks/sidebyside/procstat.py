@@ -1,0 +1,103 @@
+"""CPU-seconds and RSS of a controller process (and any children) from Linux /proc.
+
+A sampler thread reads VmRSS of the process tree every `interval` seconds, so a scenario window gets
+its peak and its last (steady) RSS; CPU is utime + stime read at the window's edges.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        todo.extend(_children(current))
+    return pids
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICK
+
+
+def status_kib(pids: list[int], key: str) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
+@dataclass
+class Sampler:
+    """Samples the RSS of one process tree in a thread; `window()` brackets a measurement."""
+
+    pid: int
+    interval: float = 0.25
+    samples: list[tuple[float, int]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        pids = tree(self.pid)
+        last_tree = time.monotonic()
+        while not self._stop.is_set():
+            if time.monotonic() - last_tree > 5:
+                pids, last_tree = tree(self.pid), time.monotonic()
+            self.samples.append((time.monotonic(), status_kib(pids, "VmRSS")))
+            self._stop.wait(self.interval)
+
+    def cpu(self) -> float:
+        return cpu_seconds(tree(self.pid))
+
+    def rss_between(self, start: float, end: float) -> tuple[float, float]:
+        """(peak, last) RSS in MiB of the samples taken in [start, end]."""
+        inside = [kib for t, kib in self.samples if start <= t <= end] or [
+            status_kib(tree(self.pid), "VmRSS")
+        ]
+        return max(inside) / 1024, inside[-1] / 1024
+
+    def hwm_mib(self) -> float:
+        return status_kib(tree(self.pid), "VmHWM") / 1024

@@ -1,0 +1,123 @@
+"""The side-by-side benchmark's bookkeeping: audit-log counting per identity, medians and ratios."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from benchmarks.sidebyside import audit, summary
+
+OURS = "system:serviceaccount:lws-system:bench-ours"
+UPSTREAM = "system:serviceaccount:lws-system:bench-upstream"
+
+
+def event(user: str, verb: str, stage: str, at: str, resource: str = "pods", sub: str | None = None) -> str:
+    ref = {"resource": resource} | ({"subresource": sub} if sub else {})
+    return json.dumps(
+        {
+            "user": {"username": user},
+            "verb": verb,
+            "stage": stage,
+            "requestReceivedTimestamp": at,
+            "objectRef": ref,
+        }
+    )
+
+
+T0, T1 = 1_780_000_000.0, 1_780_000_060.0  # 2026-05-28T20:26:40Z .. +60 s
+INSIDE, BEFORE, AFTER = (
+    "2026-05-28T20:27:00.000000Z",
+    "2026-05-28T20:26:00.000000Z",
+    "2026-05-28T20:28:00.000000Z",
+)
+
+
+@dataclass(frozen=True)
+class CountCase:
+    lines: tuple[str, ...]
+    want: dict[str, int]
+
+
+COUNT_CASES = [
+    pytest.param(
+        CountCase(
+            (event(OURS, "create", "ResponseComplete", INSIDE, "statefulsets"),), {"create statefulsets": 1}
+        ),
+        id="a-completed-create-counts-once",
+    ),
+    pytest.param(
+        CountCase(
+            (
+                event(OURS, "watch", "ResponseStarted", INSIDE),
+                event(OURS, "watch", "ResponseComplete", INSIDE),
+            ),
+            {"watch pods": 1},
+        ),
+        id="a-watch-counts-when-it-starts-not-when-it-ends",
+    ),
+    pytest.param(
+        CountCase((event(UPSTREAM, "get", "ResponseComplete", INSIDE),), {}),
+        id="another-identity-is-not-counted",
+    ),
+    pytest.param(
+        CountCase(
+            (event(OURS, "get", "ResponseComplete", BEFORE), event(OURS, "get", "ResponseComplete", AFTER)),
+            {},
+        ),
+        id="requests-outside-the-window-are-not-counted",
+    ),
+    pytest.param(
+        CountCase(
+            (event(OURS, "update", "ResponseComplete", INSIDE, "leaderworkersets", "status"), "not json"),
+            {"update leaderworkersets/status": 1},
+        ),
+        id="subresource-named-and-a-torn-line-skipped",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", COUNT_CASES)
+def test_audit_count(case: CountCase, tmp_path: Path) -> None:
+    path = tmp_path / "audit.log"
+    path.write_text("\n".join(case.lines) + "\n")
+    assert audit.AuditLog(path).count(0, T0, T1, OURS) == case.want
+
+
+def test_audit_count_cases_ran() -> None:
+    assert len(COUNT_CASES) == 5
+
+
+def test_summary_medians_spread_and_ratios() -> None:
+    records = [
+        {
+            "scenario": "large",
+            "controller": who,
+            "repeat": i,
+            "groups": 10,
+            "load_before": 1.0,
+            "ok": True,
+            "seconds": s,
+            "requests_total": r,
+        }
+        for who, values in (("ours", [(3, 30), (1, 10), (2, 20)]), ("upstream", [(4, 40), (4, 40), (4, 40)]))
+        for i, (s, r) in enumerate(values)
+    ]
+    records.append(
+        {
+            "scenario": "large",
+            "controller": "ours",
+            "repeat": 3,
+            "groups": 10,
+            "load_before": 1.0,
+            "ok": False,
+            "error": "GoalTimeoutError",
+        }
+    )
+    table = summary.summarise(records)
+    ours = table["large"]["ours"]
+    assert ours["seconds"] == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
+    assert ours["failed"] == 1
+    assert table["large"]["ratio"] == {"seconds": 0.5, "requests_total": 0.5}
+    assert "| large | **ours / upstream** | 0.50x |" in summary.markdown(table)
