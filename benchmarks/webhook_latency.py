@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from benchmarks.machine import cpu_model
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from leaderworkerset.api import constants as c
@@ -377,12 +378,7 @@ async def wait_until_called(client: KubeClient, namespace: str) -> None:
 
 
 def machine() -> str:
-    model = "unknown CPU"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, load average {load}"
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.machine import cpu_model
 from benchmarks.sidebyside import audit, controllers, procstat, summary
 from benchmarks.sidebyside.scenarios import (
     FILLER_NAMESPACE,
@@ -48,12 +49,7 @@ def log(message: str) -> None:
 
 
 def machine() -> dict[str, Any]:
-    model = "unknown CPU"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model()
     mem = 0
     with contextlib.suppress(OSError):
         mem = int(Path("/proc/meminfo").read_text().split()[1]) // 1024
