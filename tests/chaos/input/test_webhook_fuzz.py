@@ -238,6 +238,7 @@ async def test_fuzzed_objects_are_admitted_or_rejected_naming_a_field(
             "rejections by field": dict(tally.by_field.most_common(40)),
             "API server rejections naming no field": dict(tally.apiserver_unnamed.most_common(10)),
             "failures": len(tally.failures),
+            "failure examples": tally.failures[:10],
         },
     )
     assert not tally.failures, "\n".join(tally.failures[:30])
