@@ -229,7 +229,11 @@ async def test_churning_pods_drain_the_queue_and_keep_memory_flat(
             "rss MiB peak": round(max(s.rss_mib for s in run.samples), 1),
             "rss MiB final": round(final, 1),
             "queue depth peak": max(s.queue_depth for s in run.samples),
-            "samples": [[round(s.seconds), s.phase, round(s.rss_mib, 1), s.queue_depth] for s in run.samples],
+            "queue adds during the run": run.samples[-1].queue_adds - run.samples[0].queue_adds,
+            "samples (seconds, phase, RSS MiB, queue depth, queue adds)": [
+                [round(s.seconds), s.phase, round(s.rss_mib, 1), s.queue_depth, s.queue_adds]
+                for s in run.samples
+            ],
         },
     )
     assert run.restarts > 0

@@ -111,6 +111,14 @@ def _stored_fully(case: fuzz.Case, stored: Obj) -> str:
     return ""
 
 
+def _name_of(case: fuzz.Case, index: int) -> str:
+    """The name the case's object is created under (the fuzzed one when a mutation chose it)."""
+    meta = case.obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    touched = any(t in ("metadata", "metadata.name") for t in case.touched)
+    return name if touched and isinstance(name, str) and name else f"fz-{index}"
+
+
 def _prepare(case: fuzz.Case, namespace: str, index: int) -> tuple[Obj, Obj | None]:
     obj, base = case.obj, case.base
     for target in (obj, base):
@@ -122,10 +130,7 @@ def _prepare(case: fuzz.Case, namespace: str, index: int) -> tuple[Obj, Obj | No
         meta["namespace"] = namespace
         for key in ("resourceVersion", "uid", "creationTimestamp"):
             meta.pop(key, None)
-    name_touched = any(t == "metadata.name" or t == "metadata" for t in case.touched)
-    name = obj["metadata"].get("name") if name_touched else f"fz-{index}"
-    if not name_touched or not isinstance(name, str) or not name:
-        name = f"fz-{index}"
+    name = _name_of(case, index)
     obj["metadata"]["name"] = name
     if base is not None:
         base["metadata"]["name"] = name
@@ -220,8 +225,12 @@ async def test_fuzzed_objects_are_admitted_or_rejected_naming_a_field(
     tally = Tally()
     slots = asyncio.Semaphore(IN_FLIGHT)
 
+    # Cases whose mutations chose the same name run one after the other: otherwise one case's
+    # object would be taken for what another's rejected create left behind.
+    by_name: collections.defaultdict[str, asyncio.Lock] = collections.defaultdict(asyncio.Lock)
+
     async def one(index: int, case: fuzz.Case) -> None:
-        async with slots:
+        async with slots, by_name[_name_of(case, index)]:
             await _send(fast_client, case, webhook_namespace, index, tally)
 
     await asyncio.gather(*(one(i, case) for i, case in enumerate(cases)))
