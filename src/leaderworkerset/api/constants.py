@@ -272,6 +272,10 @@ MESSAGE_UPDATE_IN_PROGRESS_FALSE_DEGRADED: Final = "No rolling update is in prog
 MESSAGE_DEGRADED_TRUE: Final = "One or more replicas exhausted their restart budget"
 # Appended to the condition message in the condition-change event.
 MESSAGE_CONDITION_EVENT_SUFFIX_FMT: Final = ", with {ready} groups ready of total {total} groups"
+# This project's own (upstream only logs the reconcile error): a LeaderWorkerSet the controller
+# cannot act on as written (a value it cannot decode, or a child the API server refuses) gets
+# Progressing=False with this reason and the error, and a Warning event of the same reason.
+REASON_INVALID_SPEC: Final = "InvalidSpec"
 
 # WorkloadSchedulingCreated reasons.
 REASON_SCHEDULING_PREREQUISITES_CREATED: Final = "SchedulingPrerequisitesCreated"
@@ -316,6 +320,7 @@ EVENT_ACTION_DELETE: Final = "Delete"
 EVENT_ACTION_RECOVER: Final = "Recover"
 EVENT_ACTION_CONFLICT: Final = "Conflict"
 EVENT_ACTION_WAIT: Final = "Wait"
+EVENT_ACTION_RECONCILE: Final = "Reconcile"  # this project's own: the InvalidSpec event
 
 # Reporting components (recorder names).
 EVENT_COMPONENT_LWS: Final = "leaderworkerset"
@@ -332,6 +337,9 @@ EVENT_REPLICA_RESTART_BUDGET_EXCEEDED: Final = REASON_REPLICA_RESTART_BUDGET_EXC
 EVENT_GROUP_REPLACEMENT_DEFERRED: Final = "GroupReplacementDeferred"
 EVENT_GROUP_REPLACEMENT_ADMITTED: Final = "GroupReplacementAdmitted"
 EVENT_UNEXPECTED_POD_GROUP_OWNER: Final = "UnexpectedPodGroupOwner"
+# This project's own: a pod with the LWS name label that cannot be related to a group (its worker
+# index label is missing); upstream retries the reconcile error forever without telling anyone.
+EVENT_INVALID_LABELS: Final = "InvalidLabels"
 
 # LeaderWorkerSet and pod controller messages (printf-style, as upstream formats them).
 MSG_CREATING_REVISION_NEW: Final = "Creating revision with key %s for a newly created LeaderWorkerSet"

@@ -108,6 +108,7 @@ from leaderworkerset.core.lifecycle import group_milestones
 from leaderworkerset.core.naming import leader_name_for_worker
 from leaderworkerset.core.restart import (
     MISSING_REVISION_REQUEUE_SECONDS,
+    GroupRestartError,
     RestartAction,
     RestartDecision,
     WorkerGate,
@@ -239,7 +240,14 @@ class GroupReconciler:
         pod = self._informers.pod(key.namespace, key.name)
         if pod is None:
             return None
-        check_group_pod(pod)
+        try:
+            check_group_pod(pod)
+        except GroupRestartError as err:
+            # Retrying cannot help: only a label change can, and it comes back through the watch.
+            log.warning("pod cannot be related to a group", error=str(err))
+            ref = object_ref(pod, api_version="v1", kind="Pod")
+            self._recorder.warning(ref, c.EVENT_INVALID_LABELS, c.EVENT_ACTION_RECONCILE, str(err))
+            return None
         lws = self._set_of(pod)
         if is_leader_pod(pod):
             await self._delete_workers_in_parallel(lws, pod)

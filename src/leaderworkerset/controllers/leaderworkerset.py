@@ -93,12 +93,12 @@ from leaderworkerset.core.rolloutcontrol import (
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import format_time, plan_status
+from leaderworkerset.core.status import format_time, invalid_spec_conditions, plan_status
 from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
-from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
@@ -180,6 +180,15 @@ class LeaderWorkerSetReconciler:
             return None  # children go away through garbage collection
         if await self._restart_backoff_condition(lws):
             return Result(requeue=True)  # the status moved on: the next round reads it
+        try:
+            return await self._reconcile_live(key, lws)
+        except Exception as err:
+            problem = spec_problem(err)
+            if problem is not None:
+                await self._report_invalid_spec(lws, problem)
+            raise  # retried with backoff; a fixed spec comes back through the watch
+
+    async def _reconcile_live(self, key: ObjectKey, lws: Obj) -> Result | None:
         if is_hash(lws):
             return await self._reconcile_hash(key, lws)
         leader_sts = self._leader_statefulset(key)
@@ -225,6 +234,31 @@ class LeaderWorkerSetReconciler:
         if error is not None:
             record(self._recorder, lws, invalid_backoff_event(error))
         return True
+
+    async def _report_invalid_spec(self, lws: Obj, problem: str) -> None:
+        """Log, Warning event and Progressing=False (InvalidSpec) for an LWS we cannot act on as
+        written: nothing else tells its owner why no group appears or changes (ground rule 3)."""
+        log.warning("LeaderWorkerSet cannot be reconciled as written", error=problem)
+        self._recorder.warning(lws_ref(lws), c.REASON_INVALID_SPEC, c.EVENT_ACTION_RECONCILE, problem)
+        status = dict(lws.get("status") or {})
+        generation = int((lws.get("metadata") or {}).get("generation") or 0)
+        conditions, changed = invalid_spec_conditions(
+            status.get("conditions") or [], problem, generation, self._now()
+        )
+        if not changed:
+            return
+        body = {
+            **lws,
+            "apiVersion": c.LWS_API_VERSION,
+            "kind": c.LWS_KIND,
+            "status": {**status, "conditions": conditions},
+        }
+        try:
+            await self._client.update(LEADERWORKERSETS, body, "status")
+        except Exception as err:
+            if not is_conflict(err) and not is_not_found(err):
+                raise
+            # A newer LWS is on its way through the watch; its reconcile reports it again.
 
     # ----- Hash identity (spec §3.B): the leader Deployment ----------------------------------------
     async def _reconcile_hash(self, key: ObjectKey, lws: Obj) -> Result | None:
@@ -604,6 +638,20 @@ class LeaderWorkerSetReconciler:
             return
         if needed:
             await mutate_restart_counts(self._client, round_.key.namespace, round_.key.name, mutate)
+
+
+def spec_problem(err: BaseException) -> str | None:
+    """What of a failed reconcile is the LWS's own fault, or None for a transient failure.
+
+    Values `core` cannot decode raise ValueError subclasses (IntOrPercentError, GoDecodeError);
+    a child the API server refuses as invalid (422) was derived from a spec our webhook would have
+    refused. Everything else (conflicts, timeouts, 5xx) is retried without blaming the object.
+    """
+    if isinstance(err, ApiStatusError):
+        return error_text(err) if err.code == 422 else None
+    if isinstance(err, ValueError):
+        return str(err)
+    return None
 
 
 # ----- wiring ------------------------------------------------------------------------------------------

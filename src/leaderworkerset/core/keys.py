@@ -77,3 +77,12 @@ def go_atoi(text: str) -> int:
     if not _GO_INT64_MIN <= value <= _GO_INT64_MAX:
         raise GoParseError(f'strconv.Atoi: parsing "{text}": value out of range')
     return value
+
+
+def go_atoi_field(text: str, field: str, pod: str) -> int:
+    """`go_atoi` of a pod's label or annotation; the error names the field and the pod before Go's
+    own wording (upstream returns the bare strconv error, which names neither)."""
+    try:
+        return go_atoi(text)
+    except GoParseError as err:
+        raise GoParseError(f"{field} of pod {pod}: {err}") from err

@@ -56,7 +56,7 @@ def group_size(pod: Obj) -> int:
     if size is None:
         raise PodMutationError(f"size annotation is unexpectedly missing for pod {pod_name(pod)}")
     try:
-        return keys.go_atoi(size)
+        return keys.go_atoi_field(size, f"annotation {c.ANNOTATION_SIZE}", pod_name(pod))
     except keys.GoParseError as err:
         raise PodMutationError(str(err)) from err
 
@@ -150,7 +150,11 @@ def label_worker(pod: Obj, size: int) -> None:
     if not _needs_subgroup(pod):
         return
     try:
-        subgroup_size = keys.go_atoi(annotations(pod)[c.ANNOTATION_SUBGROUP_SIZE])
+        subgroup_size = keys.go_atoi_field(
+            annotations(pod)[c.ANNOTATION_SUBGROUP_SIZE],
+            f"annotation {c.ANNOTATION_SUBGROUP_SIZE}",
+            pod_name(pod),
+        )
     except keys.GoParseError as err:
         raise PodMutationError(str(err)) from err
     if subgroup_size == 0:

@@ -73,15 +73,30 @@ def rolling_update_configuration(lws: Obj) -> Obj:
     return config
 
 
+_ROLLING_UPDATE_PATH = "spec.rolloutStrategy.rollingUpdateConfiguration"
+
+
+def _scaled_field(value: IntOrString, total: int, round_up: bool, field: str) -> int:
+    """`scaled_value` of a rollout knob; the error names the field (the webhook refuses such values,
+    but an LWS stored without it reaches the controller, which reports the error on the LWS)."""
+    try:
+        return scaled_value(value, total, round_up)
+    except IntOrPercentError as err:
+        raise IntOrPercentError(f"{_ROLLING_UPDATE_PATH}.{field}: {err}") from err
+
+
 def rollout_budget(lws: Obj) -> RolloutBudget:
     """Scale maxSurge (round up, capped at R) and maxUnavailable (round down) against R."""
     config = rolling_update_configuration(lws)
     replicas = lws_replicas(lws)
     max_surge = config.get("maxSurge")
     max_unavailable = config.get("maxUnavailable")
-    surge = scaled_value(DEFAULT_MAX_SURGE if max_surge is None else max_surge, replicas, round_up=True)
-    unavailable = scaled_value(
-        DEFAULT_MAX_UNAVAILABLE if max_unavailable is None else max_unavailable, replicas, round_up=False
+    surge = _scaled_field(DEFAULT_MAX_SURGE if max_surge is None else max_surge, replicas, True, "maxSurge")
+    unavailable = _scaled_field(
+        DEFAULT_MAX_UNAVAILABLE if max_unavailable is None else max_unavailable,
+        replicas,
+        False,
+        "maxUnavailable",
     )
     return RolloutBudget(
         replicas=replicas,

@@ -155,6 +155,33 @@ def apply_conditions(
     return conditions, changed
 
 
+def invalid_spec_conditions(
+    stored: Sequence[Mapping[str, Any]], message: str, generation: int, now: datetime
+) -> tuple[list[Condition], bool]:
+    """The conditions with Progressing=False, reason InvalidSpec and `message` (the others kept);
+    changed only when that condition is not already stored as such, so retries write nothing."""
+    wanted: Condition = {
+        "type": c.CONDITION_PROGRESSING,
+        "status": c.CONDITION_FALSE,
+        "observedGeneration": generation,
+        "lastTransitionTime": format_time(now),
+        "reason": c.REASON_INVALID_SPEC,
+        "message": message,
+    }
+    conditions = [dict(cond) for cond in stored]
+    for index, current in enumerate(conditions):
+        if current.get("type") == c.CONDITION_PROGRESSING:
+            if all(
+                current.get(k) == wanted[k] for k in ("status", "reason", "message", "observedGeneration")
+            ):
+                return conditions, False
+            if current.get("status") == wanted["status"]:
+                wanted["lastTransitionTime"] = current.get("lastTransitionTime", wanted["lastTransitionTime"])
+            conditions[index] = wanted
+            return conditions, True
+    return [*conditions, wanted], True
+
+
 # --- group counts --------------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import annotations_of, is_leader_pod, labels_of, name_of
-from leaderworkerset.core.keys import go_atoi, parent_name_and_ordinal
+from leaderworkerset.core.keys import go_atoi_field, parent_name_and_ordinal
 from leaderworkerset.core.subgroup import go_div, go_mod
 
 DEFAULT_TPU_PROCESS_PORT = 8476
@@ -142,9 +142,13 @@ def _add_subgroup_tpu_variables(pod: Obj) -> None:
     container = containers[0]
     name = name_of(pod)
     labels, annotations = labels_of(pod), annotations_of(pod)
-    subgroup_size = go_atoi(annotations.get(c.ANNOTATION_SUBGROUP_SIZE, ""))
-    subgroup_index = go_atoi(labels.get(c.LABEL_SUBGROUP_INDEX, ""))
-    worker_index = go_atoi(labels.get(c.LABEL_WORKER_INDEX, ""))
+    subgroup_size = go_atoi_field(
+        annotations.get(c.ANNOTATION_SUBGROUP_SIZE, ""), f"annotation {c.ANNOTATION_SUBGROUP_SIZE}", name
+    )
+    subgroup_index = go_atoi_field(
+        labels.get(c.LABEL_SUBGROUP_INDEX, ""), f"label {c.LABEL_SUBGROUP_INDEX}", name
+    )
+    worker_index = go_atoi_field(labels.get(c.LABEL_WORKER_INDEX, ""), f"label {c.LABEL_WORKER_INDEX}", name)
     if subgroup_size == 0:
         raise TPUEnvError(f"invalid subgroup size 0 for pod {name}")
     tpu_worker_id = go_mod(worker_index, subgroup_size)

@@ -22,6 +22,8 @@ from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 Obj = dict[str, Any]
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 ADMISSION_KIND = "AdmissionReview"
+# controller-runtime's decoder knows both versions and refuses any other kind or version.
+_ADMISSION_API_VERSIONS = frozenset({ADMISSION_API_VERSION, "admission.k8s.io/v1beta1"})
 OPERATION_CREATE = "CREATE"
 OPERATION_UPDATE = "UPDATE"
 
@@ -89,9 +91,13 @@ def validate_lws(request: Obj, options: WebhookOptions) -> Outcome:
 
 
 def mutate_pod(request: Obj, options: WebhookOptions) -> Outcome:
+    obj = _object(request)
+    shape_error = pod.shape_error(obj)
+    if shape_error:
+        raise RequestError(f"cannot decode the pod: {shape_error}")
     try:
         mutated = pod.default_pod(
-            _object(request),
+            obj,
             pod_group_injector=options.pod_group_injector,
             token_source=options.token_source,
         )
@@ -177,6 +183,9 @@ def review(path: str, body: object, options: WebhookOptions | None = None) -> Ob
         outcome = Outcome(False, 400, message="admission review has no request")
         return _envelope(body, _response("", outcome, None))
     uid = str(request.get("uid") or "")
+    type_error = _review_type_error(body)
+    if type_error:
+        return _envelope(None, _response(uid, Outcome(False, 400, message=type_error), None))
     handler = HANDLERS.get(path)
     if handler is None:
         return _envelope(body, _response(uid, Outcome(False, 404, message=f"no webhook at {path}"), None))
@@ -184,8 +193,29 @@ def review(path: str, body: object, options: WebhookOptions | None = None) -> Ob
         outcome = handler(request, options)
     except RequestError as err:
         outcome = Outcome(False, 400, message=str(err))
+    except RecursionError:
+        # Only a direct caller can nest this deep (the API server caps JSON nesting well below it).
+        outcome = Outcome(False, 400, message="the object is nested too deeply to decode")
     original = request.get("object") if isinstance(request.get("object"), dict) else None
     return _envelope(body, _response(uid, outcome, original))
+
+
+def bad_request(message: str) -> Obj:
+    """The answer to a request that is no AdmissionReview we can decode (HTTP 200, code 400)."""
+    return _envelope(None, _response("", Outcome(False, 400, message=message), None))
+
+
+def _review_type_error(body: object) -> str:
+    """Why `body` is not an AdmissionReview we can answer (absent fields default, as in
+    controller-runtime's decoder), or ""."""
+    assert isinstance(body, dict)
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    known = isinstance(api_version, str) and api_version in _ADMISSION_API_VERSIONS
+    if api_version is not None and not known:
+        return f"unsupported AdmissionReview apiVersion {api_version!r}"
+    if kind is not None and kind != ADMISSION_KIND:
+        return f"expected kind {ADMISSION_KIND}, got {kind!r}"
+    return ""
 
 
 def _envelope(body: object, response: Obj) -> Obj:

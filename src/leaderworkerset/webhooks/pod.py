@@ -98,6 +98,58 @@ def _label_leader(pod: Obj, token_source: TokenSource) -> None:
     pm.label_leader_subgroup(pod, key)
 
 
+def shape_error(pod: Obj) -> str | None:
+    """Why the parts of `pod` the mutating handler reads do not have a pod's shape, or None.
+
+    The API server decodes pods into typed structs before calling webhooks, so through it this never
+    fires; a direct caller's body that a typed decode would refuse is answered 400, as
+    controller-runtime's decoder does, instead of failing inside the handler.
+    """
+    for key, value in (("metadata", pod.get("metadata")), ("spec", pod.get("spec"))):
+        if value is not None and not isinstance(value, dict):
+            return f"{key}: expected an object"
+    meta = pod.get("metadata") or {}
+    for key in ("labels", "annotations"):
+        values = meta.get(key)
+        if values is None:
+            continue
+        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+            return f"metadata.{key}: expected a map of strings"
+    for key in ("name", "namespace", "generateName"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            return f"metadata.{key}: expected a string"
+    spec = pod.get("spec") or {}
+    for list_key in ("containers", "initContainers"):
+        containers = spec.get(list_key)
+        if containers is None:
+            continue
+        if not isinstance(containers, list):
+            return f"spec.{list_key}: expected a list"
+        for index, container in enumerate(containers):
+            error = _container_shape_error(container)
+            if error:
+                return f"spec.{list_key}[{index}]{error}"
+    return None
+
+
+def _container_shape_error(container: object) -> str:
+    if not isinstance(container, dict):
+        return ": expected an object"
+    if container.get("name") is not None and not isinstance(container["name"], str):
+        return ".name: expected a string"
+    resources = container.get("resources")
+    if resources is not None:
+        if not isinstance(resources, dict):
+            return ".resources: expected an object"
+        for kind in ("limits", "requests"):
+            if resources.get(kind) is not None and not isinstance(resources[kind], dict):
+                return f".resources.{kind}: expected an object"
+    env = container.get("env")
+    if env is not None and (not isinstance(env, list) or not all(isinstance(e, dict) for e in env)):
+        return ".env: expected a list of objects"
+    return ""
+
+
 def validate_pod(pod: Obj, old_pod: Obj | None = None) -> list[str]:
     """The validating pod webhook admits every pod; it returns no warnings."""
     del pod, old_pod

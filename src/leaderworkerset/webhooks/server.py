@@ -17,11 +17,20 @@ from aiohttp import web
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.tls import TLSSettings
 from leaderworkerset.runtime.tlsconfig import server_context
-from leaderworkerset.webhooks.admission import HANDLERS, WebhookOptions, review
+from leaderworkerset.webhooks.admission import HANDLERS, WebhookOptions, bad_request, review
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 
 _log = structlog.get_logger(__name__)
 _MAX_BODY = 16 * 1024 * 1024  # admission reviews carry whole objects; pods with big specs exist
+_JSON = "application/json"
+# A client that has not sent its whole body by then is answered 408 rather than holding a handler
+# forever (the API server gives up on a webhook after at most 30 s anyway).
+BODY_TIMEOUT = 30.0
+# A connection that has not completed a request this long after it opened, or after its last
+# answer, is closed: that bounds clients that dribble headers (slowloris). Longer than the idle
+# timeout of Go's HTTP client (90 s) so the API server, not we, closes its idle keep-alive
+# connections and never races a close with a new request.
+IDLE_TIMEOUT = 120.0
 
 
 class CertReloader:
@@ -68,7 +77,10 @@ class CertReloader:
 
 
 def build_app(
-    options: WebhookOptions | None = None, metrics: WebhookMetrics | None = None
+    options: WebhookOptions | None = None,
+    metrics: WebhookMetrics | None = None,
+    *,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> web.Application:
     """An aiohttp application answering AdmissionReviews on every webhook path."""
     options = options or WebhookOptions()
@@ -81,8 +93,21 @@ def build_app(
             started = time.perf_counter()
             try:
                 try:
-                    body = msgspec.json.decode(await request.read())
-                except msgspec.DecodeError as err:
+                    raw = await asyncio.wait_for(request.read(), body_timeout)
+                except TimeoutError:
+                    raise web.HTTPRequestTimeout(text="request body not received in time") from None
+                except ConnectionResetError:
+                    # The client left mid-body: nobody reads an answer; not a server error.
+                    _log.info("webhook client went away before sending its body", webhook=path)
+                    return web.Response(status=400)
+                if request.content_type != _JSON:
+                    # controller-runtime's wording; the API server always sends application/json.
+                    refusal = bad_request(f"contentType={request.content_type}, expected {_JSON}")
+                    metrics.requests.labels(path, "400").inc()
+                    return web.json_response(refusal)
+                try:
+                    body = msgspec.json.decode(raw)
+                except (msgspec.DecodeError, RecursionError) as err:
                     body = {"error": str(err)}
                 answer = review(path, body, options)
             finally:
@@ -112,7 +137,11 @@ class WebhookServer:
         metrics: WebhookMetrics | None = None,
         reload_interval: float = 1.0,
         tls: TLSSettings | None = None,
+        body_timeout: float = BODY_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
+        self._body_timeout = body_timeout
+        self._idle_timeout = idle_timeout
         self._metrics = metrics
         self._tls = tls
         self._cert_dir = cert_dir
@@ -128,7 +157,10 @@ class WebhookServer:
 
     async def start(self) -> None:
         self.reloader = CertReloader(self._cert_dir, self._tls)
-        self._runner = web.AppRunner(build_app(self._options, self._metrics), access_log=None)
+        app = build_app(self._options, self._metrics, body_timeout=self._body_timeout)
+        # aiohttp's keep-alive timer also runs from the moment a connection opens, so it bounds a
+        # connection that never completes its first request.
+        self._runner = web.AppRunner(app, access_log=None, keepalive_timeout=self._idle_timeout)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self.reloader.context)
         await site.start()

@@ -106,6 +106,31 @@ def test_rollout_budget(builder: LeaderWorkerSetBuilder, want: RolloutBudget) ->
 
 
 @pytest.mark.parametrize(
+    ("builder", "want_message"),
+    [
+        pytest.param(
+            cached_lws().max_surge("abc"),
+            "spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge: "
+            "invalid value for IntOrString: invalid type: string is not a percentage",
+            id="surge",
+        ),
+        pytest.param(
+            cached_lws().max_unavailable("1.5%"),
+            "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable: "
+            'invalid value for IntOrString: invalid value "1.5%": '
+            'strconv.Atoi: parsing "1.5": invalid syntax',
+            id="unavailable",
+        ),
+    ],
+)
+def test_rollout_budget_errors_name_the_field(builder: LeaderWorkerSetBuilder, want_message: str) -> None:
+    """An LWS stored without our webhook reaches the controller; its report names the field."""
+    with pytest.raises(IntOrPercentError) as err:
+        rollout_budget(builder.obj())
+    assert str(err.value) == want_message
+
+
+@pytest.mark.parametrize(
     ("surge", "unavailable", "want"),
     [
         pytest.param(1, 2, 3, id="leader sts maxUnavailable is unavailable plus surge"),

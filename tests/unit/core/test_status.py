@@ -16,6 +16,7 @@ from leaderworkerset.core.status import (
     exclusive_condition_types,
     format_time,
     hpa_pod_selector,
+    invalid_spec_conditions,
     make_condition,
     omit_empty,
     plan_status,
@@ -815,3 +816,78 @@ def test_degraded_conditions(case: DegradedCase) -> None:
 
 def test_degraded_cases_count() -> None:
     assert len(DEGRADED_CASES) == 7
+
+
+_T1 = datetime(2026, 1, 2, tzinfo=UTC)
+
+
+def _cond(type_: str, status: str, reason: str, message: str, generation: int = 1) -> dict[str, Any]:
+    return {
+        "type": type_,
+        "status": status,
+        "observedGeneration": generation,
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "reason": reason,
+        "message": message,
+    }
+
+
+@dataclass(frozen=True)
+class InvalidSpecCase:
+    stored: tuple[dict[str, Any], ...]
+    want_conditions: tuple[dict[str, Any], ...]
+    want_changed: bool
+
+
+_BAD = "spec.x: bad"
+_NEW_BAD = {
+    **_cond(c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.REASON_INVALID_SPEC, _BAD),
+    "lastTransitionTime": "2026-01-02T00:00:00Z",
+}
+_AVAILABLE = _cond(
+    c.CONDITION_AVAILABLE, c.CONDITION_TRUE, c.REASON_ALL_GROUPS_READY, c.MESSAGE_ALL_GROUPS_READY
+)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            InvalidSpecCase((), (_NEW_BAD,), True),
+            id="no conditions yet",
+        ),
+        pytest.param(
+            InvalidSpecCase(
+                (_AVAILABLE, _cond(c.CONDITION_PROGRESSING, c.CONDITION_TRUE, "GroupsProgressing", "m")),
+                (
+                    _AVAILABLE,
+                    {
+                        **_cond(c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.REASON_INVALID_SPEC, _BAD),
+                        "lastTransitionTime": "2026-01-02T00:00:00Z",
+                    },
+                ),
+                True,
+            ),
+            id="progressing flips, others kept",
+        ),
+        pytest.param(
+            InvalidSpecCase(
+                (_cond(c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.REASON_INVALID_SPEC, _BAD),),
+                (_cond(c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.REASON_INVALID_SPEC, _BAD),),
+                False,
+            ),
+            id="already reported: no write",
+        ),
+        pytest.param(
+            InvalidSpecCase(
+                (_cond(c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.REASON_INVALID_SPEC, "spec.y: old"),),
+                (_cond(c.CONDITION_PROGRESSING, c.CONDITION_FALSE, c.REASON_INVALID_SPEC, _BAD),),
+                True,
+            ),
+            id="new message, transition time kept",
+        ),
+    ],
+)
+def test_invalid_spec_conditions(case: InvalidSpecCase) -> None:
+    conditions, changed = invalid_spec_conditions(list(case.stored), _BAD, 1, _T1)
+    assert (conditions, changed) == (list(case.want_conditions), case.want_changed)

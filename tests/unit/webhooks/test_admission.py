@@ -21,6 +21,22 @@ def request(obj: Obj | None, operation: str = "CREATE", old: Obj | None = None) 
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": body}
 
 
+def _with_meta(key: str, value: Any) -> Obj:
+    pod = leader().obj()
+    pod["metadata"][key] = value
+    return pod
+
+
+def _nested(depth: int) -> Obj:
+    obj = lws().obj()
+    inner: Obj = {}
+    obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"] = {"x": inner}
+    for _ in range(depth):
+        inner["x"] = {}
+        inner = inner["x"]
+    return obj
+
+
 def patched(original: Obj, response: Obj) -> Obj:
     operations = json.loads(base64.b64decode(response["patch"]))
     result: Obj = jsonpatch.apply_patch(original, operations)
@@ -112,8 +128,56 @@ def test_ds_warnings_are_returned_with_an_allowed_response() -> None:
             c.WEBHOOK_PATH_VALIDATE_LWS, request(lws().obj(), "UPDATE"), 400, id="update without old"
         ),
         pytest.param("/nowhere", request(lws().obj()), 404, id="unknown path"),
+        # Found by the chaos fuzzer (tests/chaos/input): these raised inside the handler (HTTP 500).
+        pytest.param(
+            c.WEBHOOK_PATH_MUTATE_POD,
+            request({**leader().obj(), "metadata": "x"}),
+            400,
+            id="pod metadata string",
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_MUTATE_POD, request(_with_meta("labels", -1)), 400, id="pod labels number"
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_MUTATE_POD,
+            request(_with_meta("annotations", ["x"])),
+            400,
+            id="pod annotations list",
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_MUTATE_POD,
+            request(_with_meta("annotations", {c.ANNOTATION_SIZE: 0})),
+            400,
+            id="pod size annotation number",
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_MUTATE_POD,
+            request({**leader().obj(), "spec": {"containers": "x"}}),
+            400,
+            id="pod containers string",
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_MUTATE_POD,
+            request({**leader().obj(), "spec": {"containers": [{"name": "c", "resources": "x"}]}}),
+            400,
+            id="container resources string",
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_VALIDATE_LWS,
+            {**request(lws().obj()), "apiVersion": "admission.k8s.io/v2"},
+            400,
+            id="unknown review version",
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_VALIDATE_LWS, {**request(lws().obj()), "apiVersion": {}}, 400, id="version object"
+        ),
+        pytest.param(
+            c.WEBHOOK_PATH_VALIDATE_LWS, {**request(lws().obj()), "kind": "Pod"}, 400, id="wrong kind"
+        ),
+        pytest.param(c.WEBHOOK_PATH_MUTATE_LWS, request(_nested(5000)), 400, id="nested too deeply"),
     ],
 )
 def test_malformed_reviews_are_answered_not_raised(path: str, body: Any, code: int) -> None:
     response = review(path, body)["response"]
+    assert response["status"]["message"]
     assert (response["allowed"], response["status"]["code"]) == (False, code)

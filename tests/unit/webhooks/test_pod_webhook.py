@@ -527,7 +527,17 @@ def test_volcano_injector_names_the_pod_group() -> None:
             id="missing size annotation",
         ),
         pytest.param(
-            leader(size="two").obj(), 'strconv.Atoi: parsing "two": invalid syntax', id="non-integer size"
+            leader(size="two").obj(),
+            # Upstream's bare strconv error, prefixed with the annotation and the pod (issue 12's fuzzer).
+            f"annotation {c.ANNOTATION_SIZE} of pod test-sample-1: "
+            'strconv.Atoi: parsing "two": invalid syntax',
+            id="non-integer size",
+        ),
+        pytest.param(
+            worker("test-sample-1-3").subgroup_size("x").obj(),
+            f"annotation {c.ANNOTATION_SUBGROUP_SIZE} of pod test-sample-1-3: "
+            'strconv.Atoi: parsing "x": invalid syntax',
+            id="non-integer subgroup size",
         ),
         pytest.param(
             leader("leader").obj(), "parsing pod ordinal for pod leader", id="leader without ordinal"
