@@ -119,6 +119,13 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         ),
         Rule(
             APPS,
+            ("statefulsets",),
+            ("get",),
+            "pod controller: a fresh read before deleting a worker pod whose worker StatefulSet looks "
+            "gone or replaced in the cache (the garbage collector missed it)",
+        ),
+        Rule(
+            APPS,
             ("controllerrevisions",),
             ("list", "watch"),
             "LWS controller: informer of its ControllerRevisions (revision history)",
