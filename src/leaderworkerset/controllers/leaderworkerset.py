@@ -577,6 +577,7 @@ class LeaderWorkerSetReconciler:
             now=self._now(),
             lws_name=round_.key.name,
             partition=self._standing_partition(round_),
+            new_step=round_.revision_created,
         )
         if not changed:
             return status, False, ()

@@ -194,6 +194,11 @@ def last_progress(
     paused = _condition(conditions, ext.CONDITION_ROLLOUT_PAUSED)
     if paused is not None and paused.get("status") == c.CONDITION_FALSE:
         times.append(parse_time(paused.get("lastTransitionTime")))  # resumed then
+    deadline = _condition(conditions, ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED)
+    if deadline is not None and deadline.get("status") == c.CONDITION_FALSE:
+        # Stamped when a template change starts a step (see rollout_conditions): an undo goes back
+        # to an existing revision whose creation and pods are old, so they cannot say when it began.
+        times.append(parse_time(deadline.get("lastTransitionTime")))
     known = [t if t.tzinfo else t.replace(tzinfo=UTC) for t in times if t is not None]
     return max(known) if known else None
 
@@ -272,10 +277,11 @@ PAUSED_MESSAGE = (
 )
 RESUMED_MESSAGE = "rollout resumed"
 PROGRESSING_MESSAGE = "the rollout is within its progress deadline"
+NEW_STEP_MESSAGE = "a template change started a rollout step; its progress deadline runs from now"
 
 
 def _desired(
-    control: RolloutControl, stall: Stall | None, stored: Sequence[Obj]
+    control: RolloutControl, stall: Stall | None, stored: Sequence[Obj], new_step: bool
 ) -> dict[str, tuple[str, str, str] | None]:
     """(status, reason, message) per our condition type; None drops it; absent keeps it as is."""
     desired: dict[str, tuple[str, str, str] | None] = {}
@@ -297,6 +303,8 @@ def _desired(
         desired[deadline] = None
     elif stall is not None:
         desired[deadline] = (c.CONDITION_TRUE, stall.reason, stall.message)
+    elif new_step:
+        desired[deadline] = (c.CONDITION_FALSE, ext.REASON_ROLLOUT_PROGRESSING, NEW_STEP_MESSAGE)
     elif deadline in had:
         desired[deadline] = (c.CONDITION_FALSE, ext.REASON_ROLLOUT_PROGRESSING, PROGRESSING_MESSAGE)
     invalid = ext.CONDITION_ROLLOUT_ANNOTATION_INVALID
@@ -329,13 +337,17 @@ def rollout_conditions(
     now: datetime,
     lws_name: str,
     partition: int,
+    new_step: bool = False,
 ) -> tuple[list[Condition], bool, tuple[ControllerEvent, ...]]:
     """Merge our conditions into `stored` (upstream's are left alone) and the events to record for
-    each transition. A condition is rewritten only when its status, reason or message changes."""
+    each transition. A condition is rewritten only when its status, reason or message changes,
+    except that `new_step` (a template change this round) restamps the deadline condition's
+    lastTransitionTime, from which the deadline of the new step runs."""
     conditions = [dict(cond) for cond in stored]
     events: list[ControllerEvent] = []
     changed = False
-    for condition_type, want in _desired(control, stall, stored).items():
+    for condition_type, want in _desired(control, stall, stored, new_step).items():
+        restamp = new_step and condition_type == ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED
         index = next((i for i, cond in enumerate(conditions) if cond.get("type") == condition_type), None)
         current = conditions[index] if index is not None else None
         if want is None:
@@ -347,11 +359,12 @@ def rollout_conditions(
         status, reason, message = want
         if (
             current is not None
+            and not restamp
             and (current.get("status"), current.get("reason"), current.get("message")) == want
         ):
             continue
         new = _make(condition_type, status, reason, message, generation, now)
-        if current is not None and current.get("status") == status:
+        if current is not None and current.get("status") == status and not restamp:
             new["lastTransitionTime"] = current.get("lastTransitionTime", new["lastTransitionTime"])
         if index is None:
             conditions.append(new)

@@ -214,6 +214,7 @@ class ProgressCase:
     pods: tuple[tuple[str, int, int | None], ...]  # revision, created, ready at (seconds from NOW)
     want: int | None
     resumed: int | None = None
+    step_started: int | None = None  # the deadline condition restamped (False) by a template change
 
 
 PROGRESS_CASES = [
@@ -223,6 +224,10 @@ PROGRESS_CASES = [
     pytest.param(ProgressCase(0, (("old", 90, 95),), want=0), id="old-revision pods are not progress"),
     pytest.param(ProgressCase(0, (("new", 30, None),), want=70, resumed=70), id="resumed later"),
     pytest.param(ProgressCase(None, (), want=None), id="nothing observed"),
+    pytest.param(
+        ProgressCase(0, (("new", 10, 20),), want=80, step_started=80),
+        id="an undo back to an old revision with old pods: the step starts at the restamp",
+    ),
 ]
 
 
@@ -245,8 +250,45 @@ def test_last_progress_is_the_newest_observed_sign(case: ProgressCase) -> None:
                 "lastTransitionTime": _at(case.resumed).strftime("%Y-%m-%dT%H:%M:%SZ"),
             }
         )
+    if case.step_started is not None:
+        conditions.append(
+            {
+                "type": ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED,
+                "status": "False",
+                "lastTransitionTime": _at(case.step_started).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+        )
     since = rc.last_progress(revision=revision, revision_key="new", pods=pods, conditions=conditions)
     assert since == (None if case.want is None else _at(case.want))
+
+
+def test_a_template_change_restamps_the_deadline_condition_so_the_new_step_gets_its_full_deadline() -> None:
+    stored = [
+        {
+            "type": ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED,
+            "status": status,
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+        for status, reason, message in (("False", ext.REASON_ROLLOUT_PROGRESSING, rc.PROGRESSING_MESSAGE),)
+    ]
+    control = rc.rollout_control(
+        cached_lws("lws").annotations({ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: "60"}).obj()
+    )
+    kept, kept_changed, _ = rc.rollout_conditions(
+        stored, control, stall=None, generation=3, now=NOW, lws_name="lws", partition=0
+    )
+    assert not kept_changed
+    assert kept[0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+    restamped, changed, events = rc.rollout_conditions(
+        stored, control, stall=None, generation=3, now=NOW, lws_name="lws", partition=0, new_step=True
+    )
+    assert changed
+    assert events == ()  # no transition to announce: the rollout simply starts a step
+    assert restamped[0]["status"] == "False"
+    assert restamped[0]["lastTransitionTime"] == NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert rc.last_progress(revision=None, revision_key="k", pods=[], conditions=restamped) == NOW
 
 
 @dataclass(frozen=True)
