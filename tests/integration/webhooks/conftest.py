@@ -55,10 +55,10 @@ async def webhook_server(
     await server.stop()
 
 
-def _scoped(configuration: dict[str, Any]) -> dict[str, Any]:
-    configuration["metadata"]["name"] = f"{configuration['metadata']['name']}-it-{SESSION}"
+def _scoped(configuration: dict[str, Any], scope: str) -> dict[str, Any]:
+    configuration["metadata"]["name"] = f"{configuration['metadata']['name']}-it-{scope}"
     for webhook in configuration["webhooks"]:
-        webhook["namespaceSelector"] = {"matchLabels": {SELECTOR_LABEL: SESSION}}
+        webhook["namespaceSelector"] = {"matchLabels": {SELECTOR_LABEL: scope}}
         webhook["timeoutSeconds"] = 10
     return configuration
 
@@ -71,22 +71,27 @@ async def lws_crds(kube: AsyncClient) -> list[str]:
 @pytest.fixture(scope="session")
 async def registered_webhooks(
     lws_crds: list[str], webhook_client: KubeClient, webhook_server: tuple[WebhookServer, bytes]
-) -> AsyncIterator[None]:
+) -> AsyncIterator[str]:
+    """The configurations pointing at this server; yields the label value that selects them.
+
+    Each package that imports these fixtures (the chaos suite does) gets its own server, so each
+    registration carries its own scope: two never share a name or a namespace."""
     server, ca = webhook_server
-    configurations = [_scoped(cfg) for cfg in render_for_url("127.0.0.1", server.port, ca)]
+    scope = f"{SESSION}-{uuid.uuid4().hex[:6]}"
+    configurations = [_scoped(cfg, scope) for cfg in render_for_url("127.0.0.1", server.port, ca)]
     for configuration in configurations:
         await webhook_client.create(REFS[configuration["kind"]], configuration)
-    yield
+    yield scope
     for configuration in configurations:
         with contextlib.suppress(ApiStatusError):
             await webhook_client.delete(REFS[configuration["kind"]], None, configuration["metadata"]["name"])
 
 
 @pytest.fixture
-async def webhook_namespace(webhook_client: KubeClient, registered_webhooks: None, namespace: str) -> str:
+async def webhook_namespace(webhook_client: KubeClient, registered_webhooks: str, namespace: str) -> str:
     """A fresh namespace our webhooks apply to; waits until the API server calls them there."""
     await webhook_client.merge_patch(
-        NAMESPACES, None, namespace, {"metadata": {"labels": {SELECTOR_LABEL: SESSION}}}
+        NAMESPACES, None, namespace, {"metadata": {"labels": {SELECTOR_LABEL: registered_webhooks}}}
     )
 
     async def active() -> bool:
