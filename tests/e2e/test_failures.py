@@ -138,9 +138,11 @@ async def test_a_crash_looping_group_backs_off_longer_each_time_and_its_budget_s
     recreated = [e for e in entries if e["action"] == "recreated"]
     assert [e.get("delaySeconds") for e in recreated] == [None, BASE, CAP]
     gaps = [_seconds(b["time"]) - _seconds(a["time"]) for a, b in itertools.pairwise(recreated)]
-    assert gaps[0] >= BASE, gaps
-    assert gaps[1] >= CAP, gaps
-    assert gaps[1] > gaps[0], gaps  # the delays grew: 15 s, then the 30 s cap
+    # The back-off clock starts when the controller decides a recreation; the ledger stamps the
+    # entry when it writes it, a few hundred milliseconds later under load: hence one second of slack.
+    assert gaps[0] >= BASE - 1, gaps
+    assert gaps[1] >= CAP - 1, gaps
+    assert gaps[1] > gaps[0], gaps  # the delays grew: the 30 s base, then the 45 s cap
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
     counts = json.loads(lws["metadata"]["annotations"][c.ANNOTATION_GROUP_RESTART_COUNTS])
     assert list(counts.values()) == [LIMIT], counts  # only recreations that happened were charged
