@@ -24,6 +24,8 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -116,6 +118,11 @@ class LocalCluster:
             name=name, shape=self.options.shape, workdir=str(workdir), bindir=str(bindir)
         )
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._spawn_lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+        # Restarts of supervised components (see _supervise), by component.
+        self.restarts: dict[str, int] = {}
 
     # -- paths -----------------------------------------------------------------------------------
     @property
@@ -163,14 +170,46 @@ class LocalCluster:
                 self._start_kwok()
                 self._start_reaper()
                 self._wait_full_ready()
+                self._supervise()
         except (TimeoutError, OSError, subprocess.SubprocessError) as err:
             report = self.log_report()
             self.stop()
             raise ClusterError(f"local cluster {self.state.name!r} did not start: {err}\n{report}") from err
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._supervisor is not None:
+            self._supervisor.join(timeout=10)
+            self._supervisor = None
         stop_state(self.state)
         self._procs.clear()
+
+    def _supervise(self) -> None:
+        """Restart kube-controller-manager and kube-scheduler when they exit, as a kubelet restarts
+        static pods. kube-scheduler exits on purpose when its cache looks corrupted, which an API
+        server restart can provoke (seen in the chaos suite); without this the cluster would stop
+        scheduling for good. Only while this process holds the cluster; each restart is logged in
+        logs/supervisor.log and counted in ``restarts``."""
+        starters = {
+            "kube-controller-manager": self._start_controller_manager,
+            "kube-scheduler": self._start_scheduler,
+        }
+        self._stopping.clear()
+
+        def watch() -> None:
+            while not self._stopping.wait(1.0):
+                for component, start in starters.items():
+                    proc = self._procs.get(component)
+                    if proc is None or proc.poll() is None or self._stopping.is_set():
+                        continue
+                    with (self.logdir / "supervisor.log").open("a") as log:
+                        stamp = time.strftime("%H:%M:%S")
+                        log.write(f"{stamp} {component} exited ({proc.returncode}); restarting\n")
+                    self.restarts[component] = self.restarts.get(component, 0) + 1
+                    start()
+
+        self._supervisor = threading.Thread(target=watch, name=f"supervise-{self.state.name}", daemon=True)
+        self._supervisor.start()
 
     def restart_apiserver(self) -> None:
         """Stop kube-apiserver (SIGTERM, SIGKILL after a grace period) and start it again on the same
@@ -213,9 +252,10 @@ class LocalCluster:
             cwd=self.workdir,
             die_with_parent=self.options.die_with_parent,
         )
-        self._procs[component] = proc
-        self.state.pids[component] = proc.pid
-        self.state.save()
+        with self._spawn_lock:  # the supervisor thread spawns too
+            self._procs[component] = proc
+            self.state.pids[component] = proc.pid
+            self.state.save()
 
     def _dead_component(self) -> str | None:
         for name, proc in self._procs.items():

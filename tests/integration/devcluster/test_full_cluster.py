@@ -3,6 +3,9 @@ scheduler, kwok nodes that run pods (on paper)."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 from lightkube import AsyncClient
 from lightkube.resources.apps_v1 import Deployment, StatefulSet
@@ -199,3 +202,27 @@ async def test_simulated_pod_failure_makes_the_statefulset_replace_it(
 
 async def _count_ready(kube: AsyncClient, ns: str, app: str, want: int) -> bool:
     return sum(1 for p in await _pods(kube, ns, app) if _ready(p)) == want
+
+
+async def test_a_scheduler_that_exits_is_restarted_and_schedules_again(
+    full_kube: AsyncClient, full_cluster: LocalCluster, full_namespace: str
+) -> None:
+    """kube-scheduler exits on purpose when its cache looks corrupted (an API server restart can
+    cause it); the cluster restarts it as a kubelet would, so pods are scheduled again."""
+    before = full_cluster.restarts.get("kube-scheduler", 0)
+    pid = full_cluster.state.pids["kube-scheduler"]
+    os.kill(pid, signal.SIGKILL)
+
+    async def restarted() -> bool:
+        assert full_cluster.restarts.get("kube-scheduler", 0) == before + 1, full_cluster.restarts
+        assert full_cluster.state.pids["kube-scheduler"] != pid
+        return True
+
+    await eventually(restarted)
+    await full_kube.create(_statefulset("after-restart", 1), namespace=full_namespace)
+
+    async def scheduled() -> bool:
+        pods = await _pods(full_kube, full_namespace, "after-restart")
+        return len(pods) == 1 and all(_ready(p) and p.spec and p.spec.nodeName for p in pods)
+
+    await eventually(scheduled)
