@@ -27,6 +27,7 @@ def start(shape: str, worker: str, *, workload_api: bool = False, nodes: int | N
         shape="full" if shape == "full" else "apiserver",
         nodes=nodes if nodes is not None else int(os.environ.get("LWS_TEST_NODES", "6")),
         die_with_parent=True,
+        supervise=True,
     )
     if workload_api:
         options = options.with_workload_api()

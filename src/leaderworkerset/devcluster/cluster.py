@@ -69,6 +69,9 @@ class ClusterOptions:
     start_timeout: float = 120.0
     # Extra kube-apiserver flags, e.g. an audit policy and log for the side-by-side benchmark.
     apiserver_args: tuple[str, ...] = ()
+    # Restart kube-scheduler and kube-controller-manager when they exit (LocalCluster._supervise).
+    # For holders that stop the cluster only through LocalCluster.stop(), such as the test suite.
+    supervise: bool = False
 
     def with_workload_api(self) -> ClusterOptions:
         """These options plus the Workload API gates and runtime-config (kept if already given)."""
@@ -170,7 +173,8 @@ class LocalCluster:
                 self._start_kwok()
                 self._start_reaper()
                 self._wait_full_ready()
-                self._supervise()
+                if self.options.supervise:
+                    self._supervise()
         except (TimeoutError, OSError, subprocess.SubprocessError) as err:
             report = self.log_report()
             self.stop()
