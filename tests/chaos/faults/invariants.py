@@ -172,6 +172,23 @@ class World:
         return len(pods) == (lws.size or 1) and all(p.ready and not p.deleting for p in pods)
 
 
+def failure_candidates(changes: Sequence[Change], lws_name: str) -> list[str]:
+    """The groups of ``lws_name`` an injected failure may hit: within replicas, healthy, and with
+    *every* pod on the revision being rolled to. A rollout replaces the leader first and the old
+    workers go only afterwards (the garbage collector, in the background): a failure of such a
+    worker belongs to a group already being replaced, which the controller rightly leaves alone."""
+    world = World()
+    for change in ordered(changes):
+        world.apply(change)
+    lws = world.get(LWS, lws_name)
+    assert lws is not None, f"no LeaderWorkerSet {lws_name} to fail"
+    assert lws.replicas is not None
+    revision = world.update_revision(lws_name)
+    groups = {p.group for p in world.of_kind(POD) if p.set_name == lws_name and int(p.group) < lws.replicas}
+    current = {g for g in groups if all(p.revision == revision for p in world.group_pods(lws_name, g))}
+    return sorted(g for g in current if world.healthy(lws, g))
+
+
 def _owned_by_lws(change: Change) -> bool:
     return any(kind == LWS for kind, _ in change.owners)
 

@@ -275,3 +275,20 @@ def test_final_state_ignores_uids_and_keys_but_not_revisions_or_readiness() -> N
                                ("1", "1", True, "rev1")]  # fmt: skip
     not_ready = [*rollout(), pod(60, 0, 1, key="r2", type_=MODIFIED, ready=False)]
     assert inv.final_state(not_ready) != a
+
+
+def test_a_failure_never_targets_a_group_whose_old_workers_are_still_there() -> None:
+    """A rollout re-created group 1's leader on r2 while its r1 worker is still up (the garbage
+    collector removes it later): that group is not a candidate until every pod is on r2."""
+    halfway = [
+        *deployed(),
+        revision(20, "r2"),
+        pod(21, 1, 0, key="r1", type_=MODIFIED, deleting=True),
+        pod(22, 1, 0, key="r1", type_=DELETED, deleting=True),
+        pod(23, 1, 0, key="r2"),
+    ]
+    assert inv.failure_candidates(halfway, NAME) == []
+    done = [*halfway, pod(24, 1, 1, key="r1", type_=DELETED), pod(25, 1, 1, key="r2")]
+    assert inv.failure_candidates(done, NAME) == ["1"]
+    failed = [*done, inv.failure(26, NAME, "1")]
+    assert inv.failure_candidates(failed, NAME) == []

@@ -50,19 +50,7 @@ async def inject_failure(rest: RestClient, recorder: Recorder, ns: str, rng: ran
     reports a crash); returns the group."""
 
     def candidates() -> list[str]:
-        world = inv.World()
-        for change in recorder.snapshot():
-            world.apply(change)
-        lws = world.get(inv.LWS, workload.FAILURE_TARGET)
-        assert lws is not None, "no LeaderWorkerSet to fail"
-        assert lws.replicas is not None
-        revision = world.update_revision(lws.name)
-        groups = {
-            p.group
-            for p in world.of_kind(inv.POD)
-            if p.set_name == lws.name and p.revision == revision and int(p.group) < lws.replicas
-        }
-        healthy = sorted(g for g in groups if world.healthy(lws, g))
+        healthy = inv.failure_candidates(recorder.snapshot(), workload.FAILURE_TARGET)
         assert healthy, "no healthy up-to-date group to fail yet"
         return healthy
 
