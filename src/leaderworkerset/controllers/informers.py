@@ -10,10 +10,14 @@ Two small memories make the shell read its own writes without a LIST:
   one, or a deletion), so the next reconcile does not act on a stale cache entry — e.g. it would
   otherwise announce "Created leader statefulset" twice;
 * `RecentRevisions` does the same for ControllerRevisions created in this process.
+
+`AppliedIntents` spares the server-side applies that would change nothing (issue 14: the leader
+StatefulSet was re-applied on every LWS reconcile, about one PATCH per group in a create).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -204,13 +208,80 @@ class WriteMemo:
 
     def forget_on_delete(self, informer: Informer[Any]) -> None:
         """A deletion observed by the watch ends what we remember about that object."""
-        meta = informer.store.codec.meta
+        _forget_on_delete(informer, self.forget)
 
-        def deleted(obj: Any) -> None:
-            m = meta(obj)
-            self.forget(ObjectKey(m.namespace or "", m.name or ""))
 
-        informer.add_handler(FuncHandler(delete=deleted))
+def _forget_on_delete(informer: Informer[Any], forget: Callable[[ObjectKey], None]) -> None:
+    meta = informer.store.codec.meta
+
+    def deleted(obj: Any) -> None:
+        m = meta(obj)
+        forget(ObjectKey(m.namespace or "", m.name or ""))
+
+    informer.add_handler(FuncHandler(delete=deleted))
+
+
+@dataclass(frozen=True)
+class _Applied:
+    digest: bytes
+    uid: str
+    generation: int
+
+
+class AppliedIntents:
+    """The last body this process server-side applied per object, to skip an apply that would
+    change nothing: the same body, onto the same object (UID) still at the generation our apply
+    left it, still carrying the labels, annotations and owner references we set.
+
+    Another writer's spec edit bumps the generation and a metadata edit shows in the live object,
+    so both are applied over again, as an apply on every round would. Status writes (the
+    StatefulSet controller's) change neither. Nothing survives a restart: the first round of a new
+    process always applies.
+    """
+
+    def __init__(self) -> None:
+        self._applied: dict[ObjectKey, _Applied] = {}
+
+    @staticmethod
+    def _digest(body: Mapping[str, Any]) -> bytes:
+        return hashlib.blake2b(msgspec.json.encode(body), digest_size=16).digest()
+
+    def unchanged(self, key: ObjectKey, body: Mapping[str, Any], live: Mapping[str, Any] | None) -> bool:
+        applied = self._applied.get(key)
+        if applied is None or live is None:
+            return False
+        meta = live.get("metadata") or {}
+        want = body.get("metadata") or {}
+        return (
+            meta.get("uid") == applied.uid
+            and meta.get("generation") == applied.generation
+            and meta.get("deletionTimestamp") is None
+            and _has_all(meta.get("labels"), want.get("labels"))
+            and _has_all(meta.get("annotations"), want.get("annotations"))
+            and _owner_uids(meta) >= _owner_uids(want)
+            and self._digest(body) == applied.digest
+        )
+
+    def remember(self, key: ObjectKey, body: Mapping[str, Any], applied: Mapping[str, Any]) -> None:
+        meta = applied.get("metadata") or {}
+        self._applied[key] = _Applied(
+            self._digest(body), str(meta.get("uid") or ""), int(meta.get("generation") or 0)
+        )
+
+    def forget(self, key: ObjectKey) -> None:
+        self._applied.pop(key, None)
+
+    def forget_on_delete(self, informer: Informer[Any]) -> None:
+        _forget_on_delete(informer, self.forget)
+
+
+def _has_all(live: Mapping[str, str] | None, wanted: Mapping[str, str] | None) -> bool:
+    have = live or {}
+    return all(have.get(k) == v for k, v in (wanted or {}).items())
+
+
+def _owner_uids(meta: Mapping[str, Any]) -> set[str]:
+    return {str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()}
 
 
 class RecentRevisions:
