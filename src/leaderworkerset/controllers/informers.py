@@ -18,6 +18,7 @@ StatefulSet was re-applied on every LWS reconcile, about one PATCH per group in 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -219,6 +220,61 @@ def _forget_on_delete(informer: Informer[Any], forget: Callable[[ObjectKey], Non
         forget(ObjectKey(m.namespace or "", m.name or ""))
 
     informer.add_handler(FuncHandler(delete=deleted))
+
+
+class StatefulSetDeletions:
+    """Whether the pod cache has seen a StatefulSet's absence as the StatefulSet cache does.
+
+    The pod controller builds a group when the StatefulSet cache shows no worker StatefulSet for a
+    cached leader. If that StatefulSet existed and was deleted, its leader was deleted first (the
+    garbage collector removes dependents after their owner starts going), so a pod cache that has
+    reached the deletion's resourceVersion shows that leader leaving; one behind it may still show
+    the leader alive. resourceVersions are etcd revisions, one sequence for all kinds.
+
+    A deletion seen in the watch carries its own resourceVersion; one found by a relist does not,
+    so it counts as at the StatefulSet cache's version. Deletions before this process started are
+    covered by the version the StatefulSet cache had when first asked (the `floor`); forgotten
+    ones (beyond `memory`) raise the floor. Every approximation errs toward "not seen yet".
+    """
+
+    def __init__(
+        self, statefulsets: Informer[StatefulSet], pods: Informer[Pod], memory: int = 10_000
+    ) -> None:
+        self._statefulsets, self._pods, self._memory = statefulsets, pods, memory
+        self._deleted: OrderedDict[ObjectKey, int | None] = OrderedDict()  # None: found by a relist
+        self._floor: int | None = None
+        statefulsets.add_handler(FuncHandler(delete=self._record))
+
+    def _record(self, sts: StatefulSet) -> None:
+        meta = sts.metadata
+        deleted_at = _version(meta.resourceVersion)
+        # A watch delivers the deleted object at the deletion's version, past the cache's; a relist
+        # reports the cached object, at or before it.
+        exact = deleted_at > _version(self._statefulsets.store.resource_version)
+        key = ObjectKey(meta.namespace or "", meta.name or "")
+        self._deleted[key] = deleted_at if exact else None
+        self._deleted.move_to_end(key)
+        while len(self._deleted) > self._memory:
+            _, forgotten = self._deleted.popitem(last=False)
+            self._floor = max(self._floor or 0, self._resolve(forgotten))
+
+    def _resolve(self, deleted_at: int | None) -> int:
+        return _version(self._statefulsets.store.resource_version) if deleted_at is None else deleted_at
+
+    def seen_by_pods(self, key: ObjectKey) -> bool:
+        """Whether the pod cache has caught up with what the StatefulSet cache knows of ``key``."""
+        if self._floor is None:
+            self._floor = _version(self._statefulsets.store.resource_version)
+        needed = self._floor
+        if key in self._deleted:
+            needed = max(needed, self._resolve(self._deleted[key]))
+        return needed > 0 and _version(self._pods.store.resource_version) >= needed
+
+
+def _version(resource_version: str | None) -> int:
+    """resourceVersion as an integer; an opaque or missing one as 0 (never "seen")."""
+    value = resource_version or ""
+    return int(value) if value.isdigit() else 0
 
 
 @dataclass(frozen=True)
