@@ -32,7 +32,7 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
-from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
+from leaderworkerset.controllers.informers import Obj, SharedInformers, StatefulSetDeletions, as_dict
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
@@ -207,6 +207,7 @@ class GroupReconciler:
         # Groups that were ready before this process started were observed by its predecessor.
         self._started = clock()
         self._snapshots: OrderedDict[ObjectKey, list[Obj]] = OrderedDict()
+        self._sts_deletions = StatefulSetDeletions(informers.statefulsets, informers.pods)
         self._deleted_leaders: OrderedDict[str, None] = OrderedDict()
         self._observed: OrderedDict[str, None] = OrderedDict()
 
@@ -604,9 +605,7 @@ class GroupReconciler:
             return None  # the leader's scheduling re-triggers us
         if await self._worker_names_taken(lws, leader):
             return None  # the deletion of that pod wakes this leader (worker_deletion_waker)
-        # The cached leader may lag its worker StatefulSet's watch (another stream): read it fresh
-        # before building a group from its revision. This GET happens once per group creation.
-        fresh = await self._fresh_pod(leader)
+        fresh = await self._leader_to_build_from(leader)
         if fresh is None or uid_of(fresh) != uid_of(leader) or is_deleting(fresh):
             return None  # replaced or going away; the watch brings the next event
         revision = find_revision(
@@ -740,6 +739,15 @@ class GroupReconciler:
     async def _fresh_pod(self, pod: Obj) -> Obj | None:
         return await self._fresh_pod_named(namespace_of(pod), name_of(pod))
 
+    async def _leader_to_build_from(self, leader: Obj) -> Obj | None:
+        """The leader a new worker StatefulSet is built from: the cached one when the pod cache has
+        seen the worker StatefulSet's absence (`StatefulSetDeletions`), else a fresh read, so no
+        group is built for a leader that is already gone. Upstream reads its cache only; the GET
+        here happens only when the pod cache lags (issue 14: it was one GET per group)."""
+        if self._sts_deletions.seen_by_pods(ObjectKey(namespace_of(leader), name_of(leader))):
+            return leader
+        return await self._fresh_pod(leader)
+
     async def _ensure_pod_group(self, lws: Obj, leader: Obj) -> None:
         """The provider's PodGroup for this group, before workers exist (their gang needs it)."""
         if self._provider is None:
@@ -781,7 +789,7 @@ class GroupReconciler:
         return topology_node_selector(node, topology_key)
 
     async def _create_worker_statefulset(self, lws: Obj, leader: Obj, revision: Mapping[str, Any]) -> None:
-        """`leader` is the full pod (the projection lacks the containers, read for TPU requests)."""
+        """`leader` is the cached projection (it keeps the containers' TPU requests) or a full pod."""
         extra = dict(scheduling_template_annotations(lws))
         if is_hash(lws):
             extra[c.ANNOTATION_GROUP_IDENTITY] = c.GROUP_IDENTITY_HASH

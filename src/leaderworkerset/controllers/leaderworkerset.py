@@ -32,6 +32,7 @@ from leaderworkerset.controllers.events import error_text as error_text
 from leaderworkerset.controllers.events import lws_ref as lws_ref
 from leaderworkerset.controllers.events import record as record
 from leaderworkerset.controllers.informers import (
+    AppliedIntents,
     Obj,
     RecentRevisions,
     SharedInformers,
@@ -162,6 +163,7 @@ class LeaderWorkerSetReconciler:
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
         self.leader_deploy_memo = WriteMemo()
+        self.leader_intents = AppliedIntents()
         # Our own status writes, until the LWS watch delivers them: a reconcile right after a write
         # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
         # status PUTs answered 409 in a 250-group create).
@@ -329,6 +331,8 @@ class LeaderWorkerSetReconciler:
 
     async def _apply_leader_deployment(self, round_: _Round, existing: Obj | None) -> Obj:
         body = leader_deployment(round_.lws, revision_key=round_.revision_key)
+        if existing is not None and self.leader_intents.unchanged(round_.key, body, existing):
+            return existing
         try:
             applied = await self._client.apply(DEPLOYMENTS, body)
         except Exception as err:
@@ -337,6 +341,7 @@ class LeaderWorkerSetReconciler:
             )
             raise
         self.leader_deploy_memo.remember(round_.key, applied)
+        self.leader_intents.remember(round_.key, body, applied)
         if existing is None:
             record(
                 self._recorder,
@@ -473,12 +478,15 @@ class LeaderWorkerSetReconciler:
             revision_key=round_.revision_key,
             extra_template_annotations=scheduling_template_annotations(round_.lws),
         )
+        if self.leader_intents.unchanged(round_.key, body, round_.leader_sts):
+            return  # nothing to change, and no partition moved: no event either
         try:
             applied = await self._client.apply(STATEFULSETS, body)
         except Exception as err:
             self._record_apply_failure(round_, err)
             raise
         self.leader_sts_memo.remember(round_.key, applied)
+        self.leader_intents.remember(round_.key, body, applied)
         round_.applied_sts = applied
         previous = None if round_.leader_sts is None else LeaderStatefulSetView.of(round_.leader_sts)
         for event in after_apply_events(
@@ -710,6 +718,8 @@ def setup(
     informers.pods.add_handler(_scheduled_pod_deletions(controller))
     reconciler.leader_sts_memo.forget_on_delete(informers.statefulsets)
     reconciler.leader_deploy_memo.forget_on_delete(informers.deployments)
+    reconciler.leader_intents.forget_on_delete(informers.statefulsets)
+    reconciler.leader_intents.forget_on_delete(informers.deployments)
     reconciler.lws_memo.forget_on_delete(informers.lws)
     manager.add_controller(controller)
     return controller

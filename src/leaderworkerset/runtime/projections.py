@@ -57,6 +57,22 @@ class SchedulingGroup(msgspec.Struct, omit_defaults=True, gc=False):
     podGroupName: str | None = None
 
 
+class TpuQuantity(msgspec.Struct, omit_defaults=True, gc=False):
+    """Of a container's resource list only the TPU quantity: the worker StatefulSet's TPU settings
+    ask whether the leader requests TPUs (core/tpu.py), and nothing else reads cached resources."""
+
+    tpu: str | int | float | None = msgspec.field(default=None, name="google.com/tpu")
+
+
+class ContainerResources(msgspec.Struct, omit_defaults=True, gc=False):
+    limits: TpuQuantity | None = None
+    requests: TpuQuantity | None = None
+
+
+class ContainerHead(msgspec.Struct, omit_defaults=True, gc=False):
+    resources: ContainerResources | None = None
+
+
 class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
     nodeName: str | None = None
     hostname: str | None = None
@@ -66,6 +82,9 @@ class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
     readinessGates: list[ReadinessGate] | None = None
     # The Workload API PodGroup the pod joins; PodGroup cleanup keeps groups that pods still name.
     schedulingGroup: SchedulingGroup | None = None
+    # The leader's TPU requests, so a worker StatefulSet is built from the cached leader (issue 14).
+    containers: list[ContainerHead] | None = None
+    initContainers: list[ContainerHead] | None = None
 
 
 class PodStatus(msgspec.Struct, omit_defaults=True, gc=False):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from lightkube import AsyncClient
@@ -38,6 +39,7 @@ async def lws_controllers(
 ) -> AsyncIterator[RegisteredControllers]:
     await install_crds(kube)
     client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
+    _record_applies(client)
     manager = Manager(client, in_process_options())
     registered = register_controllers(manager, enable_disaggregatedset=False)
     task = asyncio.create_task(manager.run(), name="lws-manager")
@@ -49,6 +51,18 @@ async def lws_controllers(
     with contextlib.suppress(Exception):
         await asyncio.wait_for(task, timeout=15)
     await client.close()
+
+
+def _record_applies(client: KubeClient) -> None:
+    """Note each server-side apply the controllers send in `processed.APPLIES` (then send it)."""
+    send = client.apply
+
+    async def apply(ref: Any, obj: Any, **options: Any) -> Any:
+        meta = obj.get("metadata") or {}
+        processed.APPLIES.append((ref.plural, meta.get("namespace", ""), meta.get("name", "")))
+        return await send(ref, obj, **options)
+
+    client.apply = apply  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -12,11 +12,18 @@ from __future__ import annotations
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.objects import ObjectKey
-from leaderworkerset.runtime.resources import PODS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
 from tests.support.wait import eventually
 
 # The session's in-process controllers (conftest's `lws_controllers` registers them here).
 RUNNING: list[RegisteredControllers] = []
+# (resource, namespace, name) of every server-side apply those controllers sent (conftest records).
+APPLIES: list[tuple[str, str, str]] = []
+
+
+def applies(resource: str, ns: str, name: str) -> int:
+    """How many server-side applies of this object the in-process controllers have sent."""
+    return APPLIES.count((resource, ns, name))
 
 
 def _controllers() -> RegisteredControllers:
@@ -37,6 +44,25 @@ async def expect_pods_processed(api: KubeClient, ns: str, names: list[str]) -> N
             cached_version = int(cached["metadata"]["resourceVersion"])
             assert cached_version >= version, f"pod {name} cached at {cached_version}, live {version}"
             assert ObjectKey(ns, name) not in controllers.pod.queue, f"pod {name} still queued"
+        return True
+
+    await eventually(caught_up, interval=0.02)
+
+
+async def expect_lws_processed(api: KubeClient, ns: str, name: str) -> None:
+    """Wait until the LWS controller has reconciled the current version of the LeaderWorkerSet."""
+    controllers = _controllers()
+    assert controllers.informers is not None
+    assert controllers.leaderworkerset is not None
+    informers, lws_controller = controllers.informers, controllers.leaderworkerset
+    version = int((await api.get(LEADERWORKERSETS, ns, name))["metadata"]["resourceVersion"])
+
+    def caught_up() -> bool:
+        cached = informers.lws.store.get(ObjectKey(ns, name))
+        assert cached is not None, f"LeaderWorkerSet {ns}/{name} not in the controller's cache yet"
+        cached_version = int(cached["metadata"]["resourceVersion"])
+        assert cached_version >= version, f"{name} cached at {cached_version}, live {version}"
+        assert ObjectKey(ns, name) not in lws_controller.queue, f"{name} still queued"
         return True
 
     await eventually(caught_up, interval=0.02)

@@ -22,7 +22,7 @@ from leaderworkerset.runtime.resources import (
     SERVICES,
     STATEFULSETS,
 )
-from tests.integration.controllers import expect
+from tests.integration.controllers import expect, processed
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import eventually
@@ -393,3 +393,28 @@ async def test_creation_is_announced_once(api: KubeClient, ns: str) -> None:
         c.EVENT_CREATING_REVISION, f"Creating revision with key {key} for a newly created LeaderWorkerSet"
     )
     await expect.expect_revisions(api, ns, 1)
+
+
+async def test_an_unchanged_leader_statefulset_is_not_applied_again(api: KubeClient, ns: str) -> None:
+    """Issue 14: a reconcile whose leader StatefulSet would come out the same as our last apply left
+    it sends no PATCH; another writer's spec edit is applied over again, once."""
+    lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).replicas(2).obj())
+    await expect.expect_valid_leader_statefulset(api, ns, 2)
+    await kubelet.create_leader_pods(api, lws, 0, 2)
+    await expect.expect_valid_worker_statefulsets(api, ns)
+    await processed.expect_lws_processed(api, ns, NAME)
+    applied = processed.applies("statefulsets", ns, NAME)
+    assert applied >= 1
+
+    for i in range(3):  # a leader pod event wakes the LWS: a reconcile that changes nothing
+        leader = f"{NAME}-{i % 2}"
+        touch = {"metadata": {"annotations": {"example.com/touched": str(i)}}}
+        await api.merge_patch(PODS, ns, leader, touch)
+        await processed.expect_pods_processed(api, ns, [leader])  # the LWS key is queued by then
+        await processed.expect_lws_processed(api, ns, NAME)
+    assert processed.applies("statefulsets", ns, NAME) == applied
+
+    await api.merge_patch(STATEFULSETS, ns, NAME, {"spec": {"replicas": 5}})
+    await expect.expect_valid_leader_statefulset(api, ns, 2)  # restored by one apply
+    await processed.expect_lws_processed(api, ns, NAME)
+    assert processed.applies("statefulsets", ns, NAME) == applied + 1
