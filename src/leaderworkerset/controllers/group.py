@@ -32,7 +32,13 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
-from leaderworkerset.controllers.informers import Obj, SharedInformers, StatefulSetDeletions, as_dict
+from leaderworkerset.controllers.informers import (
+    Obj,
+    SharedInformers,
+    StatefulSetDeletions,
+    WriteMemo,
+    as_dict,
+)
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
@@ -208,6 +214,9 @@ class GroupReconciler:
         self._started = clock()
         self._snapshots: OrderedDict[ObjectKey, list[Obj]] = OrderedDict()
         self._sts_deletions = StatefulSetDeletions(informers.statefulsets, informers.pods)
+        # Worker StatefulSets this process created, until the watch shows them: a reconcile of the
+        # same leader in between would otherwise create it again, to an AlreadyExists (issue 14).
+        self.created_workers = WriteMemo()
         self._deleted_leaders: OrderedDict[str, None] = OrderedDict()
         self._observed: OrderedDict[str, None] = OrderedDict()
 
@@ -590,7 +599,10 @@ class GroupReconciler:
             return Result(requeue_after=GROUP_REPLACEMENT_REQUEUE_SECONDS)
         if startup_gate(lws, leader) is not WorkerGate.PROCEED:
             return None  # size 1, or waiting for a leader update that re-triggers us
-        existing = self._informers.statefulset(namespace_of(leader), name_of(leader))
+        key = ObjectKey(namespace_of(leader), name_of(leader))
+        statefulsets = self._informers.statefulsets.store
+        cached = self._informers.statefulset(key.namespace, key.name)
+        existing = self.created_workers.freshest(key, cached, statefulsets.resource_version)
         if existing is not None and is_deleting(existing):
             # A predecessor's group still going away (C13): build ours only once it is gone.
             return Result(requeue_after=WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS)
@@ -801,12 +813,13 @@ class GroupReconciler:
             extra_template_annotations=extra,
         )
         try:
-            await self._client.create(STATEFULSETS, body)
+            created = await self._client.create(STATEFULSETS, body)
         except Exception as err:
             if is_already_exists(err):
                 return  # upstream ignores this silently, without an event
             record(self._recorder, lws, worker_statefulset_failed_event(leader, error_text(err)))
             raise
+        self.created_workers.remember(ObjectKey(namespace_of(leader), name_of(leader)), created)
         record(self._recorder, lws, worker_statefulset_created_event(leader))
 
 
@@ -890,6 +903,7 @@ def setup(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )
     informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
+    reconciler.created_workers.forget_on_delete(informers.statefulsets)
     informers.pods.add_handler(reconciler.gated_leader_waker(controller))
     informers.pods.add_handler(_worker_deletion_waker(controller))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)

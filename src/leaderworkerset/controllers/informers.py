@@ -198,13 +198,19 @@ class WriteMemo:
     def forget(self, key: ObjectKey) -> None:
         self._written.pop(key, None)
 
-    def freshest(self, key: ObjectKey, cached: Obj | None) -> Obj | None:
+    def freshest(self, key: ObjectKey, cached: Obj | None, cache_version: str = "") -> Obj | None:
+        """`cache_version` is the resourceVersion the cache has seen up to: an object it does not
+        hold although it has seen past our write was deleted since (a relist after a watch gap
+        reports no deletion of an object the cache never held)."""
         written = self._written.get(key)
         if written is None:
             return cached
         if cached is not None and _rv(cached) >= _rv(written):
             self.forget(key)
             return cached
+        if cached is None and cache_version.isdigit() and int(cache_version) >= _rv(written):
+            self.forget(key)
+            return None
         return written
 
     def forget_on_delete(self, informer: Informer[Any]) -> None:

@@ -264,7 +264,11 @@ class LeaderWorkerSetReconciler:
 
     # ----- Hash identity (spec §3.B): the leader Deployment ----------------------------------------
     async def _reconcile_hash(self, key: ObjectKey, lws: Obj) -> Result | None:
-        deploy = self.leader_deploy_memo.freshest(key, self._informers.deployment(key.namespace, key.name))
+        deploy = self.leader_deploy_memo.freshest(
+            key,
+            self._informers.deployment(key.namespace, key.name),
+            self._informers.deployments.store.resource_version,
+        )
         if deploy is not None and is_deleting(deploy):
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
         # The Deployment carries the revision label exactly where the leader StatefulSet does.
@@ -358,7 +362,11 @@ class LeaderWorkerSetReconciler:
 
     # ----- reads ------------------------------------------------------------------------------------
     def _leader_statefulset(self, key: ObjectKey) -> Obj | None:
-        return self.leader_sts_memo.freshest(key, self._informers.statefulset(key.namespace, key.name))
+        return self.leader_sts_memo.freshest(
+            key,
+            self._informers.statefulset(key.namespace, key.name),
+            self._informers.statefulsets.store.resource_version,
+        )
 
     def _revisions(self, key: ObjectKey) -> list[Obj]:
         cached = self._informers.set_revisions(key.namespace, key.name)

@@ -39,7 +39,7 @@ async def lws_controllers(
 ) -> AsyncIterator[RegisteredControllers]:
     await install_crds(kube)
     client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
-    _record_applies(client)
+    _record_writes(client)
     manager = Manager(client, in_process_options())
     registered = register_controllers(manager, enable_disaggregatedset=False)
     task = asyncio.create_task(manager.run(), name="lws-manager")
@@ -53,16 +53,24 @@ async def lws_controllers(
     await client.close()
 
 
-def _record_applies(client: KubeClient) -> None:
-    """Note each server-side apply the controllers send in `processed.APPLIES` (then send it)."""
-    send = client.apply
+def _record_writes(client: KubeClient) -> None:
+    """Note each apply and create the controllers send in `processed.WRITES` (then send it)."""
+    send_apply, send_create = client.apply, client.create
 
-    async def apply(ref: Any, obj: Any, **options: Any) -> Any:
+    def note(verb: str, ref: Any, obj: Any) -> None:
         meta = obj.get("metadata") or {}
-        processed.APPLIES.append((ref.plural, meta.get("namespace", ""), meta.get("name", "")))
-        return await send(ref, obj, **options)
+        processed.WRITES.append((verb, ref.plural, meta.get("namespace", ""), meta.get("name", "")))
+
+    async def apply(ref: Any, obj: Any, *args: Any, **options: Any) -> Any:
+        note("apply", ref, obj)
+        return await send_apply(ref, obj, *args, **options)
+
+    async def create(ref: Any, obj: Any, *args: Any, **options: Any) -> Any:
+        note("create", ref, obj)
+        return await send_create(ref, obj, *args, **options)
 
     client.apply = apply  # type: ignore[method-assign]
+    client.create = create  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -17,13 +17,18 @@ from tests.support.wait import eventually
 
 # The session's in-process controllers (conftest's `lws_controllers` registers them here).
 RUNNING: list[RegisteredControllers] = []
-# (resource, namespace, name) of every server-side apply those controllers sent (conftest records).
-APPLIES: list[tuple[str, str, str]] = []
+# (verb, resource, namespace, name) of every apply and create those controllers sent (conftest).
+WRITES: list[tuple[str, str, str, str]] = []
 
 
 def applies(resource: str, ns: str, name: str) -> int:
     """How many server-side applies of this object the in-process controllers have sent."""
-    return APPLIES.count((resource, ns, name))
+    return WRITES.count(("apply", resource, ns, name))
+
+
+def creates(resource: str, ns: str, name: str) -> int:
+    """How many creates of this object (answered or refused) the in-process controllers have sent."""
+    return WRITES.count(("create", resource, ns, name))
 
 
 def _controllers() -> RegisteredControllers:

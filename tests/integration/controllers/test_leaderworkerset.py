@@ -388,6 +388,7 @@ async def test_creation_is_announced_once(api: KubeClient, ns: str) -> None:
         await announced_once(
             c.EVENT_GROUPS_PROGRESSING, f"Created worker statefulset for leader pod {NAME}-{i}"
         )
+        assert processed.creates("statefulsets", ns, f"{NAME}-{i}") == 1  # not even an AlreadyExists
     key = kubelet.current_revision_key(lws)
     await announced_once(
         c.EVENT_CREATING_REVISION, f"Creating revision with key {key} for a newly created LeaderWorkerSet"
