@@ -123,6 +123,15 @@ async def delete_namespace(api: KubeClient, ns: str, timeout: float, wait: bool 
     await until(gone, timeout, f"namespace {ns} deleted")
 
 
+async def delete_workloads(api: KubeClient, ns: str) -> None:
+    """Delete the namespace's DisaggregatedSets and LeaderWorkerSets before its pods: a controller
+    then sees a teardown. Pods deleted under a live LWS read as failed groups, which each controller
+    recreates (RecreateGroupOnPodRestart) into the next scenario's window."""
+    for ref in (DISAGGREGATEDSETS, LEADERWORKERSETS):
+        with contextlib.suppress(ApiStatusError):
+            await api.request("DELETE", ref.collection_path(ns))
+
+
 async def pods_gone(api: KubeClient, rest: RestClient, ns: str, timeout: float) -> None:
     """Until no pod of the (terminating) namespace is left, so the next scenario is timed on a quiet
     cluster. The pods go at once (one delete-collection, grace 0; the namespace refuses new ones)
