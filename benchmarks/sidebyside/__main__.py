@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description="ours vs upstream's LWS controller on one local cluster")
     parser.add_argument("--size", choices=sorted(SIZES), default="ci")
     parser.add_argument("--repeats", type=int, help="override the size's repeat count")
+    parser.add_argument("--memory-repeats", type=int, help="override the memory levels' repeat count")
     parser.add_argument("--only", help="comma-separated scenario names")
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--keep", action="store_true", help="keep the cluster work dir (logs, audit log)")
@@ -240,6 +241,8 @@ def main(argv: list[str] | None = None) -> Path:
     size = SIZES[args.size]
     if args.repeats:
         size = replace(size, repeats=args.repeats)
+    if args.memory_repeats:
+        size = replace(size, memory_repeats=args.memory_repeats)
     only = set(args.only.split(",")) if args.only else None
     return asyncio.run(run(size, only, args.results, args.keep))
 
