@@ -123,7 +123,7 @@ async def measure_phase(
 async def with_controller(
     ctx: Ctx, log_: audit.AuditLog, who: str, run: int, scenarios: list[Scenario], repeat: int
 ) -> list[dict[str, Any]]:
-    running = await controllers.start(ctx.api, ctx.cluster, who, run)
+    running = await controllers.start(ctx.api, ctx.cluster, who, run, ctx.extra.get("profile_dir"))
     sampler = procstat.Sampler(running.pid)
     sampler.start()
     try:
@@ -166,7 +166,9 @@ def compile_bytecode() -> None:
         compileall.compile_dir(path, quiet=1)
 
 
-async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> Path:
+async def run(
+    size: Size, only: set[str] | None, results: Path, keep: bool, profile: Path | None = None
+) -> Path:
     workdir = Path(tempfile.mkdtemp(prefix=f"lws-bench-{size.name}-"))
     users = [controllers.username(x) for x in controllers.CONTROLLERS]
     options = ClusterOptions(shape="full", nodes=size.nodes, pod_ready_delay_ms=1000, die_with_parent=True,
@@ -187,6 +189,8 @@ async def run(size: Size, only: set[str] | None, results: Path, keep: bool) -> P
         await controllers.create_identities(api)
         log("controller identities created")
         ctx = Ctx(api, cluster, size, RestClient.from_kubeconfig(cluster.kubeconfig, timeout=120))
+        if profile is not None:
+            ctx.extra["profile_dir"] = profile
         log_ = audit.AuditLog(workdir / "audit" / "audit.log")
         scenarios = [s for s in SCENARIOS if not only or s.name in only]
         floors = [s for s in FLOORS if not only or s.name in only]
@@ -236,6 +240,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--only", help="comma-separated scenario names")
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--keep", action="store_true", help="keep the cluster work dir (logs, audit log)")
+    parser.add_argument("--profile", type=Path, help="run ours under cProfile; stats and summaries go here")
     args = parser.parse_args(argv)
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a run hangs
     size = SIZES[args.size]
@@ -244,7 +249,10 @@ def main(argv: list[str] | None = None) -> Path:
     if args.memory_repeats:
         size = replace(size, memory_repeats=args.memory_repeats)
     only = set(args.only.split(",")) if args.only else None
-    return asyncio.run(run(size, only, args.results, args.keep))
+    profile = args.profile.resolve() if args.profile else None
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
+    return asyncio.run(run(size, only, args.results, args.keep, profile))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ Before a scenario starts, a probe pod proves the webhooks answer (the previous c
 from __future__ import annotations
 
 import contextlib
+import io
+import pstats
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,6 +87,29 @@ class UpstreamManager(ManagerProcess):
         ]
 
 
+class ProfiledManager(ManagerProcess):
+    """Ours under cProfile (`--profile DIR`): the stats are written when the manager exits on
+    SIGTERM. Profiling slows it down, so a profiled run's figures are not comparable."""
+
+    def __init__(self, cluster: LocalCluster, name: str, kubeconfig: Path, profile: Path) -> None:
+        super().__init__(cluster, name, kubeconfig=kubeconfig)
+        self.profile = profile
+
+    @property
+    def argv(self) -> list[str]:
+        python, *rest = super().argv
+        return [python, "-m", "cProfile", "-o", str(self.profile), *rest]
+
+
+def profile_summary(stats_file: Path, lines: int = 30) -> str:
+    """The functions with the most own time, then the most cumulative time (pstats text)."""
+    out = io.StringIO()
+    stats = pstats.Stats(str(stats_file), stream=out)
+    stats.strip_dirs().sort_stats("tottime").print_stats(lines)
+    stats.sort_stats("cumulative").print_stats(lines)
+    return out.getvalue()
+
+
 @dataclass
 class Running:
     controller: str
@@ -95,12 +120,17 @@ class Running:
         return self.process.pid
 
 
-async def start(api: KubeClient, cluster: LocalCluster, controller: str, run: int) -> Running:
+async def start(
+    api: KubeClient, cluster: LocalCluster, controller: str, run: int, profile_dir: Path | None = None
+) -> Running:
     kubeconfig = kubeconfig_as(cluster, SERVICE_ACCOUNTS[controller], cluster.workdir / f"kc-{controller}")
     name = f"bench-{controller}-{run}"
     process: ManagerProcess
     if controller == OURS:
-        process = ManagerProcess(cluster, name, kubeconfig=kubeconfig)
+        if profile_dir is None:
+            process = ManagerProcess(cluster, name, kubeconfig=kubeconfig)
+        else:
+            process = ProfiledManager(cluster, name, kubeconfig, profile_dir / f"{name}.prof")
         await process.start()
     else:
         upstream = UpstreamManager(cluster, tools.ensure_tool(tools.UPSTREAM_LWS), name, kubeconfig)
@@ -153,3 +183,6 @@ async def webhooks_answer(api: KubeClient, port: int) -> None:
 
 async def stop(running: Running) -> None:
     await running.process.stop()
+    if isinstance(running.process, ProfiledManager) and running.process.profile.exists():
+        summary = running.process.profile.with_suffix(".txt")
+        summary.write_text(profile_summary(running.process.profile))
