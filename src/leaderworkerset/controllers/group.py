@@ -737,9 +737,8 @@ class GroupReconciler:
             set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
             if not set_name:
                 return
-            for other in self._informers.set_leader_pods(meta.namespace or "", set_name):
-                if has_replacement_gate(other):
-                    controller.queue.add(ObjectKey(namespace_of(other), name_of(other)))
+            for key in self._informers.gated_leader_keys(meta.namespace or "", set_name):
+                controller.queue.add(key)
 
         def added(pod: Pod) -> None:
             gates = pod.spec.schedulingGates or []

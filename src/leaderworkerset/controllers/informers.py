@@ -26,7 +26,6 @@ from typing import Any
 import msgspec
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups import is_leader_pod
 from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
@@ -56,6 +55,7 @@ Obj = dict[str, Any]
 # Index names (values built with `label_values(namespace, ...)`).
 BY_SET = "lws-name"  # namespace, set name
 BY_GROUP = "lws-group"  # namespace, set name, group index
+BY_SET_LEADERS = "lws-leaders"  # namespace, set name: leader pods only
 
 
 def _index_by(*label_keys: str) -> Any:
@@ -68,8 +68,21 @@ def _index_by(*label_keys: str) -> Any:
     return index
 
 
+def _leaders_by_set(meta: MetaLike, _obj: object) -> Iterable[str]:
+    labels = meta.labels or {}
+    if c.LABEL_SET_NAME not in labels or labels.get(c.LABEL_WORKER_INDEX) != c.LEADER_WORKER_INDEX:
+        return ()
+    return (label_values(meta.namespace or "", labels[c.LABEL_SET_NAME]),)
+
+
 _SET_INDEX = {BY_SET: _index_by(c.LABEL_SET_NAME)}
-_GROUP_INDEXES = {**_SET_INDEX, BY_GROUP: _index_by(c.LABEL_SET_NAME, c.LABEL_GROUP_INDEX)}
+# Leaders get an index of their own: the LWS controller reads a set's leaders on every round, and
+# scanning all of the set's pods for them was a cost that grew with the set (issue 14).
+_GROUP_INDEXES = {
+    **_SET_INDEX,
+    BY_GROUP: _index_by(c.LABEL_SET_NAME, c.LABEL_GROUP_INDEX),
+    BY_SET_LEADERS: _leaders_by_set,
+}
 
 
 def as_dict(obj: msgspec.Struct | Mapping[str, Any]) -> Obj:
@@ -116,7 +129,18 @@ class SharedInformers:
         return [as_dict(p) for p in pods if rule(_metadata_view(p))]
 
     def set_leader_pods(self, namespace: str, lws_name: str) -> list[Obj]:
-        return self.set_pods_where(namespace, lws_name, is_leader_pod)
+        leaders = self.pods.store.by_index(BY_SET_LEADERS, label_values(namespace, lws_name))
+        return [as_dict(p) for p in leaders]
+
+    def gated_leader_keys(self, namespace: str, lws_name: str) -> list[ObjectKey]:
+        """The set's leaders still behind the group-replacement gate, read from the projections
+        (no conversion: this runs on every pod deletion of the set)."""
+        leaders = self.pods.store.by_index(BY_SET_LEADERS, label_values(namespace, lws_name))
+        return [
+            ObjectKey(p.metadata.namespace or "", p.metadata.name or "")
+            for p in leaders
+            if any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in p.spec.schedulingGates or ())
+        ]
 
     def group_pods(self, namespace: str, lws_name: str, group_index: str) -> list[Obj]:
         value = label_values(namespace, lws_name, group_index)

@@ -137,6 +137,10 @@ class _Round:
     under_way: bool = False
     requeue_after: float | None = None
     decision: RolloutDecision | None = None
+    # The set's leader pods and StatefulSets from the cache, read once per round (each read converts
+    # every one of them; the steps share one view of the set).
+    leader_pods: list[Obj] | None = None
+    statefulsets: list[Obj] | None = None
 
     @property
     def revision_key(self) -> str:
@@ -361,6 +365,16 @@ class LeaderWorkerSetReconciler:
         return applied
 
     # ----- reads ------------------------------------------------------------------------------------
+    def _set_leader_pods(self, round_: _Round) -> list[Obj]:
+        if round_.leader_pods is None:
+            round_.leader_pods = self._informers.set_leader_pods(round_.key.namespace, round_.key.name)
+        return round_.leader_pods
+
+    def _set_statefulsets(self, round_: _Round) -> list[Obj]:
+        if round_.statefulsets is None:
+            round_.statefulsets = self._informers.set_statefulsets(round_.key.namespace, round_.key.name)
+        return round_.statefulsets
+
     def _leader_statefulset(self, key: ObjectKey) -> Obj | None:
         return self.leader_sts_memo.freshest(
             key,
@@ -395,13 +409,12 @@ class LeaderWorkerSetReconciler:
 
     # ----- step 3: the leader StatefulSet ---------------------------------------------------------
     def _plan_rollout(self, round_: _Round) -> RolloutDecision:
-        namespace, name = round_.key
         leader_pods: list[Obj] = []
         statefulsets: list[Obj] = []
         if round_.leader_sts is not None:
             # Only read mid-rollout, but cheap enough to gather every time from the indexes.
-            leader_pods = self._informers.set_leader_pods(namespace, name)
-            statefulsets = self._informers.set_statefulsets(namespace, name)
+            leader_pods = self._set_leader_pods(round_)
+            statefulsets = self._set_statefulsets(round_)
         return plan_rollout_for(
             round_.lws,
             round_.leader_sts,
@@ -433,14 +446,14 @@ class LeaderWorkerSetReconciler:
             return held()
         if round_.revision_created or not round_.under_way:
             return decision  # a new template starts a fresh step; no rollout, no deadline
-        pods = self._informers.set_pods(key.namespace, key.name)
-        statefulsets = self._informers.set_statefulsets(key.namespace, key.name)
+        pods = self._informers.set_pods(key.namespace, key.name)  # the stall's diagnosis reads workers
+        statefulsets = self._set_statefulsets(round_)
         states = group_states(
             lws_name=key.name,
             sts_replicas=sts.replicas,
             size=lws_size(lws),
             revision_key=round_.revision_key,
-            leader_pods=[p for p in pods if is_leader_pod(p)],
+            leader_pods=self._set_leader_pods(round_),
             statefulsets=statefulsets,
         )
         waiting = waiting_ordinals(states, budget)
@@ -544,13 +557,9 @@ class LeaderWorkerSetReconciler:
 
     # ----- step 5: status -------------------------------------------------------------------------
     async def _update_status(self, round_: _Round) -> bool:
-        namespace, name = round_.key
-        leader_pods = self._informers.set_leader_pods(namespace, name)
-        workers = {
-            name_of(sts): sts
-            for sts in self._informers.set_statefulsets(namespace, name)
-            if name_of(sts) != name
-        }
+        name = round_.key.name
+        leader_pods = self._set_leader_pods(round_)
+        workers = {name_of(sts): sts for sts in self._set_statefulsets(round_) if name_of(sts) != name}
         plan = plan_status(
             round_.lws,
             round_.applied_sts or round_.leader_sts or {},
