@@ -371,14 +371,39 @@ def _owner_uids(meta: Mapping[str, Any]) -> set[str]:
 
 
 class RecentRevisions:
-    """ControllerRevisions this process created that the cache may not show yet."""
+    """ControllerRevisions this process created that the cache may not show yet, and those whose
+    create lost its answer (`uncertain`): they may exist, and must be read back before another round
+    plans, or it would create a twin under the next number (issue 12: connection cuts)."""
 
     def __init__(self) -> None:
         self._created: dict[ObjectKey, Obj] = {}
+        self._uncertain: dict[ObjectKey, Obj] = {}
+
+    @staticmethod
+    def _key(revision: Obj) -> ObjectKey:
+        meta = revision.get("metadata") or {}
+        return ObjectKey(meta.get("namespace") or "", meta.get("name") or "")
 
     def add(self, revision: Obj) -> None:
-        meta = revision.get("metadata") or {}
-        self._created[ObjectKey(meta.get("namespace") or "", meta.get("name") or "")] = revision
+        self._created[self._key(revision)] = revision
+
+    def add_uncertain(self, revision: Obj) -> None:
+        self._uncertain[self._key(revision)] = revision
+
+    def uncertain(self, namespace: str, lws_name: str) -> list[ObjectKey]:
+        return [
+            key
+            for key, r in self._uncertain.items()
+            if key.namespace == namespace
+            and ((r.get("metadata") or {}).get("labels") or {}).get(c.LABEL_SET_NAME) == lws_name
+        ]
+
+    def settle(self, key: ObjectKey, found: Obj | None) -> None:
+        """An uncertain create read back: `found` is the revision if it exists (None: it does not,
+        or the cache holds it already)."""
+        self._uncertain.pop(key, None)
+        if found is not None:
+            self.add(found)
 
     def discard(self, key: ObjectKey) -> None:
         self._created.pop(key, None)

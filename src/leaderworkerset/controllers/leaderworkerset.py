@@ -99,7 +99,13 @@ from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
-from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.errors import (
+    ApiStatusError,
+    is_already_exists,
+    is_conflict,
+    is_not_found,
+    outcome_unknown,
+)
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
@@ -388,6 +394,7 @@ class LeaderWorkerSetReconciler:
 
     # ----- step 2: revisions ----------------------------------------------------------------------
     async def _ensure_revision(self, round_: _Round) -> None:
+        await self._settle_uncertain_revisions(round_.key)
         plan = plan_revision(
             round_.lws, round_.leader_sts, self._revisions(round_.key), self._revision_matches
         )
@@ -403,9 +410,25 @@ class LeaderWorkerSetReconciler:
             created = await self._client.create(CONTROLLER_REVISIONS, body)
         except Exception as err:
             if not is_already_exists(err):
+                if outcome_unknown(err):
+                    self.recent_revisions.add_uncertain(dict(revision))
                 raise
             created = dict(revision)  # a same-named revision exists: the watch will show it
         self.recent_revisions.add(created)
+
+    async def _settle_uncertain_revisions(self, key: ObjectKey) -> None:
+        """Read back the revisions whose create lost its answer, unless the cache has them now."""
+        pending = self.recent_revisions.uncertain(key.namespace, key.name)
+        if not pending:
+            return
+        cached = {name_of(r) for r in self._informers.set_revisions(key.namespace, key.name)}
+        for pending_key in pending:
+            found = None
+            if pending_key.name not in cached:
+                found = await self._client.get_or_none(
+                    CONTROLLER_REVISIONS, pending_key.namespace, pending_key.name
+                )
+            self.recent_revisions.settle(pending_key, found)
 
     # ----- step 3: the leader StatefulSet ---------------------------------------------------------
     def _plan_rollout(self, round_: _Round) -> RolloutDecision:

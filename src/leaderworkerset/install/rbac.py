@@ -133,8 +133,9 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         Rule(
             APPS,
             ("controllerrevisions",),
-            ("create", "delete"),
-            "LWS controller: records a revision per template change and deletes stale ones",
+            ("create", "delete", "get"),
+            "LWS controller: records a revision per template change, deletes stale ones, reads back one "
+            "whose create lost its answer",
         ),
         Rule(
             CORE,

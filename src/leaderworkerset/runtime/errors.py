@@ -56,6 +56,13 @@ def status_code(error: BaseException) -> int | None:
     return None
 
 
+def outcome_unknown(error: BaseException) -> bool:
+    """A write that failed without the API server's verdict (a cut connection, a timeout) or with a
+    5xx: it may have happened all the same."""
+    code = status_code(error)
+    return code is None or code >= 500
+
+
 def is_not_found(error: BaseException) -> bool:
     return status_code(error) == 404
 
