@@ -136,7 +136,9 @@ async def with_controller(
         await controllers.stop(running)
 
 
-async def memory_levels(ctx: Ctx, log_: audit.AuditLog, size: Size) -> list[dict[str, Any]]:
+async def memory_levels(
+    ctx: Ctx, log_: audit.AuditLog, size: Size, who_runs: tuple[str, ...] = controllers.CONTROLLERS
+) -> list[dict[str, Any]]:
     """RSS against cluster pods: half plain StatefulSet pods, half one LWS's, per level."""
     records: list[dict[str, Any]] = []
     for index, level in enumerate(size.memory_pods):
@@ -144,9 +146,7 @@ async def memory_levels(ctx: Ctx, log_: audit.AuditLog, size: Size) -> list[dict
         await fill(ctx, level // 2)
         try:
             for repeat in range(size.memory_repeats):
-                order = (
-                    controllers.CONTROLLERS if (index + repeat) % 2 == 0 else controllers.CONTROLLERS[::-1]
-                )
+                order = who_runs if (index + repeat) % 2 == 0 else who_runs[::-1]
                 for who in order:
                     ctx.extra["level"] = level
                     records += await with_controller(
@@ -167,7 +167,12 @@ def compile_bytecode() -> None:
 
 
 async def run(
-    size: Size, only: set[str] | None, results: Path, keep: bool, profile: Path | None = None
+    size: Size,
+    only: set[str] | None,
+    results: Path,
+    keep: bool,
+    profile: Path | None = None,
+    who_runs: tuple[str, ...] = controllers.CONTROLLERS,
 ) -> Path:
     workdir = Path(tempfile.mkdtemp(prefix=f"lws-bench-{size.name}-"))
     users = [controllers.username(x) for x in controllers.CONTROLLERS]
@@ -195,7 +200,7 @@ async def run(
         scenarios = [s for s in SCENARIOS if not only or s.name in only]
         floors = [s for s in FLOORS if not only or s.name in only]
         for repeat in range(size.repeats):
-            order = controllers.CONTROLLERS if repeat % 2 == 0 else tuple(reversed(controllers.CONTROLLERS))
+            order = who_runs if repeat % 2 == 0 else who_runs[::-1]
             for floor in floors:
                 records += await measure(ctx, log_, floor, "floor", None, None, repeat)
             for who in order if scenarios else ():
@@ -203,7 +208,7 @@ async def run(
                 records += await with_controller(ctx, log_, who, repeat, scenarios, repeat)
                 write(out, size, started, records, partial=True)  # an interrupted run keeps its data
         if not only or "memory" in only:
-            records += await memory_levels(ctx, log_, size)
+            records += await memory_levels(ctx, log_, size, who_runs)
     finally:
         await api.close()
         cluster.stop()
@@ -241,6 +246,10 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--results", type=Path, default=Path("benchmarks/results"))
     parser.add_argument("--keep", action="store_true", help="keep the cluster work dir (logs, audit log)")
     parser.add_argument("--profile", type=Path, help="run ours under cProfile; stats and summaries go here")
+    parser.add_argument("--levels", help="comma-separated memory levels (cluster pods) instead of the size's")
+    parser.add_argument(
+        "--controllers", default=",".join(controllers.CONTROLLERS), help="which of ours,upstream to run"
+    )
     args = parser.parse_args(argv)
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a run hangs
     size = SIZES[args.size]
@@ -248,11 +257,17 @@ def main(argv: list[str] | None = None) -> Path:
         size = replace(size, repeats=args.repeats)
     if args.memory_repeats:
         size = replace(size, memory_repeats=args.memory_repeats)
+    if args.levels:
+        size = replace(size, memory_pods=tuple(int(level) for level in args.levels.split(",")))
+    who_runs = tuple(args.controllers.split(","))
+    unknown = set(who_runs) - set(controllers.CONTROLLERS)
+    if unknown:
+        parser.error(f"--controllers: unknown {sorted(unknown)}, known: {','.join(controllers.CONTROLLERS)}")
     only = set(args.only.split(",")) if args.only else None
     profile = args.profile.resolve() if args.profile else None
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(run(size, only, args.results, args.keep, profile))
+    return asyncio.run(run(size, only, args.results, args.keep, profile, who_runs))
 
 
 if __name__ == "__main__":
