@@ -207,7 +207,8 @@ class LeaderWorkerSetReconciler:
         if leader_sts is not None and is_deleting(leader_sts):
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
         round_ = _Round(lws=lws, key=key, leader_sts=leader_sts)
-        await self._ensure_revision(round_)
+        if not await self._ensure_revision(round_):
+            return None  # going away: its deletion brings the next event
         retry = await self._reconcile_scheduling(round_)
         if retry is not None:
             return retry
@@ -283,7 +284,8 @@ class LeaderWorkerSetReconciler:
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
         # The Deployment carries the revision label exactly where the leader StatefulSet does.
         round_ = _Round(lws=lws, key=key, leader_sts=deploy)
-        await self._ensure_revision(round_)
+        if not await self._ensure_revision(round_):
+            return None  # going away: its deletion brings the next event
         leaders = self._informers.set_leader_pods(key.namespace, key.name)
         await self._prune_hash_counts(round_, leaders)
         # B4: the Workload (and the whole-set PodGroup) before any leader exists; per-group
@@ -393,15 +395,27 @@ class LeaderWorkerSetReconciler:
         return self.recent_revisions.merged(cached, key.namespace, key.name)
 
     # ----- step 2: revisions ----------------------------------------------------------------------
-    async def _ensure_revision(self, round_: _Round) -> None:
+    async def _ensure_revision(self, round_: _Round) -> bool:
+        """Find or create the round's revision; False when the LWS turns out to be going away."""
         await self._settle_uncertain_revisions(round_.key)
         plan = plan_revision(
             round_.lws, round_.leader_sts, self._revisions(round_.key), self._revision_matches
         )
+        if plan.create and round_.leader_sts is not None and not await self._still_live(round_.key):
+            # A set deleted in the foreground loses its revisions first: a cached LWS that lags the
+            # revision cache would otherwise create one again for a set that is going (issue 12).
+            return False
         for revision, event in plan.create:
             await self._create_revision(revision)
             record(self._recorder, round_.lws, event)
         round_.revision, round_.revision_created = plan.revision, plan.updated
+        return True
+
+    async def _still_live(self, key: ObjectKey) -> bool:
+        """A fresh read: the LWS exists and is not being deleted (once per revision created for a
+        set that already has its leader StatefulSet: a template change or a lost revision)."""
+        fresh = await self._client.get_or_none(LEADERWORKERSETS, key.namespace, key.name)
+        return fresh is not None and not is_deleting(fresh)
 
     async def _create_revision(self, revision: Mapping[str, Any]) -> None:
         # The data goes out as Go renders it, so the API server stores exactly the hashed bytes.
