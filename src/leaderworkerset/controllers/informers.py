@@ -202,12 +202,14 @@ def shared_informers(cache: Cache, namespace: str | None = None) -> SharedInform
 # ----- read-your-writes ------------------------------------------------------------------------------
 
 
-def _rv(obj: Mapping[str, Any] | None) -> int:
-    """resourceVersion as an integer (etcd revisions); opaque strings compare as 0."""
-    if obj is None:
-        return 0
-    value = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+def _version(resource_version: str | None) -> int:
+    """resourceVersion as an integer (etcd revisions); an opaque or missing one as 0."""
+    value = resource_version or ""
     return int(value) if value.isdigit() else 0
+
+
+def _rv(obj: Mapping[str, Any] | None) -> int:
+    return 0 if obj is None else _version(str((obj.get("metadata") or {}).get("resourceVersion") or ""))
 
 
 class WriteMemo:
@@ -232,7 +234,8 @@ class WriteMemo:
         if cached is not None and _rv(cached) >= _rv(written):
             self.forget(key)
             return cached
-        if cached is None and cache_version.isdigit() and int(cache_version) >= _rv(written):
+        seen_up_to = _version(cache_version)  # 0: the cache cannot tell
+        if cached is None and seen_up_to and seen_up_to >= _rv(written):
             self.forget(key)
             return None
         return written
@@ -299,12 +302,6 @@ class StatefulSetDeletions:
         if key in self._deleted:
             needed = max(needed, self._resolve(self._deleted[key]))
         return needed > 0 and _version(self._pods.store.resource_version) >= needed
-
-
-def _version(resource_version: str | None) -> int:
-    """resourceVersion as an integer; an opaque or missing one as 0 (never "seen")."""
-    value = resource_version or ""
-    return int(value) if value.isdigit() else 0
 
 
 @dataclass(frozen=True)
