@@ -13,7 +13,6 @@ import asyncio
 import datetime
 import itertools
 import json
-import sys
 import urllib.request
 from typing import Any
 
@@ -31,6 +30,7 @@ from tests.e2e.test_lws_journeys import create, expect_deployed, uid
 from tests.integration.controllers.expect import NAME
 from tests.support import grafana
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.cli import lws_ok
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, eventually
 
@@ -80,14 +80,7 @@ async def _leader_replaced(api: KubeClient, ns: str, old: str) -> str:
 
 
 async def _cli(cluster: LocalCluster, ns: str, *flags: str) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "leaderworkerset.cli", "status", NAME, "-n", ns,
-        "--kubeconfig", str(cluster.kubeconfig), *flags,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    return out.decode()
+    return await lws_ok(cluster, "status", NAME, "-n", ns, *flags)
 
 
 def _scrape(manager: ManagerProcess) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from tests.e2e.test_lws_journeys import (
     update_worker_image,
 )
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.cli import run_lws
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
@@ -66,25 +66,9 @@ async def lws_plan(
 ) -> tuple[int, str]:
     path = tmp_path / f"plan-{next(PLAN_FILES)}.yaml"
     await asyncio.to_thread(path.write_text, yaml.safe_dump(manifest))
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "leaderworkerset.cli",
-        "plan",
-        "-f",
-        str(path),
-        "-n",
-        ns,
-        "--kubeconfig",
-        str(cluster.kubeconfig),
-        *flags,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode is not None
-    assert proc.returncode in (0, 3), f"lws plan failed ({proc.returncode}): {err.decode()}"
-    return proc.returncode, out.decode()
+    result = await run_lws(cluster, "plan", "-f", str(path), "-n", ns, *flags)
+    assert result.code in (0, 3), f"lws plan failed ({result.code}): {result.err}"
+    return result.code, result.out
 
 
 def is_subsequence(observed: list[tuple[int, int]], planned: list[tuple[int, int]]) -> bool:

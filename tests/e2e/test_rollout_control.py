@@ -10,10 +10,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import sys
 import urllib.request
 from typing import Any
 
@@ -28,6 +26,7 @@ from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, NODES, S
 from tests.e2e.test_lws_journeys import create, current_revision_key, expect_available, pods_by_name
 from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.cli import lws_ok
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
@@ -39,28 +38,8 @@ GPU = "nvidia.com/gpu"
 HOLD = 5.0  # seconds a held rollout is watched not moving
 
 
-async def lws_cli(cluster: LocalCluster, ns: str, *args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "leaderworkerset.cli",
-        *args,
-        NAME,
-        "-n",
-        ns,
-        "--kubeconfig",
-        str(cluster.kubeconfig),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    return int(proc.returncode or 0), out.decode(), err.decode()
-
-
 async def rollout(cluster: LocalCluster, ns: str, *args: str) -> str:
-    code, out, err = await lws_cli(cluster, ns, "rollout", *args)
-    assert code == 0, err
-    return out
+    return await lws_ok(cluster, "rollout", *args, NAME, "-n", ns)
 
 
 async def leader_sts(api: KubeClient, ns: str) -> tuple[int, int, str]:
@@ -135,8 +114,7 @@ async def test_pause_mid_rollout_holds_the_partition_and_resume_completes_it(
     await eventually(two_updated, timeout=LONG_TIMEOUT)
     assert "rollout paused" in await rollout(full_cluster, ns, "pause")
     await condition(api, ns, ext.CONDITION_ROLLOUT_PAUSED)  # the controller processed the pause
-    code, out, _ = await lws_cli(full_cluster, ns, "status", "-o", "json")
-    assert code == 0
+    out = await lws_ok(full_cluster, "status", NAME, "-n", ns, "-o", "json")
     assert json.loads(out)["rollout"] == [
         "rollout paused: the partition and surge hold until `lws rollout resume`"
     ]

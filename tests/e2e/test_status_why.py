@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ from leaderworkerset.runtime.resources import NODES
 from tests.e2e.test_lws_journeys import create
 from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.cli import lws_argv, lws_ok
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -33,29 +33,11 @@ NAME = "gpu-hungry"
 
 
 def status_argv(cluster: LocalCluster, ns: str, *flags: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "leaderworkerset.cli",
-        "status",
-        NAME,
-        "-n",
-        ns,
-        "--kubeconfig",
-        str(cluster.kubeconfig),
-        *flags,
-    ]
+    return lws_argv(cluster, "status", NAME, "-n", ns, *flags)
 
 
 async def status_json(cluster: LocalCluster, ns: str) -> Obj:
-    proc = await asyncio.create_subprocess_exec(
-        *status_argv(cluster, ns, "-o", "json"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    doc: Obj = json.loads(out)
+    doc: Obj = json.loads(await lws_ok(cluster, "status", NAME, "-n", ns, "-o", "json"))
     return doc
 
 
