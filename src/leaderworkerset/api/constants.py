@@ -340,6 +340,14 @@ EVENT_UNEXPECTED_POD_GROUP_OWNER: Final = "UnexpectedPodGroupOwner"
 # This project's own: a pod with the LWS name label that cannot be related to a group (its worker
 # index label is missing); upstream retries the reconcile error forever without telling anyone.
 EVENT_INVALID_LABELS: Final = "InvalidLabels"
+# This project's own: a StatefulSet under a group's worker name that its leader pod does not control
+# (nobody of ours made it). Upstream ignores the create's AlreadyExists silently and the group never
+# gets its workers; we leave the object alone too, but say so on the LWS.
+EVENT_FOREIGN_WORKER_STATEFULSET: Final = "ForeignWorkerStatefulSet"
+MSG_FOREIGN_WORKER_STATEFULSET: Final = (
+    "StatefulSet %s has the name of group %s's worker StatefulSet but leader pod %s does not control it"
+    " (controller: %s): the group gets no workers until it is removed"
+)
 
 # LeaderWorkerSet and pod controller messages (printf-style, as upstream formats them).
 MSG_CREATING_REVISION_NEW: Final = "Creating revision with key %s for a newly created LeaderWorkerSet"

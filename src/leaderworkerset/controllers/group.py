@@ -113,6 +113,7 @@ from leaderworkerset.core.ledger import (
 from leaderworkerset.core.lifecycle import group_milestones
 from leaderworkerset.core.naming import leader_name_for_worker
 from leaderworkerset.core.restart import (
+    FOREIGN_WORKERS_RECHECK_SECONDS,
     MISSING_REVISION_REQUEUE_SECONDS,
     GroupRestartError,
     RestartAction,
@@ -121,6 +122,8 @@ from leaderworkerset.core.restart import (
     check_group_pod,
     decide_restart,
     exclusive_topology_key,
+    foreign_worker_statefulset,
+    foreign_worker_statefulset_event,
     misannotated_leader_event,
     orphaned_workers,
     owner_statefulset_name,
@@ -606,6 +609,9 @@ class GroupReconciler:
         if existing is not None and is_deleting(existing):
             # A predecessor's group still going away (C13): build ours only once it is gone.
             return Result(requeue_after=WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS)
+        if existing is not None and foreign_worker_statefulset(existing, leader):
+            self._report_foreign_workers(lws, leader, existing)
+            return Result(requeue_after=FOREIGN_WORKERS_RECHECK_SECONDS)
         if existing is not None:
             await self._delete_orphaned_workers(leader, existing)
             # Never updated: a group changes only by being recreated. Hash leaders mirror its
@@ -628,8 +634,7 @@ class GroupReconciler:
         require_leader_dns(fresh)
         if placement_gate(lws, fresh) is not WorkerGate.PROCEED:
             return None  # the leader's scheduling re-triggers us
-        await self._create_worker_statefulset(lws, fresh, revision)
-        return None
+        return await self._create_worker_statefulset(lws, fresh, revision)
 
     async def _worker_names_taken(self, lws: Obj, leader: Obj) -> bool:
         """A predecessor's worker pod still holds one of this group's names (issue 14): creating
@@ -799,7 +804,9 @@ class GroupReconciler:
             raise RuntimeError(f"getting node {node_name!r}: {err}") from err
         return topology_node_selector(node, topology_key)
 
-    async def _create_worker_statefulset(self, lws: Obj, leader: Obj, revision: Mapping[str, Any]) -> None:
+    async def _create_worker_statefulset(
+        self, lws: Obj, leader: Obj, revision: Mapping[str, Any]
+    ) -> Result | None:
         """`leader` is the cached projection (it keeps the containers' TPU requests) or a full pod."""
         extra = dict(scheduling_template_annotations(lws))
         if is_hash(lws):
@@ -815,11 +822,28 @@ class GroupReconciler:
             created = await self._client.create(STATEFULSETS, body)
         except Exception as err:
             if is_already_exists(err):
-                return  # upstream ignores this silently, without an event
+                return await self._worker_statefulset_exists(lws, leader)
             record(self._recorder, lws, worker_statefulset_failed_event(leader, error_text(err)))
             raise
         self.created_workers.remember(ObjectKey(namespace_of(leader), name_of(leader)), created)
         record(self._recorder, lws, worker_statefulset_created_event(leader))
+        return None
+
+    async def _worker_statefulset_exists(self, lws: Obj, leader: Obj) -> Result | None:
+        """The create met a StatefulSet of the worker name. Ours (its create raced the cache) is no
+        failure, as upstream; one outside our caches (no set-name label) that we never made is
+        reported, where upstream stays silent and the group never gets workers."""
+        existing = await self._client.get_or_none(STATEFULSETS, namespace_of(leader), name_of(leader))
+        if existing is None or not foreign_worker_statefulset(existing, leader):
+            return None
+        self._report_foreign_workers(lws, leader, existing)
+        return Result(requeue_after=FOREIGN_WORKERS_RECHECK_SECONDS)
+
+    def _report_foreign_workers(self, lws: Obj, leader: Obj, workers: Obj) -> None:
+        """Left alone (it is not ours to delete or adopt), but never in silence."""
+        event = foreign_worker_statefulset_event(workers, leader)
+        log.warning("a statefulset we did not make holds the group's worker name", message=event.message)
+        record(self._recorder, lws, event)
 
 
 # ----- wiring ------------------------------------------------------------------------------------------

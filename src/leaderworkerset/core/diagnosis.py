@@ -28,7 +28,13 @@ from leaderworkerset.core.groups import (
     pod_phase,
     uid_of,
 )
-from leaderworkerset.core.restart import WorkerGate, exclusive_topology_key, placement_gate, startup_gate
+from leaderworkerset.core.restart import (
+    WorkerGate,
+    exclusive_topology_key,
+    foreign_worker_statefulset,
+    placement_gate,
+    startup_gate,
+)
 
 Obj = Mapping[str, Any]
 
@@ -69,6 +75,7 @@ CAUSE_GANG_WAIT = "GangScheduling"
 CAUSE_WAIT_LEADER_READY = "StartupPolicyLeaderReady"
 CAUSE_WAIT_LEADER_SCHEDULED = "ExclusiveTopology"
 CAUSE_WORKERS_MISSING = "WorkerStatefulSetMissing"
+CAUSE_FOREIGN_WORKERS = "ForeignWorkerStatefulSet"
 CAUSE_UNSCHEDULED = "Unscheduled"
 CAUSE_NOT_READY = "NotReady"
 
@@ -254,6 +261,9 @@ def diagnose_group(
             text = f"workers wait for the leader to be scheduled (exclusive topology {key})"
             return Diagnosis(CAUSE_WAIT_LEADER_SCHEDULED, text)
         return Diagnosis(CAUSE_WORKERS_MISSING, "worker statefulset missing")
+    if size > 1 and worker_sts is not None and foreign_worker_statefulset(worker_sts, leader):
+        text = f"statefulset {name_of(worker_sts)} holds the worker name, but the leader does not control it"
+        return Diagnosis(CAUSE_FOREIGN_WORKERS, text)
     for pod in members:
         if not _node(pod) and pod_phase(pod) in ("", "Pending"):
             return Diagnosis(CAUSE_UNSCHEDULED, f"{_who(pod)} Pending, not scheduled yet")

@@ -56,6 +56,9 @@ _POD_KIND = "Pod"
 FOREGROUND = "Foreground"
 # A leader whose ControllerRevision is not in the cache yet is retried after this long (C7 step 6).
 MISSING_REVISION_REQUEUE_SECONDS = 1.0
+# A group blocked by a StatefulSet someone else made under its worker name looks again this often:
+# an unlabelled one is outside our caches, so no watch event tells us it went.
+FOREIGN_WORKERS_RECHECK_SECONDS = 10.0
 
 
 class GroupRestartError(ValueError):
@@ -143,6 +146,32 @@ def orphaned_workers(worker_statefulset: Obj, pods: Iterable[Obj]) -> list[Obj]:
         ):
             orphans.append(pod)
     return orphans
+
+
+def foreign_worker_statefulset(workers: Obj, leader: Obj) -> bool:
+    """Whether a StatefulSet under the group's worker name was made by someone else.
+
+    Ours is always controlled by the leader pod it is named after. One controlled by a pod of that
+    name with another UID is a predecessor's, on its way out; anything else we never made, and must
+    neither adopt, replace nor ignore in silence.
+    """
+    owner = controller_owner(workers)
+    return owner is None or owner.get("kind") != _POD_KIND or owner.get("name") != name_of(leader)
+
+
+def foreign_worker_statefulset_event(workers: Obj, leader: Obj) -> ControllerEvent:
+    """Warning on the LWS naming the StatefulSet that blocks the group, and who controls it."""
+    owner = controller_owner(workers)
+    controller = f"{owner.get('kind')}/{owner.get('name')}" if owner is not None else "none"
+    group = labels_of(leader).get(c.LABEL_GROUP_INDEX, "?")
+    message = c.MSG_FOREIGN_WORKER_STATEFULSET % (name_of(workers), group, name_of(leader), controller)
+    return ControllerEvent(
+        c.EVENT_TYPE_WARNING,
+        c.EVENT_FOREIGN_WORKER_STATEFULSET,
+        c.EVENT_ACTION_CREATE,
+        message,
+        ("Pod", name_of(leader)),
+    )
 
 
 def worker_belongs_to_leader(worker: Obj, leader: Obj, owner_statefulset: Obj | None) -> bool:

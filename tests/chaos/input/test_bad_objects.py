@@ -25,6 +25,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.support import builders as b
 from tests.support.inprocess import running_controllers
+from tests.support.kubelet import create_leader_pods, get_lws
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = pytest.mark.cluster
@@ -190,7 +191,7 @@ FOREIGN_OWNER = {
 
 
 def _sts(namespace: str, name: str, labels: dict[str, str]) -> Obj:
-    selector = {c.LABEL_SET_NAME: labels[c.LABEL_SET_NAME], "intruder": name}
+    selector = {"intruder": name}
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -293,3 +294,63 @@ async def test_a_stray_object_is_left_alone_and_others_go_on(
         assert any(stray.names in str(e) and e.get("log_level") == "warning" for e in logs)
     errors = [e for e in logs if e.get("log_level") == "error" and name in str(e)]
     assert not errors, errors[:3]
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        pytest.param({c.LABEL_SET_NAME: "other", c.LABEL_GROUP_INDEX: "0"}, id="labelled-for-another-lws"),
+        pytest.param({"app": "someone-else"}, id="outside-our-caches"),
+    ],
+)
+async def test_a_statefulset_holding_a_groups_worker_name_is_reported_and_left_alone(
+    webhook_client: KubeClient, controllers: RegisteredControllers, namespace: str, labels: dict[str, str]
+) -> None:
+    """Upstream meets the create's AlreadyExists in silence and the group never gets its workers.
+    Ours leaves the StatefulSet alone too (it is not ours to delete or adopt), but warns on the LWS,
+    and builds the workers once it is gone."""
+    api = webhook_client
+    name = "blocked"
+    await api.create(STATEFULSETS, _sts(namespace, f"{name}-0", labels))
+    stray = await api.get(STATEFULSETS, namespace, f"{name}-0")
+    await api.create(LEADERWORKERSETS, _create_body(stored_lws(namespace, name).obj()))
+
+    async def revision_stored() -> Obj:
+        current = await get_lws(api, namespace, name)
+        assert (current.get("status") or {}).get("conditions"), "not reconciled yet"
+        return current
+
+    lws = await eventually(revision_stored, timeout=LONG_TIMEOUT)
+    with structlog.testing.capture_logs() as logs:
+        await create_leader_pods(api, lws, 0, 1)
+
+        async def reported() -> list[Obj]:
+            events = await _warning_events(api, namespace, "LeaderWorkerSet", name)
+            found = [e for e in events if e.get("reason") == c.EVENT_FOREIGN_WORKER_STATEFULSET]
+            assert found, f"no {c.EVENT_FOREIGN_WORKER_STATEFULSET} event yet"
+            return found
+
+        found = await eventually(reported, timeout=LONG_TIMEOUT)
+    note = found[0].get("note") or found[0].get("message") or ""
+    assert note.startswith(f"StatefulSet {name}-0 has the name of group 0's worker StatefulSet"), note
+    assert "(controller: none)" in note, note
+    assert any(e.get("log_level") == "warning" and f"{name}-0" in str(e) for e in logs)
+    # Left alone: not deleted, not adopted, not rewritten.
+    still = await api.get(STATEFULSETS, namespace, f"{name}-0")
+    assert still["metadata"]["uid"] == stray["metadata"]["uid"]
+    assert still["metadata"].get("deletionTimestamp") is None
+    assert still["metadata"].get("ownerReferences") is None
+    assert still["metadata"]["resourceVersion"] == stray["metadata"]["resourceVersion"]
+
+    # Once it is gone, the group gets its own worker StatefulSet, controlled by the leader.
+    await api.delete(STATEFULSETS, namespace, f"{name}-0")
+
+    async def workers_built() -> Obj:
+        workers = await api.get_or_none(STATEFULSETS, namespace, f"{name}-0")
+        assert workers is not None, "not rebuilt"
+        assert workers["metadata"]["uid"] != stray["metadata"]["uid"], "not rebuilt"
+        return workers
+
+    workers = await eventually(workers_built, timeout=LONG_TIMEOUT)
+    owner = workers["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"]) == ("Pod", f"{name}-0")

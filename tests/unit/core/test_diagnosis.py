@@ -61,6 +61,7 @@ class Case:
     leader: Obj | None
     workers: tuple[Obj, ...] = ()
     has_sts: bool = True
+    foreign_sts: bool = False  # the worker-name StatefulSet has no controller
     sts_ready: bool = False
     size: int = 2
     spec: Obj = field(default_factory=dict)
@@ -302,6 +303,15 @@ CASES = [
         id="worker-statefulset-missing",
     ),
     pytest.param(
+        Case(
+            leader(ready=True),
+            foreign_sts=True,
+            want_cause=d.CAUSE_FOREIGN_WORKERS,
+            want_message="statefulset lws-0 holds the worker name, but the leader does not control it",
+        ),
+        id="worker-name-held-by-a-statefulset-we-did-not-make",
+    ),
+    pytest.param(
         Case(leader(ready=True), size=1, has_sts=False),
         id="size-one-ready-leader-needs-no-workers",
     ),
@@ -323,6 +333,8 @@ def test_diagnose_group(case: Case) -> None:
     sts = None
     if case.has_sts and case.size > 1 and case.leader is not None:
         sts = worker_statefulset(case.leader, ready=case.sts_ready, replicas=case.size - 1)
+        if case.foreign_sts:
+            sts["metadata"]["ownerReferences"] = []
     pods = ([case.leader] if case.leader else []) + list(case.workers)
     got = d.diagnose_group(
         lws=_lws(case), leader=case.leader, worker_sts=sts, pods=pods, failures=case.failures
@@ -337,7 +349,7 @@ def test_diagnose_group(case: Case) -> None:
 
 
 def test_every_cause_has_a_case() -> None:
-    assert len(CASES) == 25
+    assert len(CASES) == 26
     causes = {value for key, value in vars(d).items() if key.startswith("CAUSE_")}
     covered = {p.values[0].want_cause for p in CASES}
     assert causes <= covered, f"causes without a case: {causes - covered}"

@@ -15,6 +15,8 @@ from leaderworkerset.core.restart import (
     WorkerGate,
     check_group_pod,
     decide_restart,
+    foreign_worker_statefulset,
+    foreign_worker_statefulset_event,
     group_pending,
     misannotated_leader_event,
     orphaned_workers,
@@ -602,3 +604,60 @@ CURRENT_WORKERS = worker_statefulset(ORPHAN_LEADER, uid="sts-new")
 )
 def test_orphaned_workers(pod: dict[str, Any], want_orphan: bool) -> None:
     assert orphaned_workers(CURRENT_WORKERS, [pod]) == ([pod] if want_orphan else [])
+
+
+def _controlled_by(workers: dict[str, Any], owner: dict[str, Any] | None) -> dict[str, Any]:
+    body = copy.deepcopy(workers)
+    body["metadata"]["ownerReferences"] = [owner] if owner else []
+    return body
+
+
+FOREIGN_CASES = [
+    pytest.param(CURRENT_WORKERS, False, id="ours-controlled-by-the-leader"),
+    pytest.param(
+        worker_statefulset(leader(uid="old-leader-uid")), False, id="a-predecessor-leader-of-that-name"
+    ),
+    pytest.param(_controlled_by(CURRENT_WORKERS, None), True, id="no-controller"),
+    pytest.param(
+        _controlled_by(CURRENT_WORKERS, {"kind": "Pod", "name": "other-0", "uid": "x", "controller": True}),
+        True,
+        id="another-pod",
+    ),
+    pytest.param(
+        _controlled_by(
+            CURRENT_WORKERS, {"kind": "LeaderWorkerSet", "name": "lws-0", "uid": "x", "controller": True}
+        ),
+        True,
+        id="not-a-pod",
+    ),
+    pytest.param(
+        _controlled_by(CURRENT_WORKERS, {"kind": "Pod", "name": "lws-0", "uid": "x", "controller": False}),
+        True,
+        id="an-owner-that-is-not-the-controller",
+    ),
+]
+
+
+@pytest.mark.parametrize(("workers", "want_foreign"), FOREIGN_CASES)
+def test_foreign_worker_statefulset(workers: dict[str, Any], want_foreign: bool) -> None:
+    assert foreign_worker_statefulset(workers, ORPHAN_LEADER) is want_foreign
+
+
+def test_foreign_worker_cases_run() -> None:
+    assert len(FOREIGN_CASES) == 6
+
+
+def test_foreign_worker_statefulset_event_names_the_object_the_group_and_its_controller() -> None:
+    owner = {"kind": "Deployment", "name": "someone", "uid": "x", "controller": True}
+    event = foreign_worker_statefulset_event(_controlled_by(CURRENT_WORKERS, owner), ORPHAN_LEADER)
+    assert (event.type, event.reason, event.related) == (
+        c.EVENT_TYPE_WARNING,
+        c.EVENT_FOREIGN_WORKER_STATEFULSET,
+        ("Pod", "lws-0"),
+    )
+    assert event.message == (
+        "StatefulSet lws-0 has the name of group 0's worker StatefulSet but leader pod lws-0 does not"
+        " control it (controller: Deployment/someone): the group gets no workers until it is removed"
+    )
+    bare = foreign_worker_statefulset_event(_controlled_by(CURRENT_WORKERS, None), ORPHAN_LEADER)
+    assert "(controller: none)" in bare.message
