@@ -14,7 +14,8 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.revision import hash_patch, revision_patch
-from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.client import PROPAGATION_FOREGROUND, KubeClient
+from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
     LEADERWORKERSETS,
@@ -419,3 +420,50 @@ async def test_an_unchanged_leader_statefulset_is_not_applied_again(api: KubeCli
     await expect.expect_valid_leader_statefulset(api, ns, 2)  # restored by one apply
     await processed.expect_lws_processed(api, ns, NAME)
     assert processed.applies("statefulsets", ns, NAME) == applied + 1
+
+
+async def test_a_set_deleted_in_the_foreground_gets_no_revision_back_from_a_lagging_cache(
+    api: KubeClient, ns: str
+) -> None:
+    """Issue 12 (found by the chaos suite's connection cuts): a set deleted in the foreground loses its
+    ControllerRevisions to the garbage collector while it still exists. A round whose cached LWS lags
+    behind (not deleting yet) but whose revision cache is current saw a missing revision and created
+    it again. The round now reads the LWS fresh before creating a revision for a set that already has
+    its leader StatefulSet. The lag is made here by putting the pre-deletion LWS back into the cache."""
+    await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).replicas(1).obj())
+    await expect.expect_valid_leader_statefulset(api, ns, 1)
+    await expect.expect_revisions(api, ns, 1)
+    await processed.expect_lws_processed(api, ns, NAME)
+    controllers = processed.RUNNING[-1]
+    assert controllers.informers is not None
+    assert controllers.leaderworkerset is not None
+    informers, key = controllers.informers, ObjectKey(ns, NAME)
+    stale = informers.lws.store.get(key)
+    assert stale is not None
+
+    # Foreground deletion; without a garbage collector here the test removes the revisions itself.
+    await api.delete(LEADERWORKERSETS, ns, NAME, propagation=PROPAGATION_FOREGROUND)
+    await processed.expect_lws_processed(api, ns, NAME)
+    revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}")
+    for revision in revisions:
+        await api.delete(CONTROLLER_REVISIONS, ns, revision["metadata"]["name"])
+
+    def revisions_gone_from_cache() -> bool:
+        return not informers.set_revisions(ns, NAME)
+
+    await eventually(revisions_gone_from_cache)
+    creates_before = _revision_creates(ns)
+
+    informers.lws.store.upsert(stale)  # the LWS cache lags: the set looks live
+    await controllers.leaderworkerset.process(key)
+
+    assert _revision_creates(ns) == creates_before
+    assert await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}") == []
+
+
+def _revision_creates(ns: str) -> int:
+    return sum(
+        1
+        for verb, plural, namespace, _ in processed.WRITES
+        if (verb, plural, namespace) == ("create", "controllerrevisions", ns)
+    )
