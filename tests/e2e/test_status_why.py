@@ -1,6 +1,7 @@
 """`lws status` against the full cluster (manager and CLI as separate processes): a group whose
 worker asks for more GPUs than any node has is explained by the scheduler's own message, in the
-JSON document and in the plain tree `--watch` prints to a pipe.
+JSON document, in the plain tree `--watch` prints to a pipe and, as the set opts in to not-ready
+events, in a GroupNotReady event on the LeaderWorkerSet.
 
 Not covered here: image pull and crash-loop states. kwok neither pulls images nor runs
 containers, so it never produces them; the unit tables cover those causes.
@@ -15,10 +16,11 @@ from typing import Any
 
 import pytest
 
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import NODES
+from leaderworkerset.runtime.resources import EVENTS, NODES
 from tests.e2e.test_lws_journeys import create
 from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -46,7 +48,9 @@ async def test_unschedulable_worker_is_explained_by_the_schedulers_message(
 ) -> None:
     most = max(int(node["status"]["allocatable"].get(GPU, "0")) for node in await api.list(NODES))
     too_many = str(most + 1)
-    await create(api, worker_gpus(LeaderWorkerSetBuilder(ns, NAME).replicas(1).size(2), too_many).obj())
+    builder = LeaderWorkerSetBuilder(ns, NAME).replicas(1).size(2)
+    builder.annotations({ext.ANNOTATION_NOT_READY_EVENTS: ext.NOT_READY_EVENTS_TRUE})
+    await create(api, worker_gpus(builder, too_many).obj())
 
     async def explained() -> Obj | None:
         doc = await status_json(full_cluster, ns)
@@ -85,3 +89,13 @@ async def test_unschedulable_worker_is_explained_by_the_schedulers_message(
         proc.terminate()
         with contextlib.suppress(ProcessLookupError):
             await proc.wait()
+
+    # The controller said the same in an event, from the pod's Unschedulable condition.
+    async def said() -> str:
+        events = [e for e in await api.list(EVENTS, ns) if e.get("reason") == ext.EVENT_GROUP_NOT_READY]
+        assert events, "no GroupNotReady event yet"
+        return str(events[0].get("note"))
+
+    note = await eventually(said, timeout=LONG_TIMEOUT)
+    assert note.startswith(f"group 0 not ready: worker {NAME}-0-1 unschedulable: "), note
+    assert f"Insufficient {GPU}" in note, note

@@ -77,6 +77,16 @@ EVENT_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED: Final = "RolloutProgressDeadlineExceed
 EVENT_ROLLOUT_PROGRESSING_AGAIN: Final = "RolloutProgressing"
 EVENT_ROLLOUT_ANNOTATION_INVALID: Final = "RolloutAnnotationInvalid"
 
+# Opt-in GroupNotReady events (core/notready.py, docs/status.md): the `lws status` line of a group
+# that runs into a problem, as a Warning event on the LWS.
+ANNOTATION_NOT_READY_EVENTS: Final = _PREFIX + "not-ready-events"
+NOT_READY_EVENTS_TRUE: Final = "true"
+NOT_READY_EVENTS_FALSE: Final = "false"
+CONDITION_NOT_READY_EVENTS_INVALID: Final = "NotReadyEventsInvalid"
+EVENT_GROUP_NOT_READY: Final = "GroupNotReady"
+EVENT_GROUP_READY: Final = "GroupReady"
+EVENT_INVALID_NOT_READY_EVENTS: Final = "InvalidNotReadyEvents"
+
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
         key=ANNOTATION_GROUP_RESTART_CLAIM,
@@ -130,6 +140,21 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "Absent: no deadline"
         ),
         example="600",
+    ),
+    Extension(
+        key=ANNOTATION_NOT_READY_EVENTS,
+        on="LeaderWorkerSet",
+        writer=Writer.USER,
+        values='`"true"` or `"false"`',
+        effect=(
+            "`true`: when a group runs into a problem it does not grow out of by waiting (a container "
+            "that crash-loops, was OOM-killed, cannot pull its image or start; a pod the scheduler "
+            "cannot place or a scheduling gate holds; a spent restart budget; a worker name held by a "
+            "StatefulSet we did not make), a Warning event `GroupNotReady` on the LeaderWorkerSet gives "
+            "the group and the `lws status` line; a Normal event `GroupReady` follows once it is ready. "
+            "Absent: no such events"
+        ),
+        example=NOT_READY_EVENTS_TRUE,
     ),
 )
 

@@ -73,6 +73,7 @@ from leaderworkerset.core.budget import (
     restart_count_key,
     restart_counts,
 )
+from leaderworkerset.core.diagnosis import Diagnosis, diagnose_group
 from leaderworkerset.core.gang import SchedulingError
 from leaderworkerset.core.groups import (
     ControllerEvent,
@@ -112,6 +113,7 @@ from leaderworkerset.core.ledger import (
 )
 from leaderworkerset.core.lifecycle import group_milestones
 from leaderworkerset.core.naming import leader_name_for_worker
+from leaderworkerset.core.notready import members_to_diagnose, next_report, wants_not_ready_events
 from leaderworkerset.core.restart import (
     FOREIGN_WORKERS_RECHECK_SECONDS,
     MISSING_REVISION_REQUEUE_SECONDS,
@@ -222,6 +224,8 @@ class GroupReconciler:
         self.created_workers = WriteMemo()
         self._deleted_leaders: OrderedDict[str, None] = OrderedDict()
         self._observed: OrderedDict[str, None] = OrderedDict()
+        # The problem last reported per group of a set with not-ready events on (core/notready.py).
+        self._said: dict[tuple[str, str], dict[str, Diagnosis]] = {}
 
     # ----- deletion snapshots (fed by the pod informer) --------------------------------------------
     def remember_deleted(self, pod: Pod) -> None:
@@ -243,6 +247,7 @@ class GroupReconciler:
     async def reconcile(self, key: ObjectKey) -> Result | None:
         wait = await self._replay_deletions(key)
         result = await self._reconcile_pod(key)
+        self._explain_group(key)
         if wait is None:
             return result
         if result is not None and result.requeue_after is not None:
@@ -280,6 +285,43 @@ class GroupReconciler:
         if not is_leader_pod(pod):
             return None
         return await self._reconcile_leader(pod, lws)
+
+    def _explain_group(self, key: ObjectKey) -> None:
+        """Opt-in GroupNotReady events: say when the pod's group runs into a problem, and when it is
+        ready again (core/notready.py). Reads the caches only; a set without the annotation costs
+        one annotation lookup."""
+        pod = self._informers.pod(key.namespace, key.name)
+        if pod is None or c.LABEL_SET_NAME not in labels_of(pod):
+            return
+        set_key = (key.namespace, labels_of(pod)[c.LABEL_SET_NAME])
+        lws = self._lws_of(pod)
+        if lws is None or not wants_not_ready_events(lws):
+            self._said.pop(set_key, None)
+            return
+        group = labels_of(pod).get(c.LABEL_GROUP_INDEX)
+        if group is None:
+            return
+        members = members_to_diagnose(self._informers.group_pods(key.namespace, set_key[1], group))
+        leader = members.leader
+        try:
+            now = diagnose_group(
+                lws=lws,
+                leader=leader,
+                worker_sts=self._informers.statefulset(key.namespace, name_of(leader)) if leader else None,
+                pods=members.pods,
+                failures={},  # the scheduler's words come from the pods' Unschedulable condition
+            )
+        except Exception as err:  # an explanation must never stop the group's reconcile
+            log.warning("cannot diagnose the group", group=group, error=str(err))
+            return
+        said_of_set = self._said.setdefault(set_key, {})
+        said, event = next_report(group, said_of_set.get(group), now, leader)
+        if said is None:
+            said_of_set.pop(group, None)
+        else:
+            said_of_set[group] = said
+        if event is not None:
+            record(self._recorder, lws, event)
 
     async def _replay_deletions(self, key: ObjectKey) -> float | None:
         """Apply the restart policy to each deletion snapshot; a failed one is kept for the retry,

@@ -25,6 +25,7 @@ import msgspec
 import structlog
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 
 # The event helpers live in controllers.events; re-exported here for the modules that first
 # imported them from this one.
@@ -42,8 +43,8 @@ from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics, RolloutTracker, new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
-from leaderworkerset.core import gojson
-from leaderworkerset.core.backoff import backoff_conditions, backoff_error, invalid_backoff_event
+from leaderworkerset.core import gojson, notready
+from leaderworkerset.core.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.budget import (
     BudgetError,
     Counts,
@@ -63,6 +64,7 @@ from leaderworkerset.core.groups import (
     uid_of,
 )
 from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
+from leaderworkerset.core.notready import not_ready_events_error
 from leaderworkerset.core.revision import (
     RevisionMatchCache,
     owned_revisions,
@@ -94,7 +96,12 @@ from leaderworkerset.core.rolloutcontrol import (
 )
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import format_time, invalid_spec_conditions, plan_status
+from leaderworkerset.core.status import (
+    format_time,
+    invalid_annotation_conditions,
+    invalid_spec_conditions,
+    plan_status,
+)
 from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
@@ -190,7 +197,7 @@ class LeaderWorkerSetReconciler:
             if self._rollouts is not None:
                 self._rollouts.forget(key)
             return None  # children go away through garbage collection
-        if await self._restart_backoff_condition(lws):
+        if await self._annotation_conditions(lws):
             return Result(requeue=True)  # the status moved on: the next round reads it
         try:
             return await self._reconcile_live(key, lws)
@@ -228,24 +235,47 @@ class LeaderWorkerSetReconciler:
             return Result(requeue_after=round_.requeue_after)  # when the progress deadline falls
         return None
 
-    async def _restart_backoff_condition(self, lws: Obj) -> bool:
-        """Flag (or clear) an unusable restart-backoff annotation in a condition of our own; True
-        when the status was written. An LWS without the annotation is never written here."""
-        conditions = backoff_conditions(lws, format_time(self._now()))
-        if conditions is None:
+    async def _annotation_conditions(self, lws: Obj) -> bool:
+        """Flag (or clear) each of our annotations whose value cannot be used (restart back-off,
+        not-ready events) in a condition of our own; True when the status was written. An LWS
+        without a bad value, now or before, is never written here."""
+        now = format_time(self._now())
+        backoff, not_ready = backoff_error(lws), not_ready_events_error(lws)
+        checks = (
+            (
+                ext.CONDITION_RESTART_BACKOFF_INVALID,
+                invalid_message(backoff) if backoff else None,
+                invalid_backoff_event(backoff) if backoff else None,
+            ),
+            (
+                ext.CONDITION_NOT_READY_EVENTS_INVALID,
+                notready.invalid_message(not_ready) if not_ready else None,
+                notready.invalid_event(not_ready) if not_ready else None,
+            ),
+        )
+        current, events = lws, []
+        changed = False
+        for condition_type, message, event in checks:
+            conditions = invalid_annotation_conditions(current, condition_type, message, now)
+            if conditions is None:
+                continue
+            changed = True
+            current = {**current, "status": {**(current.get("status") or {}), "conditions": conditions}}
+            if event is not None:
+                events.append(event)
+        if not changed:
             return False
-        status = {**(lws.get("status") or {}), "conditions": conditions}
-        if not conditions:
-            status.pop("conditions")
+        status = dict(current.get("status") or {})
+        if not status.get("conditions"):
+            status.pop("conditions", None)
         body = {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND, "status": status}
         try:
             await self._client.update(LEADERWORKERSETS, body, "status")
         except Exception as err:
             if not is_conflict(err):
                 raise
-        error = backoff_error(lws)
-        if error is not None:
-            record(self._recorder, lws, invalid_backoff_event(error))
+        for event in events:
+            record(self._recorder, lws, event)
         return True
 
     async def _report_invalid_spec(self, lws: Obj, problem: str) -> None:

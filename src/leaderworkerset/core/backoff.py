@@ -21,6 +21,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.config import parse_go_duration
 from leaderworkerset.core.groups import ControllerEvent, annotations_of, labels_of, name_of
+from leaderworkerset.core.status import invalid_annotation_conditions
 
 Obj = Mapping[str, Any]
 
@@ -212,29 +213,7 @@ def invalid_backoff_event(err: BackoffError) -> ControllerEvent:
 
 def backoff_conditions(lws: Obj, now: str) -> list[dict[str, Any]] | None:
     """The LWS's conditions with `RestartBackoffInvalid` set (a bad annotation admitted with the
-    webhooks off) or removed (fixed, or dropped); None when nothing changes, which is always the
-    case for an LWS that never had a bad value."""
-    conditions = [dict(cond) for cond in (lws.get("status") or {}).get("conditions") or []]
-    existing = next(
-        (cond for cond in conditions if cond.get("type") == ext.CONDITION_RESTART_BACKOFF_INVALID), None
-    )
-    others = [cond for cond in conditions if cond is not existing]
+    webhooks off) or removed (fixed, or dropped); None when nothing changes."""
     err = backoff_error(lws)
-    if err is None:
-        return None if existing is None else others
-    message = invalid_message(err)
-    if (
-        existing is not None
-        and existing.get("status") == c.CONDITION_TRUE
-        and existing.get("message") == message
-    ):
-        return None
-    condition = {
-        "type": ext.CONDITION_RESTART_BACKOFF_INVALID,
-        "status": c.CONDITION_TRUE,
-        "observedGeneration": int((lws.get("metadata") or {}).get("generation") or 0),
-        "lastTransitionTime": now,
-        "reason": ext.REASON_INVALID_ANNOTATION,
-        "message": message,
-    }
-    return [*others, condition]
+    message = invalid_message(err) if err is not None else None
+    return invalid_annotation_conditions(lws, ext.CONDITION_RESTART_BACKOFF_INVALID, message, now)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups import (
     ControllerEvent,
     group_state,
@@ -399,3 +400,32 @@ def _fields_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     # `new` is in its omitted form: an explicit zero still stored (written before we omitted
     # them) counts as a change, so that the stored status converges to upstream's shape.
     return any(old.get(f) != new.get(f) for f in _COUNTED_FIELDS)
+
+
+def invalid_annotation_conditions(
+    lws: Mapping[str, Any], condition_type: str, message: str | None, now: str
+) -> list[dict[str, Any]] | None:
+    """The LWS's conditions with our `condition_type` True (one of this project's annotations holds a
+    value the controller cannot use, admitted with the webhooks off; `message` says which and why) or
+    removed (`message` None: fixed, or dropped). None when nothing changes, which is always the case
+    for an LWS that never had a bad value: a set that does not opt in is never written here."""
+    conditions = [dict(cond) for cond in (lws.get("status") or {}).get("conditions") or []]
+    existing = next((cond for cond in conditions if cond.get("type") == condition_type), None)
+    others = [cond for cond in conditions if cond is not existing]
+    if message is None:
+        return None if existing is None else others
+    if (
+        existing is not None
+        and existing.get("status") == c.CONDITION_TRUE
+        and existing.get("message") == message
+    ):
+        return None
+    condition = {
+        "type": condition_type,
+        "status": c.CONDITION_TRUE,
+        "observedGeneration": int((lws.get("metadata") or {}).get("generation") or 0),
+        "lastTransitionTime": now,
+        "reason": ext.REASON_INVALID_ANNOTATION,
+        "message": message,
+    }
+    return [*others, condition]

@@ -13,6 +13,7 @@ from leaderworkerset.core.groups import spec_replicas, spec_size
 from leaderworkerset.core.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.subgroup import go_mod
 from leaderworkerset.webhooks import fields as f
+from leaderworkerset.webhooks.notready import validate_not_ready_events
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
 from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
@@ -123,6 +124,7 @@ def _general(lws: Obj) -> list[FieldError]:
     # this project's own annotations, opt-in (api/extensions.py)
     errors += validate_restart_backoff(lws)
     errors += validate_rollout_annotations(lws)
+    errors += validate_not_ready_events(lws)
     return errors
 
 
