@@ -19,13 +19,16 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups import (
     RETAINED_GROUP_REASON,
     has_replacement_gate,
+    is_deleting,
     is_exhausted,
+    is_leader_pod,
     labels_of,
     lws_size,
     metadata,
     name_of,
     not_ready_reasons,
     pod_phase,
+    revision_key_of,
     uid_of,
 )
 from leaderworkerset.core.restart import (
@@ -215,6 +218,15 @@ def _scheduling_wait(pod: Obj, failures: Mapping[str, str]) -> Diagnosis | None:
     return None
 
 
+def _incarnation(leader: Obj, pods: Iterable[Obj]) -> list[Obj]:
+    """The leader and the workers of its incarnation: same revision, not being deleted."""
+    revision = revision_key_of(leader)
+    workers = [
+        p for p in pods if not is_leader_pod(p) and revision_key_of(p) == revision and not is_deleting(p)
+    ]
+    return [leader, *workers]
+
+
 def _worker_index(pod: Obj) -> int:
     value = labels_of(pod).get(c.LABEL_WORKER_INDEX, "")
     return int(value) if value.isdigit() else 0
@@ -234,7 +246,10 @@ def diagnose_group(
     """Why the group led by `leader` is not ready (None when nothing is wrong).
 
     `pods` are the group's pods (leader and workers), `failures` what `scheduling_failures`
-    returns for the namespace's events.
+    returns for the namespace's events. Only the leader's incarnation counts: workers on another
+    revision or on their way out belong to the group it replaced (a rolling update recreates the
+    leader first, the garbage collector takes the old workers afterwards), and their state says
+    nothing about this one.
     """
     size = lws_size(lws)
     if leader is None:
@@ -243,7 +258,7 @@ def diagnose_group(
         return Diagnosis(CAUSE_RESTART_BUDGET_EXHAUSTED, RETAINED_GROUP_REASON)
     if metadata(leader).get("deletionTimestamp") is not None:
         return Diagnosis(CAUSE_LEADER_TERMINATING, "leader pod terminating")
-    members = sorted(pods, key=_worker_index)
+    members = sorted(_incarnation(leader, pods), key=_worker_index)
     # The worst kind of problem in any pod wins; among equals, the leader's, then the lowest worker's.
     problems = [problem for pod in members for problem in _container_problems(pod)]
     if problems:

@@ -78,6 +78,16 @@ def _lws(case: Case) -> Obj:
     return lws
 
 
+def _of_revision(pod: Obj, revision: str) -> Obj:
+    pod["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = revision
+    return pod
+
+
+def _leaving(pod: Obj) -> Obj:
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return pod
+
+
 def _ready_worker(index: int) -> Obj:
     return scheduled(worker(leader(ready=True), index))
 
@@ -312,6 +322,18 @@ CASES = [
         id="worker-name-held-by-a-statefulset-we-did-not-make",
     ),
     pytest.param(
+        Case(
+            leader(ready=True),
+            (_of_revision(crash_looping(worker(leader(), 1)), "old"),),
+            sts_ready=True,
+        ),
+        id="a-worker-of-the-replaced-incarnation-is-not-this-groups",
+    ),
+    pytest.param(
+        Case(leader(ready=True), (_leaving(crash_looping(worker(leader(), 1))),), sts_ready=True),
+        id="a-worker-on-its-way-out-is-not-this-groups",
+    ),
+    pytest.param(
         Case(leader(ready=True), size=1, has_sts=False),
         id="size-one-ready-leader-needs-no-workers",
     ),
@@ -349,7 +371,7 @@ def test_diagnose_group(case: Case) -> None:
 
 
 def test_every_cause_has_a_case() -> None:
-    assert len(CASES) == 26
+    assert len(CASES) == 28
     causes = {value for key, value in vars(d).items() if key.startswith("CAUSE_")}
     covered = {p.values[0].want_cause for p in CASES}
     assert causes <= covered, f"causes without a case: {causes - covered}"
