@@ -111,7 +111,7 @@ from leaderworkerset.core.ledger import (
     needs_probe_events,
     probe_failed_containers,
 )
-from leaderworkerset.core.lifecycle import group_milestones
+from leaderworkerset.core.lifecycle import group_milestones, ready_before
 from leaderworkerset.core.naming import leader_name_for_worker
 from leaderworkerset.core.notready import members_to_diagnose, next_report, wants_not_ready_events
 from leaderworkerset.core.restart import (
@@ -522,7 +522,7 @@ class GroupReconciler:
         self._observed[uid_of(leader)] = None
         while len(self._observed) > _OBSERVED_MEMORY:
             self._observed.popitem(last=False)
-        if milestones.ready < self._started:
+        if ready_before(milestones.ready, self._started):
             return
         for phase, seconds in milestones.durations().items():
             self._metrics.time_to_ready.labels(namespace, name_of(lws), phase).observe(seconds)

@@ -12,6 +12,7 @@ each phase once per group incarnation.
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -88,3 +89,13 @@ def group_milestones(leader: Obj, group_pods: Iterable[Obj], size: int) -> Miles
     last_started = max([last_scheduled, *(t for t in starts if t is not None)])
     last_ready = max([last_started, *(t for t in ready if t is not None)])
     return Milestones(first_created, last_scheduled, last_started, last_ready)
+
+
+def ready_before(ready: float, started: float) -> bool:
+    """Whether a group got ready before a process started at `started` (its predecessor observed it).
+
+    Kubernetes stamps conditions to the second, so a group stamped ready in the second the process
+    started may have got there just after it: it counts as after (observed twice across a restart,
+    rather than never).
+    """
+    return ready < math.floor(started)

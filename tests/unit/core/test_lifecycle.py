@@ -13,6 +13,7 @@ from leaderworkerset.core.lifecycle import (
     PHASE_STARTED,
     PHASE_TOTAL,
     group_milestones,
+    ready_before,
 )
 from tests.support.builders import pod
 
@@ -80,3 +81,16 @@ def test_table_size() -> None:
 def test_group_milestones(case: Case) -> None:
     milestones = group_milestones(case.pods[0], case.pods, case.size)
     assert (None if milestones is None else milestones.durations()) == case.want
+
+
+@pytest.mark.parametrize(
+    ("ready", "started", "before"),
+    [
+        (99.0, 100.5, True),  # a whole second earlier
+        (100.0, 100.5, False),  # stamped in the start's second: maybe after it
+        (100.0, 100.0, False),
+        (101.0, 100.5, False),
+    ],
+)
+def test_ready_before_a_start_counts_whole_seconds(ready: float, started: float, before: bool) -> None:
+    assert ready_before(ready, started) is before
