@@ -412,7 +412,10 @@ class GroupReconciler:
             await self._record(fresh_lws, entry)
             await self._terminate_exhausted_group(fresh_lws, leader)
             return None
-        gate = await self._backoff_gate(fresh_lws, leader, trigger)
+        # One instant for the back-off state and the ledger entry, so the ledger's gaps between
+        # recreations are the delays the back-off measured (the budget writes below take time).
+        decided_at = self._clock()
+        gate = await self._backoff_gate(fresh_lws, leader, trigger, now=decided_at)
         if gate.wait is not None:
             return gate.wait
         if budget is not None:
@@ -428,7 +431,7 @@ class GroupReconciler:
                 lambda counts: raise_count(counts, budget.key, budget.count),
             )
         entry = entry_for(
-            trigger, group=group_of(leader), action=Action.RECREATED, when=self._now(),
+            trigger, group=group_of(leader), action=Action.RECREATED, when=_utc(decided_at),
             leader_uid=uid_of(leader), delay_seconds=gate.delay,
         )  # fmt: skip
         # Written before the delete: the back-off state must name this incarnation before it goes.
@@ -441,7 +444,7 @@ class GroupReconciler:
 
     # ----- failure ledger and restart back-off --------------------------------------------------
     def _now(self) -> datetime.datetime:
-        return datetime.datetime.fromtimestamp(self._clock(), datetime.UTC)
+        return _utc(self._clock())
 
     async def _classify(self, pod: Obj) -> Trigger:
         """The trigger's cause; the node and the probe events are read only when they can change
@@ -475,8 +478,8 @@ class GroupReconciler:
                 raise
             log.warning("failure ledger not written", lws=name_of(lws), error=error_text(err))
 
-    async def _backoff_gate(self, lws: Obj, leader: Obj, trigger: Trigger) -> _Gate:
-        """Whether the LWS's restart back-off lets this recreation happen now."""
+    async def _backoff_gate(self, lws: Obj, leader: Obj, trigger: Trigger, *, now: float) -> _Gate:
+        """Whether the LWS's restart back-off lets this recreation happen `now`."""
         try:
             policy = backoff_policy(lws)
         except BackoffError as err:
@@ -487,7 +490,6 @@ class GroupReconciler:
             return _Gate()
         group = group_of(leader)
         state = (await self._ledger.read(lws)).backoff.get(group)
-        now = self._clock()
         decision = decide_backoff(policy, state, now=now, leader_uid=uid_of(leader))
         if decision.recreate:
             # A recreation that waited for nothing records no delay (the first of a streak).
@@ -497,7 +499,7 @@ class GroupReconciler:
         if state.waiting_until != decision.not_before:
             # The first look at this failure: record the wait once, not on every retry.
             entry = entry_for(
-                trigger, group=group, action=Action.BACKING_OFF, when=self._now(),
+                trigger, group=group, action=Action.BACKING_OFF, when=_utc(now),
                 leader_uid=uid_of(leader), delay_seconds=decision.delay,
             )  # fmt: skip
             await self._record(lws, entry, backoff=waiting_state(state, decision))
@@ -889,6 +891,10 @@ class GroupReconciler:
 
 
 # ----- wiring ------------------------------------------------------------------------------------------
+
+
+def _utc(seconds: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC)
 
 
 def _set_pods_only(meta: Any, _obj: object) -> bool:
