@@ -29,7 +29,6 @@ from leaderworkerset.core.groups import (
     annotations_of,
     is_deleting,
     is_leader_pod,
-    labels_of,
     metadata,
     name_of,
 )
@@ -120,7 +119,3 @@ def next_report(
     return now, ControllerEvent(
         c.EVENT_TYPE_WARNING, ext.EVENT_GROUP_NOT_READY, c.EVENT_ACTION_RECONCILE, message, related
     )
-
-
-def group_of(pod: Obj) -> str | None:
-    return labels_of(pod).get(c.LABEL_GROUP_INDEX)
