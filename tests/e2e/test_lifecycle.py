@@ -13,18 +13,30 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.groups import name_of
 from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
-from tests.e2e.test_lws_journeys import Watch, create, expect_deployed, is_ready, pods_by_name, uid
+from tests.e2e.test_lws_journeys import (
+    Watch,
+    create,
+    expect_deployed,
+    is_ready,
+    lws_revisions,
+    pods_by_name,
+    uid,
+)
 from tests.integration.controllers.expect import NAME, events_with, expect_condition, expect_event
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.cli import lws_ok
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
 
 LEADER = f"{NAME}-0"
 WORKER = f"{NAME}-0-1"
@@ -157,3 +169,83 @@ async def test_manager_killed_mid_budget_write_counts_the_failure_exactly_once(
 
     await eventually(charged_once)
     await consistently(charged_once)
+
+
+async def test_changing_max_group_restarts_restarts_no_pod_and_applies_at_the_next_failure(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    """Issue 20 on the full cluster: the restart budget is a live setting. Raising it after a
+    recreation starts no rollout (no revision, no pod recreated or restarted) and keeps the count;
+    the next failure is then recreated where the old limit would have stopped the group. Lowering
+    it below the count stops nothing by itself; the next failure exhausts the group. The LWS
+    status, `lws status` and the failure ledger tell the same story."""
+    replicas, size = 2, 2
+    await create(api, LeaderWorkerSetBuilder(ns).replicas(replicas).size(size).max_group_restarts(1).obj())
+    await expect_deployed(api, ns, replicas, size)
+    rest = RestClient.from_kubeconfig(full_cluster.kubeconfig)
+    other_leader_uid = uid(await api.get(PODS, ns, f"{NAME}-1"))
+    leader_uid = uid(await api.get(PODS, ns, LEADER))
+
+    await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
+    leader_uid = await _group_back_after(api, ns, leader_uid, size)
+    assert list((await _restart_counts(api, ns)).values()) == [1]
+    revisions = sorted(name_of(r) for r in await lws_revisions(api, ns))
+
+    async with Watch(api, PODS, ns, lambda _: None) as watch:
+        existing = len(watch.added)
+        await _set_budget_and_wait_processed(api, ns, 3)
+        await _expect_untouched(api, ns, revisions, [1])
+        assert watch.added[existing:] == [], "a pod was created after the budget change"
+
+        await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
+        leader_uid = await _group_back_after(api, ns, leader_uid, size)
+        assert list((await _restart_counts(api, ns)).values()) == [2]
+
+        await _set_budget_and_wait_processed(api, ns, 1)
+        await _expect_untouched(api, ns, revisions, [2])
+        await expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_FALSE, c.MESSAGE_DEGRADED_FALSE)
+
+        await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
+        await _expect_retained(api, ns, leader_uid)
+    assert list((await _restart_counts(api, ns)).values()) == [2]  # exhaustion charges nothing
+    await expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_TRUE, c.MESSAGE_DEGRADED_TRUE)
+    assert uid(await api.get(PODS, ns, f"{NAME}-1")) == other_leader_uid, "the other group was touched"
+    assert sorted(name_of(r) for r in await lws_revisions(api, ns)) == revisions
+
+    doc = json.loads(await lws_ok(full_cluster, "status", NAME, "-n", ns, "--failures", "-o", "json"))
+    assert [e["action"] for e in doc["failures"]] == ["recreated", "recreated", "budget-exhausted"]
+    tree = await lws_ok(full_cluster, "status", NAME, "-n", ns)
+    assert "restart budget exhausted" in tree, tree
+
+
+async def _set_budget_and_wait_processed(api: KubeClient, ns: str, budget: int) -> None:
+    """Edit maxGroupRestarts, then wait for the positive sign that the controller read the edit:
+    the status reports the new generation."""
+    patch = {"spec": {"leaderWorkerTemplate": {"maxGroupRestarts": budget}}}
+    generation = (await api.merge_patch(LEADERWORKERSETS, ns, NAME, patch))["metadata"]["generation"]
+
+    async def observed() -> bool:
+        status = (await api.get(LEADERWORKERSETS, ns, NAME)).get("status") or {}
+        return bool(status.get("observedGeneration") == generation)
+
+    await eventually(observed, timeout=LONG_TIMEOUT)
+
+
+async def _expect_untouched(api: KubeClient, ns: str, revisions: list[str], counts: list[int]) -> None:
+    """No revision made, every pod Ready in its incarnation with no restart added, the count kept."""
+
+    def state(pod: Obj) -> tuple[str, bool, int]:
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return uid(pod), is_ready(pod), sum(int(s.get("restartCount") or 0) for s in statuses)
+
+    before = {name: state(p) for name, p in (await pods_by_name(api, ns)).items()}
+
+    async def untouched() -> bool:
+        assert sorted(name_of(r) for r in await lws_revisions(api, ns)) == revisions
+        now = {name: state(p) for name, p in (await pods_by_name(api, ns)).items()}
+        assert now == before
+        assert all(ready for _, ready, _ in now.values())
+        assert list((await _restart_counts(api, ns)).values()) == counts
+        return True
+
+    await consistently(untouched)

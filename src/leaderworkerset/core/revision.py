@@ -7,6 +7,10 @@ the bytes must be exactly the ones upstream's Go controller produces for the sam
 every group would be rolled when switching controllers. ``gonormalize`` gives the Go view of the
 template and ``gojson`` the Go encoding.
 
+A revision identifies the pods' template, not the live settings kept beside it in
+``leaderWorkerTemplate``: ``maxGroupRestarts`` (the restart budget) is left out of the patch, so
+changing it rolls no group, and applying a revision keeps the live value (v1.0, KEP-820).
+
 When bytes differ but meaning does not (a revision written by an older controller, e.g. with
 ``"creationTimestamp":null``), the stored patch is applied back to the LWS and re-rendered; equal
 bytes then mean "same revision" and the answer is cached, as upstream does.
@@ -31,6 +35,7 @@ from leaderworkerset.core.gonormalize import GoType, go_encode, normalize
 from leaderworkerset.core.groups import ControllerEvent, metadata
 
 __all__ = [
+    "LIVE_TEMPLATE_FIELDS",
     "REVISION_MATCH_CACHE_SIZE",
     "RevisionMatchCache",
     "RevisionPatchError",
@@ -52,6 +57,8 @@ __all__ = [
     "safe_encode",
     "set_matches_revision",
     "stored_patch",
+    "with_live_settings",
+    "without_live_settings",
 ]
 
 Obj = Mapping[str, Any]
@@ -104,13 +111,35 @@ def _default_network_config() -> dict[str, Any]:
     return {"subdomainPolicy": c.SUBDOMAIN_SHARED}
 
 
+# Fields of ``leaderWorkerTemplate`` that are live settings of the set rather than part of what its
+# pods are built from: upstream v1.0 deletes them from the patch before hashing and ApplyRevision
+# restores them from the live object (TestNewRevisionIgnoresMaxGroupRestarts,
+# TestApplyRevisionPreservesMaxGroupRestarts). A changed budget therefore applies at the next failure
+# and keeps every count, which are keyed by revision. (Upstream's main branch after v1.0 treats its
+# newer ``restartBackoff`` field the same way; v1.0 has no such field and our CRD prunes it.)
+LIVE_TEMPLATE_FIELDS: tuple[str, ...] = ("maxGroupRestarts",)
+
+
+def without_live_settings(template: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``leaderWorkerTemplate`` less the fields that are no part of a revision."""
+    return {key: value for key, value in template.items() if key not in LIVE_TEMPLATE_FIELDS}
+
+
+def with_live_settings(restored: Mapping[str, Any], live: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``leaderWorkerTemplate`` restored from a revision, with the live object's settings in place
+    of whatever the revision held (an older revision of ours may still store a budget)."""
+    template = without_live_settings(restored)
+    template.update((key, live[key]) for key in LIVE_TEMPLATE_FIELDS if live.get(key) is not None)
+    return template
+
+
 def revision_patch(lws: Obj) -> bytes:
     """The revision data for an LWS: its templates and network config as Go renders them."""
     spec = lws.get("spec") or {}
     network_config = spec.get("networkConfig")
     if network_config is None:
         network_config = _default_network_config()
-    template = normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate")
+    template = without_live_settings(normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate"))
     network = normalize(network_config, "NetworkConfig")
     template[_PATCH_DIRECTIVE] = _REPLACE
     network[_PATCH_DIRECTIVE] = _REPLACE
@@ -334,19 +363,23 @@ def apply_revision(lws: Obj, revision: Obj) -> dict[str, Any]:
     """The LWS with the revision's templates restored (upstream's ``ApplyRevision``).
 
     Like upstream's typed result, the restored ``leaderWorkerTemplate`` and ``networkConfig`` are
-    in Go's view (unknown fields dropped, zero values present, quantities canonical).
+    in Go's view (unknown fields dropped, zero values present, quantities canonical). The live
+    settings (``LIVE_TEMPLATE_FIELDS``) are the LWS's own, whatever the revision stores.
     """
     patch = gojson.loads(stored_patch(revision))
     if not isinstance(patch, Mapping):
         raise RevisionPatchError("a revision patch must be a JSON object")
-    restored = _strategic_merge(_go_view(lws), patch)
+    view = _go_view(lws)
+    restored = _strategic_merge(view, patch)
     spec = restored.get("spec")
     if spec is None:
         spec = {}
     if not isinstance(spec, Mapping):
         raise RevisionPatchError("spec must be an object")
     spec = dict(spec)
-    spec["leaderWorkerTemplate"] = normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate")
+    live = view["spec"]["leaderWorkerTemplate"]
+    restored_template = normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate")
+    spec["leaderWorkerTemplate"] = with_live_settings(restored_template, live)
     if spec.get("networkConfig") is not None:
         spec["networkConfig"] = normalize(spec["networkConfig"], "NetworkConfig")
     restored["spec"] = spec

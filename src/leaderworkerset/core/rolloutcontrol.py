@@ -32,7 +32,7 @@ from leaderworkerset.core.diagnosis import Diagnosis
 from leaderworkerset.core.gonormalize import normalize
 from leaderworkerset.core.groups import ControllerEvent, GroupState, annotations_of, labels_of, metadata
 from leaderworkerset.core.keys import GoParseError, go_atoi
-from leaderworkerset.core.revision import owned_revisions, revision_key, stored_patch
+from leaderworkerset.core.revision import owned_revisions, revision_key, stored_patch, with_live_settings
 from leaderworkerset.core.rollout import (
     LeaderStatefulSetView,
     RolloutBudget,
@@ -486,9 +486,16 @@ def revision_templates(revision: Obj) -> dict[str, Any]:
 
 
 def undone(lws: Obj, revision: Obj) -> dict[str, Any]:
-    """The LWS with the revision's templates in its spec: an ordinary spec update."""
+    """The LWS with the revision's templates in its spec: an ordinary spec update. The live settings
+    of the template (the restart budget) stay as they are: they are no part of a revision."""
     result = copy.deepcopy(dict(lws))
-    result["spec"] = {**(result.get("spec") or {}), **revision_templates(revision)}
+    spec = result.get("spec") or {}
+    templates = revision_templates(revision)
+    if "leaderWorkerTemplate" in templates:
+        templates["leaderWorkerTemplate"] = with_live_settings(
+            templates["leaderWorkerTemplate"], spec.get("leaderWorkerTemplate") or {}
+        )
+    result["spec"] = {**spec, **templates}
     result.pop("status", None)
     return result
 

@@ -3,10 +3,11 @@
 Upstream's manager is built from ``sigs.k8s.io/lws`` at the newest version the module proxy serves
 (v0.9.0; v1.0.0 is refused) and cached like the control plane. It runs the controllers with its
 webhooks off (``ENABLE_WEBHOOKS=false``); our webhook server admits for both throughout, so what is
-swapped is exactly the reconciling side. With three LeaderWorkerSets mid-life under upstream (one
-mid-rollout, held by a partition), upstream is stopped and ours started: no pod is recreated or
-restarted (UIDs, restartCounts), no ControllerRevision appears, no StatefulSet template changes;
-then the held rollout completes under ours, and upstream takes over again just as quietly.
+swapped is exactly the reconciling side. With four LeaderWorkerSets mid-life under upstream (one
+mid-rollout, held by a partition; one with a restart budget, raised once ours runs), upstream is
+stopped and ours started: no pod is recreated or restarted (UIDs, restartCounts), no
+ControllerRevision appears, no StatefulSet template changes; then the held rollout completes under
+ours, and upstream takes over again just as quietly.
 
 A second swap runs ours → upstream → ours on a set that carries every opt-in annotation of
 `api/extensions.py` (issue 13's done-when): the same quiet takeovers.
@@ -144,6 +145,17 @@ async def expect_quiet_takeover(api: KubeClient, ns: str, before: Obj, probe: st
     await eventually(probe_gone, timeout=LONG_TIMEOUT)
 
 
+async def expect_generation_observed(api: KubeClient, ns: str, name: str) -> None:
+    """The positive sign that our controller has read the set's latest spec."""
+    generation = (await api.get(LEADERWORKERSETS, ns, name))["metadata"]["generation"]
+
+    async def observed() -> bool:
+        status = (await api.get(LEADERWORKERSETS, ns, name)).get("status") or {}
+        return bool(status.get("observedGeneration") == generation)
+
+    await eventually(observed, timeout=LONG_TIMEOUT)
+
+
 def _diff(before: Obj, now: Obj) -> str:
     lines = []
     for part in before:
@@ -184,7 +196,12 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
         await create(api, LeaderWorkerSetBuilder(ns, "unique").replicas(2).size(3).subdomain_policy(
             c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj())  # fmt: skip
         await create(api, LeaderWorkerSetBuilder(ns, "held").replicas(3).size(2).obj())
-        for name, replicas in (("plain", 2), ("unique", 2), ("held", 3)):
+        # A restart budget is no part of a revision (issue 20): upstream v0.9.0 does not know the
+        # field, v1.0 leaves it out, and so must we, or this set would roll at each swap.
+        await create(
+            api, LeaderWorkerSetBuilder(ns, "budgeted").replicas(2).size(2).max_group_restarts(2).obj()
+        )
+        for name, replicas in (("plain", 2), ("unique", 2), ("held", 3), ("budgeted", 2)):
             await expect_available(api, ns, replicas, name=name)
         await api.merge_patch(
             LEADERWORKERSETS,
@@ -200,13 +217,19 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
 
         await eventually(held_mid_rollout, timeout=LONG_TIMEOUT)
         under_upstream = await settled(api, ns)
-        assert len(under_upstream["pods"]) == 2 * 2 + 2 * 3 + 3 * 2
+        assert len(under_upstream["pods"]) == 2 * 2 + 2 * 3 + 3 * 2 + 2 * 2
 
         # Upstream → ours.
         await stopped(upstream)
         ours = await started(_ours(cluster, "lws-controllers-for-swap", "--disable-webhooks"))
         await eventually(lambda: _reconciles(ours, "leaderworkerset") >= 3, timeout=LONG_TIMEOUT)
         await expect_quiet_takeover(api, ns, under_upstream, "probe-ours")
+
+        # Raising the budget under ours is a live change: processed, and nothing moves.
+        raised = {"spec": {"leaderWorkerTemplate": {"maxGroupRestarts": 5}}}
+        await api.merge_patch(LEADERWORKERSETS, ns, "budgeted", raised)
+        await expect_generation_observed(api, ns, "budgeted")
+        assert _without(await settled(api, ns), "probe-ours") == under_upstream
 
         # The held rollout completes under ours, onto the revision upstream created.
         await api.merge_patch(
@@ -221,7 +244,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
         # controller records its own for the recreated group 0, which is expected.
         lws_revisions = {r for r in after_rollout["revisions"] if r[2] == c.LWS_KIND}
         assert lws_revisions < {r for r in under_upstream["revisions"] if r[2] == c.LWS_KIND}
-        for name in ("plain", "unique"):
+        for name in ("plain", "unique", "budgeted"):
             for pod, value in under_upstream["pods"].items():
                 if pod.startswith(f"{name}-"):
                     assert after_rollout["pods"][pod] == value, pod

@@ -21,8 +21,15 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.keys import hash_group_key, hash_leader_hostname
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS, SERVICES, STATEFULSETS
-from tests.integration.controllers import expect
+from leaderworkerset.runtime.resources import (
+    CONTROLLER_REVISIONS,
+    DEPLOYMENTS,
+    LEADERWORKERSETS,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+)
+from tests.integration.controllers import expect, processed
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
@@ -277,6 +284,70 @@ async def budget_follows_the_group_across_keys(api: KubeClient, ns: str) -> None
     await _expect_counts(api, ns, {})
 
 
+async def changed_budget_rolls_no_group_and_applies_at_the_next_failure(api: KubeClient, ns: str) -> None:
+    """maxGroupRestarts 1 → 2 with the group's count at 1 (inherited by its replacement): the leader
+    Deployment and the revisions stay as they are, the leader runs on; the next failure recreates
+    the group (under the old limit it would have exhausted it), then 2 → 1 exhausts at the next."""
+    first = await _started_group(api, ns)
+    await kubelet.restart_container(api, ns, f"{first['metadata']['name']}-1")
+    await expect.expect_pod_deleting(api, ns, first["metadata"]["name"])
+    await _release(api, ns, first)
+    second = await _started_group(api, ns)
+    await _expect_counts(api, ns, {_count_key(second): 1})
+    before = await _rollout_state(api, ns)
+
+    await _set_budget(api, ns, 2, second)
+    await _expect_unrolled(api, ns, before, second)
+    await _expect_counts(api, ns, {_count_key(second): 1})
+    await kubelet.restart_container(api, ns, f"{second['metadata']['name']}-1")
+    await expect.expect_pod_deleting(api, ns, second["metadata"]["name"])
+    await _release(api, ns, second)
+    third = await _started_group(api, ns)
+    await _expect_counts(api, ns, {_count_key(third): 2})
+    assert not await expect.events_with(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED)
+
+    await _set_budget(api, ns, 1, third)
+    await _expect_unrolled(api, ns, before, third)
+    await kubelet.restart_container(api, ns, f"{third['metadata']['name']}-1")
+    note = (
+        f"Restart budget exhausted; terminated group {third['metadata']['labels'][c.LABEL_GROUP_INDEX]} "
+        "and stopped automatic recovery"
+    )
+    await expect.expect_event(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED, note, "Warning")
+    await _expect_counts(api, ns, {_count_key(third): 2})
+
+
+async def _rollout_state(api: KubeClient, ns: str) -> Obj:
+    revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}")
+    deploy = await _deployment(api, ns)
+    return {
+        "revisions": sorted((r["metadata"]["name"], r["metadata"]["uid"]) for r in revisions),
+        "template": deploy["spec"]["template"],
+    }
+
+
+async def _set_budget(api: KubeClient, ns: str, budget: int, leader: Obj) -> None:
+    def change(lws: Obj) -> None:
+        lws["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = budget
+
+    await kubelet.update_lws(api, ns, NAME, change)
+    await processed.expect_lws_processed(api, ns, NAME)
+    await processed.expect_pods_processed(api, ns, [leader["metadata"]["name"]])
+
+
+async def _expect_unrolled(api: KubeClient, ns: str, before: Obj, leader: Obj) -> None:
+    name, uid = leader["metadata"]["name"], leader["metadata"]["uid"]
+
+    async def unchanged() -> bool:
+        assert await _rollout_state(api, ns) == before
+        pod = await api.get(PODS, ns, name)
+        assert pod["metadata"]["uid"] == uid
+        assert pod["metadata"].get("deletionTimestamp") is None, f"{name} deleted"
+        return True
+
+    await consistently(unchanged)
+
+
 async def unique_per_replica_service_named_after_hostname(api: KubeClient, ns: str) -> None:
     leader = await _create_leader(api, ns)
     hostname = leader["spec"]["hostname"]
@@ -332,6 +403,14 @@ CASES = [
     ),
     pytest.param(
         Case(
+            c.GROUP_REPLACEMENT_IMMEDIATE,
+            changed_budget_rolls_no_group_and_applies_at_the_next_failure,
+            limit=1,
+        ),
+        id="Hash: a changed maxGroupRestarts rolls no group and applies at the next failure",
+    ),
+    pytest.param(
+        Case(
             c.GROUP_REPLACEMENT_POST_TERMINATION, unique_per_replica_service_named_after_hostname, unique=True
         ),
         id="UniquePerReplica: the per-replica Service is named after the leader's hostname",
@@ -340,7 +419,7 @@ CASES = [
 
 
 def test_case_count() -> None:
-    assert len(CASES) == 6
+    assert len(CASES) == 7
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -17,9 +17,17 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core import revision
+from leaderworkerset.core.ledger import ledger_name
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
-from tests.integration.controllers import expect
+from leaderworkerset.runtime.resources import (
+    CONFIGMAPS,
+    CONTROLLER_REVISIONS,
+    LEADERWORKERSETS,
+    PODS,
+    STATEFULSETS,
+)
+from tests.integration.controllers import expect, processed
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
@@ -209,6 +217,114 @@ async def count_written_before_crash_not_recounted(api: KubeClient, ns: str) -> 
     await _expect_counts(api, ns, lambda k: {f"{k}/0": 1})
 
 
+# ----- the budget is a live setting (issue 20, KEP-820) ----------------------------------------------
+
+
+async def _group_back_ready(api: KubeClient, ns: str, group: int) -> None:
+    await _finish_deletion(api, ns, group)
+    await _start_group(api, ns, group)
+    await kubelet.set_group_ready(api, ns, f"{NAME}-{group}")
+
+
+async def _template_state(api: KubeClient, ns: str) -> Obj:
+    """What a rollout would change: the set's revisions, the leader StatefulSet's key and template,
+    and the group's leader incarnation."""
+    revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={NAME}")
+    sts = await api.get(STATEFULSETS, ns, NAME)
+    leader = await api.get(PODS, ns, f"{NAME}-0")
+    return {
+        "revisions": sorted((r["metadata"]["name"], r["metadata"]["uid"]) for r in revisions),
+        "key": sts["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH],
+        "template": sts["spec"]["template"],
+        "leader": (leader["metadata"]["uid"], leader["metadata"].get("deletionTimestamp")),
+    }
+
+
+async def _set_budget(api: KubeClient, ns: str, budget: int) -> None:
+    """The user edits maxGroupRestarts; returns once the LWS controller has processed the edit and
+    the group controller the leader (so that what follows is not a check made too early)."""
+
+    def change(lws: Obj) -> None:
+        lws["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = budget
+
+    await kubelet.update_lws(api, ns, NAME, change)
+    await processed.expect_lws_processed(api, ns, NAME)
+    await processed.expect_pods_processed(api, ns, [f"{NAME}-0"])
+
+
+async def _expect_nothing_rolled(api: KubeClient, ns: str, before: Obj) -> None:
+    async def unchanged() -> bool:
+        now = await _template_state(api, ns)
+        assert now == before, {k: (before[k], now[k]) for k in now if now[k] != before[k]}
+        return True
+
+    await consistently(unchanged)
+
+
+async def _ledger_actions(api: KubeClient, ns: str) -> list[str]:
+    configmap = await api.get_or_none(CONFIGMAPS, ns, ledger_name(NAME))
+    entries = [] if configmap is None else json.loads((configmap.get("data") or {}).get("entries") or "[]")
+    return [str(entry["action"]) for entry in entries]
+
+
+async def _expect_ledger(api: KubeClient, ns: str, actions: list[str]) -> None:
+    async def check() -> bool:
+        got = await _ledger_actions(api, ns)
+        assert got == actions, got
+        return True
+
+    await eventually(check)
+
+
+async def raised_budget_restarts_nothing_and_applies_at_the_next_failure(api: KubeClient, ns: str) -> None:
+    """maxGroupRestarts 1 → 3 after one recreation: no revision, no restart, the count kept; the
+    next failure recreates the group (it would have exhausted it under the old limit)."""
+    await _start_group(api, ns, 0)
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 1})
+    await _group_back_ready(api, ns, 0)
+    await expect.expect_available(api, ns)
+    before = await _template_state(api, ns)
+
+    await _set_budget(api, ns, 3)
+    await _expect_nothing_rolled(api, ns, before)
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 1})
+    await _expect_degraded(api, ns, c.CONDITION_FALSE)
+
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 2})
+    await _expect_ledger(api, ns, ["recreated", "recreated"])
+    await _expect_degraded(api, ns, c.CONDITION_FALSE)
+    assert not await expect.events_with(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED)
+
+
+async def lowered_budget_exhausts_at_the_next_failure(api: KubeClient, ns: str) -> None:
+    """maxGroupRestarts 3 → 1 with two recreations counted: lowering below the count stops nothing
+    by itself; the next failure exhausts the group, and the count stays where it was."""
+    for _ in range(2):
+        await _start_group(api, ns, 0)
+        await _fail(api, ns, 0)
+        await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+        await _finish_deletion(api, ns, 0)
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 2})
+    await _start_group(api, ns, 0)
+    await kubelet.set_group_ready(api, ns, f"{NAME}-0")
+    await expect.expect_available(api, ns)
+    before = await _template_state(api, ns)
+
+    await _set_budget(api, ns, 1)
+    await _expect_nothing_rolled(api, ns, before)
+    await _expect_degraded(api, ns, c.CONDITION_FALSE)
+
+    await _fail(api, ns, 0)
+    await _expect_exhausted(api, ns, 0)
+    await _expect_degraded(api, ns, c.CONDITION_TRUE)
+    await _expect_counts(api, ns, lambda key: {f"{key}/0": 2})
+    await _expect_ledger(api, ns, ["recreated", "recreated", "budget-exhausted"])
+
+
 async def unbounded_without_limit(api: KubeClient, ns: str) -> None:
     """No maxGroupRestarts: the legacy behaviour, no counts written."""
     await _start_group(api, ns, 0)
@@ -240,11 +356,19 @@ CASES = [
         Case(1, 2, count_written_before_crash_not_recounted), id="(ours) a count written before a crash"
     ),
     pytest.param(Case(1, None, unbounded_without_limit), id="no limit: no counts"),
+    pytest.param(
+        Case(1, 1, raised_budget_restarts_nothing_and_applies_at_the_next_failure),
+        id="a raised budget restarts nothing, keeps the count and applies at the next failure",
+    ),
+    pytest.param(
+        Case(1, 3, lowered_budget_exhausts_at_the_next_failure),
+        id="a budget lowered below the count exhausts the group at its next failure",
+    ),
 ]
 
 
 def test_case_count() -> None:
-    assert len(CASES) == 7
+    assert len(CASES) == 9
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -255,3 +379,40 @@ async def test_restart_budget(api: KubeClient, ns: str, case: Case) -> None:
     await api.create(LEADERWORKERSETS, builder.obj())
     await kubelet.leader_statefulset(api, ns, NAME)
     await case.steps(api, ns)
+
+
+async def test_a_set_whose_revision_an_earlier_build_keyed_with_the_budget_does_not_roll(
+    api: KubeClient, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upgrade safety (issue 20): our builds before the fix hashed maxGroupRestarts into the revision.
+    That build is this one with no live template fields; it creates the set and counts a failure.
+    Then the fixed controller takes over and the user raises the budget: the stored revision differs
+    from today's patch only by the budget, so it is the same revision: nothing rolls, and the count
+    keeps its old key."""
+    monkeypatch.setattr(revision, "LIVE_TEMPLATE_FIELDS", ())  # the earlier build
+    await api.create(
+        LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).replicas(1).size(3).max_group_restarts(1).obj()
+    )
+    sts = await kubelet.leader_statefulset(api, ns, NAME)
+    old_key = sts["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH]
+    (stored,) = await expect.expect_revisions(api, ns, 1)
+    assert '"maxGroupRestarts":1' in json.dumps(stored["data"], separators=(",", ":"))
+    await _start_group(api, ns, 0)
+    await _fail(api, ns, 0)
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    await _expect_counts(api, ns, lambda _key: {f"{old_key}/0": 1})
+    await _group_back_ready(api, ns, 0)
+    await expect.expect_available(api, ns)
+    before = await _template_state(api, ns)
+
+    monkeypatch.undo()  # the fixed build takes over
+    lws = await kubelet.get_lws(api, ns, NAME)
+    assert kubelet.current_revision_key(lws) != old_key  # today's patch has other bytes
+    await _set_budget(api, ns, 3)
+    await _expect_nothing_rolled(api, ns, before)
+    await _expect_counts(api, ns, lambda _key: {f"{old_key}/0": 1})
+
+    await _fail(api, ns, 0)  # the new limit applies at once, on the old key
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+    await _expect_counts(api, ns, lambda _key: {f"{old_key}/0": 2})
+    await _expect_degraded(api, ns, c.CONDITION_FALSE)

@@ -166,6 +166,18 @@ LWS_CASES = [
     ),
     pytest.param(
         LwsCase(
+            live=gpu_lws().max_group_restarts(1).obj(),
+            new=gpu_lws().max_group_restarts(4).obj(),
+            want_change="no rollout",
+            want_states=(),
+            want_down=(),
+            want_up=(),
+            want_capacity=(),
+        ),
+        id="restart-budget-only-no-rollout",
+    ),
+    pytest.param(
+        LwsCase(
             live=gpu_lws().obj(),
             new=gpu_lws().obj(),
             want_change="no change",
@@ -205,7 +217,7 @@ def test_lws_plan(case: LwsCase) -> None:
 
 
 def test_lws_case_count() -> None:
-    assert len(LWS_CASES) == 9
+    assert len(LWS_CASES) == 10
 
 
 def test_a_bigger_template_counts_old_and_new_groups_apart() -> None:

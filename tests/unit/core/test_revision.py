@@ -105,10 +105,83 @@ def test_revision_name(name: str, want_prefix: str) -> None:
     assert revision_name(name, "5d8f", 12) == f"{want_prefix}-5d8f-12"
 
 
-def test_v1_template_fields_are_part_of_the_patch() -> None:
-    lws = sample()
-    lws["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = 3
-    assert b'"maxGroupRestarts":3' in revision_patch(lws)
+# --------------------------------------------------------------------------------------------------
+# the restart budget is a live setting, not part of the revision (issue 20, KEP-820)
+# --------------------------------------------------------------------------------------------------
+
+
+def with_budget(budget: int | None, image: str | None = None) -> dict[str, Any]:
+    lws = sample(image)
+    if budget is not None:
+        lws["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = budget
+    return lws
+
+
+def stored_the_old_way(lws: dict[str, Any], budget: int) -> dict[str, Any]:
+    """A revision as a build of ours that still hashed the budget wrote it: the budget inside the
+    replaced template (keys sorted, as Go writes them), under the key of those bytes."""
+    data = gojson.loads(revision_patch(lws))
+    data["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = budget
+    old_key = hash_patch(gojson.dumps(data))
+    stored = revision(1, old_key, data=data)
+    assert b'"maxGroupRestarts"' in gojson.dumps(stored["data"])
+    return stored
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(None, 1, id="budget set"),
+        pytest.param(1, 4, id="budget raised"),
+        pytest.param(4, 0, id="budget lowered to zero"),
+        pytest.param(2, None, id="budget unset"),
+    ],
+)
+def test_changing_the_budget_changes_neither_patch_key_nor_name(
+    before: int | None, after: int | None
+) -> None:
+    first, second = with_budget(before), with_budget(after)
+    assert revision_patch(first) == revision_patch(second)
+    assert b"maxGroupRestarts" not in revision_patch(second)
+    assert new_revision(first, "", [])["metadata"] == new_revision(second, "", [])["metadata"]
+
+
+def test_a_template_change_still_changes_the_key_with_a_budget() -> None:
+    assert key_of(with_budget(3, "nginx:1.0")) != key_of(with_budget(3, "nginx:2.0"))
+
+
+def test_applying_a_revision_keeps_the_live_budget() -> None:
+    stored = current_revision(with_budget(1, "nginx:1.0"))
+    spec = revision_spec(with_budget(7, "nginx:2.0"), stored)
+    assert spec["leaderWorkerTemplate"]["maxGroupRestarts"] == 7
+    worker = spec["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
+    assert worker["image"] == "nginx:1.0"
+
+
+@pytest.mark.parametrize(("live", "want"), [(7, 7), (None, None)], ids=["live budget", "no live budget"])
+def test_a_revision_that_still_stores_a_budget_never_restores_it(live: int | None, want: int | None) -> None:
+    stored = stored_the_old_way(with_budget(1), budget=1)
+    template = revision_spec(with_budget(live), stored)["leaderWorkerTemplate"]
+    assert template.get("maxGroupRestarts") == want
+
+
+def test_a_revision_that_differs_only_by_the_budget_is_the_same_revision() -> None:
+    """Upgrade safety: our earlier builds hashed the budget; their revision must not roll the set."""
+    lws = with_budget(4)
+    stored = stored_the_old_way(with_budget(1), budget=1)
+    plan = plan_revision(lws, leader_sts(revision_key(stored)), [stored], RevisionMatchCache())
+    assert plan.create == ()
+    assert not plan.updated
+    assert plan.key == revision_key(stored) != key_of(lws)
+
+
+def test_a_revision_that_differs_by_more_than_the_budget_is_a_new_revision() -> None:
+    stored = stored_the_old_way(with_budget(1, "nginx:1.0"), budget=1)
+    plan = plan_revision(
+        with_budget(1, "nginx:2.0"), leader_sts(revision_key(stored)), [stored], RevisionMatchCache()
+    )
+    assert plan.updated
+    assert [revision_key(created) for created, _ in plan.create] == [key_of(with_budget(1, "nginx:2.0"))]
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ conditions and their events, and the revision `lws rollout undo` picks."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -524,3 +525,20 @@ def test_undone_spec_restores_the_revision_template_with_the_same_key() -> None:
         "-      - image: v3\n+      - image: v1\n         name: worker\n         ports:"
     )
     assert rc.template_diff(lws, lws) == ""
+
+
+@pytest.mark.parametrize(
+    ("stored", "live"), [(1, 5), (None, 5), (1, None)], ids=["both", "only live", "only stored"]
+)
+def test_undo_keeps_the_live_restart_budget(stored: int | None, live: int | None) -> None:
+    """The budget is no part of a revision (issue 20): undo restores the pods' template only, even
+    from a revision an earlier build of ours wrote with the budget inside."""
+    lws, revisions = _revisions()
+    target = copy.deepcopy(revisions[0])
+    if stored is not None:
+        target["data"]["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = stored
+    if live is not None:
+        lws["spec"]["leaderWorkerTemplate"]["maxGroupRestarts"] = live
+    restored = rc.undone(lws, target)["spec"]["leaderWorkerTemplate"]
+    assert restored.get("maxGroupRestarts") == live
+    assert restored["workerTemplate"]["spec"]["containers"][0]["image"] == "v1"
