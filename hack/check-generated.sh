@@ -29,7 +29,7 @@ for generated in deploy/manifests/install.yaml charts/lws/files/rbac; do
     status=1
   fi
 done
-# The Go field table behind revision hashing (core/data/gofields.json) is generated from k8s.io/api.
+# The Go field table behind revision hashing (core/gocompat/data/gofields.json) is generated from k8s.io/api.
 if ! hack/gofields/regen.sh --check >&2; then
   status=1
 fi

@@ -1,5 +1,5 @@
 // Command gofields writes the table that lets leaderworkerset reproduce Go's JSON emission for the
-// types stored in an LWS revision (src/leaderworkerset/core/data/gofields.json).
+// types stored in an LWS revision (src/leaderworkerset/core/gocompat/data/gofields.json).
 //
 // Go's encoding/json decides per field whether a value is written (omitempty, omitzero, embedded
 // structs flattened into their parent) and how it is written (custom marshalers for Quantity,

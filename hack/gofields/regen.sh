@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Regenerate src/leaderworkerset/core/data/gofields.json from the k8s.io/api Go types.
+# Regenerate src/leaderworkerset/core/gocompat/data/gofields.json from the k8s.io/api Go types.
 # With --check, fail (exit 1) instead of writing when the committed table is stale.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-table="${here}/../../src/leaderworkerset/core/data/gofields.json"
+table="${here}/../../src/leaderworkerset/core/gocompat/data/gofields.json"
 fresh="$(mktemp)"
 trap 'rm -f "${fresh}"' EXIT
 (cd "${here}" && go run . > "${fresh}")

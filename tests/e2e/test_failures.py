@@ -20,7 +20,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.ledger import ledger_name
+from leaderworkerset.core.lifecycle.ledger import ledger_name
 from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient

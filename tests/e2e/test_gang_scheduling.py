@@ -20,7 +20,7 @@ import yaml
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.scheduling.volcano import VOLCANO_POD_GROUPS
-from leaderworkerset.core import workloads as wl
+from leaderworkerset.core.scheduling import workloads as wl
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster

@@ -19,7 +19,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core import diagnosis
+from leaderworkerset.core.observe import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, NODES, STATEFULSETS

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core import diagnosis
+from leaderworkerset.core.observe import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, NODES

@@ -679,7 +679,7 @@ def upstream_manifests() -> list[dict[str, Any]]:
 # random templates over every field of the generated table: Go's real types are the judge
 # --------------------------------------------------------------------------------------------------
 
-GOFIELDS = Path(__file__).resolve().parents[2] / "src/leaderworkerset/core/data/gofields.json"
+GOFIELDS = Path(__file__).resolve().parents[2] / "src/leaderworkerset/core/gocompat/data/gofields.json"
 SCALARS: dict[str, list[Any]] = {
     "string": ["", "x", "<a&b>", "ünï\u2028", "0"],
     "bool": [False, True],

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import cases  # a sibling script, found through the path entry above
 
-from leaderworkerset.core import revision
+from leaderworkerset.core.rollout import revision
 
 HERE = Path(__file__).parent
 

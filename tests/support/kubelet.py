@@ -19,8 +19,8 @@ import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.keys import group_key
-from leaderworkerset.core.revision import hash_patch, revision_patch
+from leaderworkerset.core.groups.keys import group_key
+from leaderworkerset.core.rollout.revision import hash_patch, revision_patch
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_conflict
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS

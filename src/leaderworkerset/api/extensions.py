@@ -37,9 +37,9 @@ class Extension:
 
 
 # The restart count a leader incarnation claimed before its count is written, so a controller killed
-# between the two writes never counts the same failure twice (core/budget.py).
+# between the two writes never counts the same failure twice (core/lifecycle/budget.py).
 ANNOTATION_GROUP_RESTART_CLAIM: Final = _PREFIX + "group-restart-claim"
-# Opt-in exponential back-off between recreations of the same group (core/backoff.py).
+# Opt-in exponential back-off between recreations of the same group (core/lifecycle/backoff.py).
 ANNOTATION_RESTART_BACKOFF: Final = _PREFIX + "restart-backoff"
 # The LWS condition (and its reason) set when the restart-backoff value cannot be used (an object
 # admitted with the webhooks off); removed once the value is fixed or dropped.
@@ -77,7 +77,7 @@ EVENT_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED: Final = "RolloutProgressDeadlineExceed
 EVENT_ROLLOUT_PROGRESSING_AGAIN: Final = "RolloutProgressing"
 EVENT_ROLLOUT_ANNOTATION_INVALID: Final = "RolloutAnnotationInvalid"
 
-# Opt-in GroupNotReady events (core/notready.py, docs/status.md): the `lws status` line of a group
+# Opt-in GroupNotReady events (core/observe/notready.py, docs/status.md): the `lws status` line of a group
 # that runs into a problem, as a Warning event on the LWS.
 ANNOTATION_NOT_READY_EVENTS: Final = _PREFIX + "not-ready-events"
 NOT_READY_EVENTS_TRUE: Final = "true"

@@ -13,8 +13,8 @@ from typing import Any
 from rich.table import Table
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.backoff import GroupBackoff, format_seconds
-from leaderworkerset.core.ledger import (
+from leaderworkerset.core.lifecycle.backoff import GroupBackoff, format_seconds
+from leaderworkerset.core.lifecycle.ledger import (
     Action,
     LedgerEntry,
     decode_backoff,

@@ -30,7 +30,8 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.naming import scaler_name, slice_count
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
-from leaderworkerset.core.groups import is_leader_pod, name_of
+from leaderworkerset.core.groups.state import is_leader_pod
+from leaderworkerset.core.objects import name_of
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,

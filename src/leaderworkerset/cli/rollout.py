@@ -1,7 +1,7 @@
 """``lws rollout pause|resume|undo|history NAME``: rollout control of one LeaderWorkerSet.
 
 Pause and resume merge-patch the `leaderworkerset.dev/rollout-paused` annotation; the controller
-does the holding (core/rolloutcontrol.py). Undo writes the templates of an existing
+does the holding (core/rollout/control.py). Undo writes the templates of an existing
 ControllerRevision back into the spec, an ordinary update (with the read's resourceVersion, so a
 concurrent change conflicts instead of being overwritten) that the controller then rolls out.
 """
@@ -9,25 +9,20 @@ concurrent change conflicts instead of being overwritten) that the controller th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import difflib
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 import typer
+import yaml
 from rich.console import Console
 from rich.table import Table
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.groups import labels_of, metadata
-from leaderworkerset.core.revision import revision_key
-from leaderworkerset.core.rolloutcontrol import (
-    UndoError,
-    history,
-    revision_templates,
-    template_diff,
-    undo_target,
-    undone,
-)
+from leaderworkerset.core.gocompat.gonormalize import normalize
+from leaderworkerset.core.objects import labels_of, metadata, revision_key_of
+from leaderworkerset.core.rollout.undo import UndoError, history, revision_templates, undo_target, undone
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS, STATEFULSETS
 
@@ -44,6 +39,21 @@ KubeconfigOpt = Annotated[str | None, typer.Option(help="Kubeconfig path (defaul
 
 class RolloutCommandError(Exception):
     """Shown as one line on stderr, exit 1."""
+
+
+def template_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """A unified diff of the two objects' templates, both in Go's view (so defaults show no noise)."""
+
+    def lines(obj: Mapping[str, Any]) -> list[str]:
+        spec = obj.get("spec") or {}
+        view = {
+            "leaderWorkerTemplate": normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate"),
+            "networkConfig": normalize(spec.get("networkConfig") or {}, "NetworkConfig"),
+        }
+        return yaml.safe_dump(view, sort_keys=True).splitlines()
+
+    diff = difflib.unified_diff(lines(before), lines(after), "live", "undo", lineterm="", n=2)
+    return "\n".join(diff)
 
 
 def _run(options: ClientOptions, work: Callable[[KubeClient], Awaitable[str]]) -> None:
@@ -104,7 +114,7 @@ async def undo(client: KubeClient, namespace: str, name: str, to_revision: int |
         await client.update(LEADERWORKERSETS, body)
     except Exception as err:
         raise RolloutCommandError(f"the API server refused the undo: {err}") from err
-    number, key = int(target.get("revision") or 0), revision_key(target)
+    number, key = int(target.get("revision") or 0), revision_key_of(target)
     head = f"LeaderWorkerSet {namespace}/{name}: rolled back to revision {number} ({key}) from {current}"
     return head + ("\n" + diff if diff else "\nthe templates were already equal")
 
@@ -124,10 +134,10 @@ def history_table(lws: Obj, revisions: list[Obj], current_key: str) -> Table:
                     images.append(str(container["image"]))
         table.add_row(
             str(revision.get("revision") or 0),
-            revision_key(revision),
+            revision_key_of(revision),
             str(metadata(revision).get("creationTimestamp") or ""),
             "\n".join(images),
-            "current" if revision_key(revision) == current_key else "",
+            "current" if revision_key_of(revision) == current_key else "",
         )
     return table
 

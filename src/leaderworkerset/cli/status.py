@@ -32,10 +32,12 @@ from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli import failures as ledger_view
-from leaderworkerset.core import groups as core_groups
-from leaderworkerset.core.diagnosis import Diagnosis, diagnose_group, scheduling_failures
-from leaderworkerset.core.groups import GroupView, labels_of
-from leaderworkerset.core.rolloutcontrol import rollout_notes
+from leaderworkerset.core import objects
+from leaderworkerset.core.groups import state as core_groups
+from leaderworkerset.core.groups.state import GroupView
+from leaderworkerset.core.objects import labels_of
+from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
+from leaderworkerset.core.rollout.control import rollout_notes
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
@@ -90,7 +92,7 @@ async def collect(client: KubeClient, namespace: str, name: str, *, events: bool
     deployment = None
     if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
         deployments = await client.list(DEPLOYMENTS, namespace, selector)
-        deployment = next((d for d in deployments if core_groups.name_of(d) == name), None)
+        deployment = next((d for d in deployments if objects.name_of(d) == name), None)
     failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}
     ledger = await ledger_view.read_ledger(client, namespace, name, optional=True)
     return Snapshot(lws, pods, statefulsets, deployment, failures, ledger)
@@ -112,7 +114,7 @@ def _pod_line(pod: Obj) -> str:
     restarts = _restarts(pod)
     extra = f" restarts={restarts}" if restarts else ""
     phase = core_groups.pod_phase(pod) or "Pending"
-    return f"{mark} {core_groups.name_of(pod)} [dim]{_role(pod)} {phase} on {node}{extra}[/dim]"
+    return f"{mark} {objects.name_of(pod)} [dim]{_role(pod)} {phase} on {node}{extra}[/dim]"
 
 
 @dataclass(frozen=True)
@@ -141,22 +143,22 @@ class Overview:
 
 def overview(snapshot: Snapshot) -> Overview:
     lws = snapshot.lws
-    meta, status = core_groups.metadata(lws), lws.get("status") or {}
+    meta, status = objects.metadata(lws), lws.get("status") or {}
     name = str(meta.get("name", ""))
-    size = core_groups.lws_size(lws)
+    size = objects.lws_size(lws)
     # The leader workload: the StatefulSet (Ordinal) or the Deployment (Hash) named after the set.
     leader_workload = snapshot.leader_deployment or next(
-        (s for s in snapshot.statefulsets if core_groups.name_of(s) == name), None
+        (s for s in snapshot.statefulsets if objects.name_of(s) == name), None
     )
     revision = labels_of(leader_workload).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_workload else "?"
     leaders = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_WORKER_INDEX) == "0"]
     workers_by_sts = {
-        core_groups.name_of(sts): sts for sts in snapshot.statefulsets if core_groups.name_of(sts) != name
+        objects.name_of(sts): sts for sts in snapshot.statefulsets if objects.name_of(sts) != name
     }
     views = core_groups.describe_groups(
         size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
     )
-    leader_by_name = {core_groups.name_of(p): p for p in leaders}
+    leader_by_name = {objects.name_of(p): p for p in leaders}
     groups = []
     for view in views:
         members = sorted(
@@ -177,7 +179,7 @@ def overview(snapshot: Snapshot) -> Overview:
     return Overview(
         name=name,
         namespace=str(meta.get("namespace", "")),
-        replicas=core_groups.lws_replicas(lws),
+        replicas=objects.lws_replicas(lws),
         ready_replicas=int(status.get("readyReplicas") or 0),
         updated_replicas=int(status.get("updatedReplicas") or 0),
         size=size,
@@ -247,7 +249,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
                 "backoff": group.backoff,
                 "pods": [
                     {
-                        "name": core_groups.name_of(pod),
+                        "name": objects.name_of(pod),
                         "role": _role(pod),
                         "phase": core_groups.pod_phase(pod) or "Pending",
                         "node": (pod.get("spec") or {}).get("nodeName") or None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj
-from leaderworkerset.core.groups import ControllerEvent, namespace_of
+from leaderworkerset.core.objects import ControllerEvent, namespace_of
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 

@@ -9,7 +9,7 @@ One reconcile of a pod key `<namespace>/<pod>`:
      policy and exclusive placement allow — create its worker StatefulSet from the leader's
      revision. Worker StatefulSets are create-only: a group changes only by being recreated.
 
-Bounded group recovery (maxGroupRestarts, core/budget.py): a recreation first consumes one unit
+Bounded group recovery (maxGroupRestarts, core/lifecycle/budget.py): a recreation first consumes one unit
 of the group's budget, decided on fresh reads of the leader and the LWS; a spent budget retains the
 group (exhausted leader, cleanup finalizers on every pod) until `recover=true` on the leader, a
 scale-down/rollout teardown, or the LWS going away releases it.
@@ -42,7 +42,26 @@ from leaderworkerset.controllers.informers import (
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
-from leaderworkerset.core.backoff import (
+from leaderworkerset.core.desired.services import replica_service
+from leaderworkerset.core.desired.statefulsets import require_leader_dns, worker_statefulset
+from leaderworkerset.core.groups.naming import leader_name_for_worker
+from leaderworkerset.core.groups.state import (
+    has_replacement_gate,
+    is_exhausted,
+    is_leader_pod,
+    pod_ready,
+    statefulset_ready,
+)
+from leaderworkerset.core.hashidentity import (
+    GROUP_REPLACEMENT_REQUEUE_SECONDS,
+    AdmissionStep,
+    admission_event,
+    decide_admission,
+    group_ready_status_patch,
+    is_hash,
+    remove_gate_patch,
+)
+from leaderworkerset.core.lifecycle.backoff import (
     BackoffError,
     GroupBackoff,
     backoff_event,
@@ -52,7 +71,7 @@ from leaderworkerset.core.backoff import (
     recreated_state,
     waiting_state,
 )
-from leaderworkerset.core.budget import (
+from leaderworkerset.core.lifecycle.budget import (
     BudgetStep,
     ExhaustedStep,
     budget_exceeded_event,
@@ -73,34 +92,7 @@ from leaderworkerset.core.budget import (
     restart_count_key,
     restart_counts,
 )
-from leaderworkerset.core.diagnosis import Diagnosis, diagnose_group
-from leaderworkerset.core.gang import SchedulingError
-from leaderworkerset.core.groups import (
-    ControllerEvent,
-    controller_owner,
-    has_replacement_gate,
-    is_deleting,
-    is_exhausted,
-    is_leader_pod,
-    labels_of,
-    lws_size,
-    name_of,
-    namespace_of,
-    pod_ready,
-    revision_key_of,
-    statefulset_ready,
-    uid_of,
-)
-from leaderworkerset.core.hashidentity import (
-    GROUP_REPLACEMENT_REQUEUE_SECONDS,
-    AdmissionStep,
-    admission_event,
-    decide_admission,
-    group_ready_status_patch,
-    is_hash,
-    remove_gate_patch,
-)
-from leaderworkerset.core.ledger import (
+from leaderworkerset.core.lifecycle.ledger import (
     Action,
     LedgerEntry,
     Trigger,
@@ -111,10 +103,7 @@ from leaderworkerset.core.ledger import (
     needs_probe_events,
     probe_failed_containers,
 )
-from leaderworkerset.core.lifecycle import group_milestones, ready_before
-from leaderworkerset.core.naming import leader_name_for_worker
-from leaderworkerset.core.notready import members_to_diagnose, next_report, wants_not_ready_events
-from leaderworkerset.core.restart import (
+from leaderworkerset.core.lifecycle.restart import (
     FOREIGN_WORKERS_RECHECK_SECONDS,
     MISSING_REVISION_REQUEUE_SECONDS,
     GroupRestartError,
@@ -138,16 +127,29 @@ from leaderworkerset.core.restart import (
     worker_statefulset_created_event,
     worker_statefulset_failed_event,
 )
-from leaderworkerset.core.revision import find_revision, revision_spec
-from leaderworkerset.core.rollout import lws_replicas
-from leaderworkerset.core.services import replica_service
-from leaderworkerset.core.statefulsets import require_leader_dns, worker_statefulset
-from leaderworkerset.core.termination import (
+from leaderworkerset.core.lifecycle.termination import (
     WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS,
     lingering_worker_pod,
     worker_statefulset_to_delete,
 )
-from leaderworkerset.core.workloads import scheduling_template_annotations
+from leaderworkerset.core.objects import (
+    ControllerEvent,
+    controller_owner,
+    is_deleting,
+    labels_of,
+    lws_replicas,
+    lws_size,
+    name_of,
+    namespace_of,
+    revision_key_of,
+    uid_of,
+)
+from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group
+from leaderworkerset.core.observe.notready import members_to_diagnose, next_report, wants_not_ready_events
+from leaderworkerset.core.observe.readiness import group_milestones, ready_before
+from leaderworkerset.core.rollout.revision import find_revision, revision_spec
+from leaderworkerset.core.scheduling.gang import SchedulingError
+from leaderworkerset.core.scheduling.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
 from leaderworkerset.runtime.errors import is_already_exists
@@ -224,7 +226,7 @@ class GroupReconciler:
         self.created_workers = WriteMemo()
         self._deleted_leaders: OrderedDict[str, None] = OrderedDict()
         self._observed: OrderedDict[str, None] = OrderedDict()
-        # The problem last reported per group of a set with not-ready events on (core/notready.py).
+        # The problem last reported per group of a set with not-ready events on (core/observe/notready.py).
         self._said: dict[tuple[str, str], dict[str, Diagnosis]] = {}
 
     # ----- deletion snapshots (fed by the pod informer) --------------------------------------------
@@ -288,7 +290,7 @@ class GroupReconciler:
 
     def _explain_group(self, key: ObjectKey) -> None:
         """Opt-in GroupNotReady events: say when the pod's group runs into a problem, and when it is
-        ready again (core/notready.py). Reads the caches only; a set without the annotation costs
+        ready again (core/observe/notready.py). Reads the caches only; a set without the annotation costs
         one annotation lookup."""
         pod = self._informers.pod(key.namespace, key.name)
         if pod is None or c.LABEL_SET_NAME not in labels_of(pod):

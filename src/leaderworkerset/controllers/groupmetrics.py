@@ -3,7 +3,7 @@
 * `lws_group_recreations_total{namespace,lws,cause}`: recreations that actually happened (a
   back-off wait or an exhausted budget is not one), by the failure ledger's cause;
 * `lws_group_time_to_ready_seconds{namespace,lws,phase}`: per group incarnation, how long each
-  phase took (core/lifecycle.py: scheduled, containers-started, ready, and the total).
+  phase took (core/observe/readiness.py: scheduled, containers-started, ready, and the total).
 
 Like the runtime metrics, the registry is injected: each manager (and each test) has its own.
 """

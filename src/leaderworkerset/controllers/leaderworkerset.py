@@ -43,9 +43,19 @@ from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics, RolloutTracker, new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
-from leaderworkerset.core import gojson, notready
-from leaderworkerset.core.backoff import backoff_error, invalid_backoff_event, invalid_message
-from leaderworkerset.core.budget import (
+from leaderworkerset.core.conditions import (
+    format_time,
+    invalid_annotation_conditions,
+    invalid_spec_conditions,
+)
+from leaderworkerset.core.desired.services import shared_service
+from leaderworkerset.core.desired.statefulsets import leader_statefulset
+from leaderworkerset.core.desired.status import plan_status
+from leaderworkerset.core.gocompat import gojson
+from leaderworkerset.core.groups.state import group_states, is_leader_pod
+from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
+from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
+from leaderworkerset.core.lifecycle.budget import (
     BudgetError,
     Counts,
     prune_hash_counts,
@@ -53,36 +63,21 @@ from leaderworkerset.core.budget import (
     prune_settled_counts,
     restart_counts,
 )
-from leaderworkerset.core.diagnosis import diagnose_group
-from leaderworkerset.core.groups import (
+from leaderworkerset.core.lifecycle.termination import worker_statefulsets_to_delete_with_lws
+from leaderworkerset.core.objects import (
     ControllerEvent,
-    group_states,
     is_deleting,
-    is_leader_pod,
-    name_of,
-    namespace_of,
-    uid_of,
-)
-from leaderworkerset.core.hashidentity import is_hash, leader_deployment, plan_hash_status
-from leaderworkerset.core.notready import not_ready_events_error
-from leaderworkerset.core.revision import (
-    RevisionMatchCache,
-    owned_revisions,
-    plan_revision,
-    revision_key,
-    revisions_to_truncate,
-)
-from leaderworkerset.core.rollout import (
-    TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS,
-    LeaderStatefulSetView,
-    RolloutDecision,
-    after_apply_events,
     lws_replicas,
     lws_size,
-    plan_rollout_for,
-    rollout_budget,
+    name_of,
+    namespace_of,
+    revision_key_of,
+    uid_of,
 )
-from leaderworkerset.core.rolloutcontrol import (
+from leaderworkerset.core.observe import notready
+from leaderworkerset.core.observe.diagnosis import diagnose_group
+from leaderworkerset.core.observe.notready import not_ready_events_error
+from leaderworkerset.core.rollout.control import (
     NO_ROLLOUT_CONTROL,
     OUR_CONDITIONS,
     RolloutControl,
@@ -94,16 +89,21 @@ from leaderworkerset.core.rolloutcontrol import (
     rollout_control,
     waiting_ordinals,
 )
-from leaderworkerset.core.services import shared_service
-from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import (
-    format_time,
-    invalid_annotation_conditions,
-    invalid_spec_conditions,
-    plan_status,
+from leaderworkerset.core.rollout.partition import (
+    TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS,
+    LeaderStatefulSetView,
+    RolloutDecision,
+    after_apply_events,
+    plan_rollout_for,
+    rollout_budget,
 )
-from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
-from leaderworkerset.core.workloads import scheduling_template_annotations
+from leaderworkerset.core.rollout.revision import (
+    RevisionMatchCache,
+    owned_revisions,
+    plan_revision,
+    revisions_to_truncate,
+)
+from leaderworkerset.core.scheduling.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import (
@@ -144,7 +144,7 @@ class _Round:
     revision: Mapping[str, Any] | None = None
     revision_created: bool = False
     applied_sts: Obj | None = None
-    # Rollout control (opt-in annotations, core/rolloutcontrol.py).
+    # Rollout control (opt-in annotations, core/rollout/control.py).
     control: RolloutControl = NO_ROLLOUT_CONTROL
     stall: Stall | None = None
     under_way: bool = False
@@ -157,7 +157,7 @@ class _Round:
 
     @property
     def revision_key(self) -> str:
-        return revision_key(self.revision) if self.revision is not None else ""
+        return revision_key_of(self.revision) if self.revision is not None else ""
 
 
 class LeaderWorkerSetReconciler:
@@ -496,7 +496,7 @@ class LeaderWorkerSetReconciler:
         lws, key = round_.lws, round_.key
         round_.control = control = rollout_control(lws)
         revisions = owned_revisions(lws, self._revisions(key))
-        round_.under_way = any(revision_key(r) != round_.revision_key for r in revisions)
+        round_.under_way = any(revision_key_of(r) != round_.revision_key for r in revisions)
         round_.decision = decision
         if round_.leader_sts is None or (not control.paused and control.deadline_seconds is None):
             return decision

@@ -2,8 +2,8 @@
 
 It is created on the LWS's first group recreation (an LWS that never recreates a group gets no
 object at all), owned by the LWS (garbage-collected with it) and labelled with its name. Two keys:
-`entries` (the bounded history, core/ledger.py) and `backoff` (per-group restart back-off state,
-core/backoff.py). Nothing upstream owns is written: neither the LWS nor its pods or StatefulSets
+`entries` (the bounded history, core/lifecycle/ledger.py) and `backoff` (per-group restart back-off state,
+core/lifecycle/backoff.py). Nothing upstream owns is written: neither the LWS nor its pods or StatefulSets
 change, so a cluster swaps back to upstream's controller without a restart, and the ConfigMap
 just stops growing.
 
@@ -22,9 +22,8 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.restartbudget import CONFLICT_BACKOFF_SECONDS, CONFLICT_RETRIES
-from leaderworkerset.core.backoff import GroupBackoff
-from leaderworkerset.core.groups import controller_owner, name_of, namespace_of, uid_of
-from leaderworkerset.core.ledger import (
+from leaderworkerset.core.lifecycle.backoff import GroupBackoff
+from leaderworkerset.core.lifecycle.ledger import (
     DATA_BACKOFF,
     DATA_ENTRIES,
     LEDGER_CAPACITY,
@@ -36,6 +35,7 @@ from leaderworkerset.core.ledger import (
     encode_entries,
     ledger_name,
 )
+from leaderworkerset.core.objects import controller_owner, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict
 from leaderworkerset.runtime.resources import CONFIGMAPS

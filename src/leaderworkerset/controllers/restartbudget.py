@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.budget import Counts, counts_annotation_patch, parse_restart_counts
-from leaderworkerset.core.groups import annotations_of, name_of, namespace_of, uid_of
+from leaderworkerset.core.lifecycle.budget import Counts, counts_annotation_patch, parse_restart_counts
+from leaderworkerset.core.objects import annotations_of, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_conflict, is_not_found
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS

@@ -1,1 +1,19 @@
+"""Pure domain logic: functions from observed state to intended changes, no I/O and no clock.
 
+The packages, bottom to top; each imports only from the floors below it (enforced by the
+import-linter contract "core: domain packages in layers" in pyproject.toml):
+
+- ``objects``, ``conditions``, ``gocompat``: plain object accessors and the one ``Obj`` alias;
+  status conditions and the one RFC 3339 parser; Go-compatible encodings (JSON, revision
+  normalisation, Quantity, IntOrString, strconv, apimachinery field errors).
+- ``groups``, ``disaggregated``: what a group is (state, keys, names, subgroups); the
+  DisaggregatedSet model and rollout planner.
+- ``lifecycle``: a group's failure and recovery (restart policy, budget, back-off, ledger,
+  termination).
+- ``observe``: why a group is not ready, GroupNotReady events, time to ready.
+- ``rollout``: revisions, the partition and surge arithmetic, rollout control, undo.
+- ``desired``: the objects and status the controllers should write (StatefulSets, Services,
+  affinity, pod mutation, TPU variables, LWS status).
+- ``scheduling``: gang scheduling (Volcano PodGroups, Workload API objects, pod requests, mode).
+- ``hashidentity``, ``plan``: Hash group identity (leader Deployment) and the `lws plan` preview.
+"""

@@ -26,34 +26,34 @@ from datetime import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups import (
-    ControllerEvent,
-    controller_owner,
-    has_replacement_gate,
-    is_deleting,
-    is_exhausted,
-    is_leader_pod,
-    labels_of,
-    metadata,
-    name_of,
-    pod_ready,
-    revision_key_of,
-)
-from leaderworkerset.core.rollout import lws_replicas, lws_size, rolling_update_configuration
-from leaderworkerset.core.statefulsets import leader_statefulset
-from leaderworkerset.core.status import (
+from leaderworkerset.core.conditions import (
     Condition,
-    StatusPlan,
     apply_conditions,
-    condition_event,
     format_time,
+)
+from leaderworkerset.core.desired.statefulsets import leader_statefulset
+from leaderworkerset.core.desired.status import (
+    StatusPlan,
+    condition_event,
     hpa_pod_selector,
     make_condition,
     make_false_condition,
 )
-from leaderworkerset.core.workloads import scheduling_template_annotations
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.groups.state import has_replacement_gate, is_exhausted, is_leader_pod, pod_ready
+from leaderworkerset.core.objects import (
+    ControllerEvent,
+    Obj,
+    controller_owner,
+    is_deleting,
+    labels_of,
+    lws_replicas,
+    lws_size,
+    metadata,
+    name_of,
+    revision_key_of,
+)
+from leaderworkerset.core.rollout.partition import rolling_update_configuration
+from leaderworkerset.core.scheduling.workloads import scheduling_template_annotations
 
 _APPS_V1 = "apps/v1"
 _DEPLOYMENT_KIND = "Deployment"

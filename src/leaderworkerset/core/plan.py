@@ -1,12 +1,13 @@
 """`lws plan`: the steps a spec change takes, built from the controllers' own pure functions.
 
 Nothing here re-derives a rollout. Whether a change rolls out is decided by the revision
-functions the controllers run (`core.revision.plan_revision` for an LWS, `disaggregated_revision`
-for a DisaggregatedSet); the steps are the controllers' simulations (`core.rollout.simulate_rollout`,
-`core.disaggregated.rollout.simulate_rollout`). This module only annotates those steps with what
-an operator asks before applying: which groups go down and come up, how much ready capacity is
-left, how many extra accelerators the surge needs and whether the nodes have them, and how long
-it may take given how long groups took to get ready so far.
+functions the controllers run (`core.rollout.revision.plan_revision` for an LWS,
+`disaggregated_revision` for a DisaggregatedSet); the steps are the controllers' simulations
+(`core.rollout.partition.simulate_rollout`, `core.disaggregated.rollout.simulate_rollout`). This
+module only annotates those steps with what an operator asks before applying: which groups go down
+and come up, how much ready capacity is left, how many extra accelerators the surge needs and
+whether the nodes have them, and how long it may take given how long groups took to get ready so
+far.
 """
 
 from __future__ import annotations
@@ -15,28 +16,27 @@ import copy
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any, Literal
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import rollout as lws_rollout
+from leaderworkerset.core.conditions import parse_time
 from leaderworkerset.core.disaggregated import rollout as ds_rollout
-from leaderworkerset.core.groups import (
-    MISSING_GROUP,
-    GroupState,
-    group_states,
+from leaderworkerset.core.gocompat.quantity import Quantity
+from leaderworkerset.core.groups.state import MISSING_GROUP, GroupState, group_states, ready_since
+from leaderworkerset.core.objects import (
+    Obj,
     labels_of,
+    lws_replicas,
     lws_size,
     metadata,
     name_of,
     statefulset_replicas,
 )
-from leaderworkerset.core.podrequests import pod_requests
-from leaderworkerset.core.quantity import Quantity
-from leaderworkerset.core.revision import RevisionMatchCache, disaggregated_revision, plan_revision
-from leaderworkerset.core.rolloutcontrol import rollout_control, rollout_notes
+from leaderworkerset.core.rollout import partition as lws_rollout
+from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
+from leaderworkerset.core.rollout.revision import RevisionMatchCache, disaggregated_revision, plan_revision
+from leaderworkerset.core.scheduling.podrequests import pod_requests
 
-Obj = Mapping[str, Any]
 Accelerators = dict[str, int]
 
 # Extended resources that are whole devices; surge is counted in these.
@@ -140,19 +140,6 @@ def template_node_selector(lws: Obj) -> dict[str, str]:
 # --- observed time to ready ------------------------------------------------------------------------
 
 
-def _time(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _ready_since(pod: Obj) -> datetime | None:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready" and condition.get("status") == c.CONDITION_TRUE:
-            return _time(condition.get("lastTransitionTime"))
-    return None
-
-
 def observed_time_to_ready(pods: Iterable[Obj]) -> float | None:
     """Median seconds from a group's first pod created to its last pod Ready, over groups whose
     pods are all Ready (keyed by set name and group index); None when no group is."""
@@ -163,8 +150,8 @@ def observed_time_to_ready(pods: Iterable[Obj]) -> float | None:
             groups.setdefault((labels.get(c.LABEL_SET_NAME, ""), labels[c.LABEL_GROUP_INDEX]), []).append(pod)
     durations = []
     for members in groups.values():
-        ready = [_ready_since(pod) for pod in members]
-        created = [_time(metadata(pod).get("creationTimestamp")) for pod in members]
+        ready = [ready_since(pod) for pod in members]
+        created = [parse_time(metadata(pod).get("creationTimestamp")) for pod in members]
         if any(t is None for t in ready) or any(t is None for t in created):
             continue
         last_ready = max(t for t in ready if t is not None)
@@ -345,9 +332,7 @@ def plan_leaderworkerset(
             warnings=("no step plan for groupIdentity Hash",),
         )
     current_groups = (
-        statefulset_replicas(leader_statefulset)
-        if leader_statefulset is not None
-        else lws_rollout.lws_replicas(live)
+        statefulset_replicas(leader_statefulset) if leader_statefulset is not None else lws_replicas(live)
     )
     revision = plan_revision(proposed, leader_statefulset, revisions, RevisionMatchCache())
     budget = lws_rollout.rollout_budget(proposed)

@@ -59,7 +59,7 @@ class SchedulingGroup(msgspec.Struct, omit_defaults=True, gc=False):
 
 class TpuQuantity(msgspec.Struct, omit_defaults=True, gc=False):
     """Of a container's resource list only the TPU quantity: the worker StatefulSet's TPU settings
-    ask whether the leader requests TPUs (core/tpu.py), and nothing else reads cached resources."""
+    ask whether the leader requests TPUs (core/desired/tpu.py), and nothing else reads cached resources."""
 
     tpu: str | int | float | None = msgspec.field(default=None, name="google.com/tpu")
 

@@ -14,8 +14,8 @@ from typing import Any
 import msgspec
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import validation as v
-from leaderworkerset.core.podmutation import PodMutationError
+from leaderworkerset.core.desired.podmutation import PodMutationError
+from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.webhooks import disaggregatedset, leaderworkerset, pod
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 

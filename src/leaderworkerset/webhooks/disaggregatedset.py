@@ -7,7 +7,7 @@ defaulted by the CRD schema and scalers are only written by the controller and a
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import validation as v
+from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.leaderworkerset import (
     validate_group_identity,

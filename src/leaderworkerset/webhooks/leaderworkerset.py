@@ -8,10 +8,10 @@ import copy
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import validation as v
-from leaderworkerset.core.groups import spec_replicas, spec_size
-from leaderworkerset.core.intstr import IntOrPercentError, scaled_value
-from leaderworkerset.core.subgroup import go_mod
+from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
+from leaderworkerset.core.gocompat.strconv import go_mod
+from leaderworkerset.core.objects import spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.notready import validate_not_ready_events
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff

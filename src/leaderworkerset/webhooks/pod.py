@@ -12,9 +12,10 @@ from typing import Any
 import msgspec
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import gang, tpu, workloads
-from leaderworkerset.core import podmutation as pm
-from leaderworkerset.core.keys import GoParseError
+from leaderworkerset.core.desired import podmutation as pm
+from leaderworkerset.core.desired import tpu
+from leaderworkerset.core.gocompat.strconv import GoParseError
+from leaderworkerset.core.scheduling import gang, workloads
 
 Obj = dict[str, Any]
 # Adds scheduler-provider metadata (Volcano group name, Workload scheduling group) to a pod in place.

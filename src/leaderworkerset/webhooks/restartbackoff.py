@@ -1,4 +1,4 @@
-"""Admission of the opt-in restart back-off annotation (core/backoff.py) on a LeaderWorkerSet.
+"""Admission of the opt-in restart back-off annotation (core/lifecycle/backoff.py) on a LeaderWorkerSet.
 
 Kept apart from upstream's rules in webhooks/leaderworkerset.py: it checks only this project's own
 annotation, and an object without it is admitted exactly as upstream admits it.
@@ -7,8 +7,8 @@ annotation, and an object without it is admitted exactly as upstream admits it.
 from typing import Any
 
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core import validation as v
-from leaderworkerset.core.backoff import backoff_error
+from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.lifecycle.backoff import backoff_error
 from leaderworkerset.webhooks import fields as f
 
 Obj = dict[str, Any]

@@ -1,7 +1,7 @@
 """Admission of the rollout-control annotations (`leaderworkerset.dev/rollout-*`).
 
 One function, so the checks of this project's own annotations stay apart from upstream's rules
-(which must keep upstream's exact messages). The rules themselves are `core.rolloutcontrol`'s: the
+(which must keep upstream's exact messages). The rules themselves are `core.rollout.control`'s: the
 controller applies the same ones when webhooks are off, and reports a bad value instead.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from leaderworkerset.core import validation as v
-from leaderworkerset.core.rolloutcontrol import rollout_control
+from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.rollout.control import rollout_control
 
 
 def validate_rollout_annotations(lws: dict[str, Any]) -> list[v.FieldError]:

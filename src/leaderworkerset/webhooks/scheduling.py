@@ -10,15 +10,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import validation as v
-from leaderworkerset.core.gang import volcano_unsupported
-from leaderworkerset.core.validation import SchedulingModeError, scheduling_mode
+from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.scheduling import mode
+from leaderworkerset.core.scheduling.gang import volcano_unsupported
+from leaderworkerset.core.scheduling.mode import SchedulingModeError, scheduling_mode
 from leaderworkerset.webhooks import fields as f
 
 Obj = dict[str, Any]
 FieldError = v.FieldError
 PATH = "spec.scheduling"
-_LEVEL_FIELDS = v.SCHEDULING_LEVEL_FIELDS
+_LEVEL_FIELDS = mode.SCHEDULING_LEVEL_FIELDS
 _DELEGATION_ANNOTATIONS = (
     c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME,
     c.ANNOTATION_SCHEDULING_PARENT_COMPOSITE_POD_GROUP,

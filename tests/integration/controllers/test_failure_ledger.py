@@ -15,7 +15,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.setup import RegisteredControllers
-from leaderworkerset.core.ledger import Action, Cause, Trigger, entry_for, ledger_name
+from leaderworkerset.core.lifecycle.ledger import Action, Cause, Trigger, entry_for, ledger_name
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONFIGMAPS, CORE_EVENTS, LEADERWORKERSETS, NODES, PODS
 from tests.integration.controllers import expect

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.keys import hash_group_key, hash_leader_hostname
+from leaderworkerset.core.groups.keys import hash_group_key, hash_leader_hostname
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.revision import hash_patch, revision_patch
+from leaderworkerset.core.rollout.revision import hash_patch, revision_patch
 from leaderworkerset.runtime.client import PROPAGATION_FOREGROUND, KubeClient
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import (

@@ -1,4 +1,4 @@
-"""Opt-in GroupNotReady events against the real API server (core/notready.py, docs/status.md). The
+"""Opt-in GroupNotReady events against the real API server (core/observe/notready.py, docs/status.md). The
 test plays the StatefulSet controller and the kubelet; the LWS and pod controllers run in-process
 with the webhooks off, so a bad annotation value reaches the controller."""
 

@@ -12,7 +12,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.status import format_time
+from leaderworkerset.core.conditions import format_time
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.integration.controllers import expect

@@ -21,7 +21,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.scheduling.kubernetes import POD_GROUPS, WORKLOADS
 from leaderworkerset.controllers.scheduling.volcano import VOLCANO_POD_GROUPS
-from leaderworkerset.core import workloads as wl
+from leaderworkerset.core.scheduling import workloads as wl
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS, ResourceRef
 from leaderworkerset.webhooks.pod import (

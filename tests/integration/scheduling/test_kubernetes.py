@@ -14,7 +14,7 @@ from lightkube import AsyncClient
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.scheduling.kubernetes import POD_GROUPS, WORKLOADS
-from leaderworkerset.core import workloads as wl
+from leaderworkerset.core.scheduling import workloads as wl
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS, ResourceRef

@@ -9,7 +9,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core import keys
+from leaderworkerset.core.groups import keys
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS, PODS

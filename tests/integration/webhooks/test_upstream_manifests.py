@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import keys
+from leaderworkerset.core.groups import keys
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError, is_not_found
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS, PODS

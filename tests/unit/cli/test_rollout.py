@@ -3,13 +3,18 @@ width (snapshots)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli.plan import render as render_plan
-from leaderworkerset.cli.rollout import history_table
+from leaderworkerset.cli.rollout import history_table, template_diff
 from leaderworkerset.cli.status import document, render
-from leaderworkerset.core.revision import new_revision, revision_key
+from leaderworkerset.core.objects import revision_key_of
+from leaderworkerset.core.rollout.revision import new_revision
+from leaderworkerset.core.rollout.undo import undone
+from tests.support.builders import cached_lws
 from tests.unit.cli.test_status_why import plain, snapshot
 from tests.unit.core.test_plan import NEW_IMAGE, gpu_lws, lws_plan
 
@@ -43,7 +48,7 @@ def test_history_lists_revisions_oldest_first_and_marks_the_current_one() -> Non
         revision["metadata"]["creationTimestamp"] = f"2026-12-01T12:0{len(revisions)}:00Z"
         revisions.append(revision)
     lws = gpu_lws().worker_image("registry/app:v2").obj()
-    assert [revision_key(r) for r in revisions] == ["64759f95c7", "6848745f4"]  # golden keys
+    assert [revision_key_of(r) for r in revisions] == ["64759f95c7", "6848745f4"]  # golden keys
     assert text(history_table(lws, list(reversed(revisions)), "6848745f4")) == HISTORY
 
 
@@ -90,3 +95,19 @@ def test_plan_warns_that_a_paused_rollout_takes_no_step() -> None:
         "warning: rollout paused: the controller takes none of these steps until `lws rollout resume`"
     )
     assert "rollout paused" not in text(render_plan(lws_plan(gpu_lws().obj(), new)))
+
+
+def test_undo_prints_the_template_diff_in_gos_view() -> None:
+    """The diff `lws rollout undo` prints: both templates as Go renders them, so defaults the API
+    server filled in show no noise, and only the undone lines differ."""
+    base = cached_lws("lws")
+    revisions: list[dict[str, Any]] = []
+    for image in ("v1", "v3"):
+        revisions.append(new_revision(base.worker_image(image).obj(), "", revisions))
+    live = base.worker_image("v3").obj()
+    restored = undone(live, revisions[0])
+    assert template_diff(live, restored) == (
+        "--- live\n+++ undo\n@@ -6,5 +6,5 @@\n     spec:\n       containers:\n"
+        "-      - image: v3\n+      - image: v1\n         name: worker\n         ports:"
+    )
+    assert template_diff(live, live) == ""

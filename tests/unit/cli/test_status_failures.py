@@ -13,8 +13,15 @@ from rich.console import Console
 
 from leaderworkerset.cli import failures
 from leaderworkerset.cli.status import Snapshot, as_text, document, render
-from leaderworkerset.core.backoff import GroupBackoff
-from leaderworkerset.core.ledger import Action, Cause, Trigger, encode_backoff, encode_entries, entry_for
+from leaderworkerset.core.lifecycle.backoff import GroupBackoff
+from leaderworkerset.core.lifecycle.ledger import (
+    Action,
+    Cause,
+    Trigger,
+    encode_backoff,
+    encode_entries,
+    entry_for,
+)
 from tests.support.builders import cached_lws, leader_pod, worker_statefulset
 
 T0 = datetime.datetime(2026, 12, 1, 13, 0, 0, tzinfo=datetime.UTC)

@@ -4,8 +4,8 @@ retries (issue 12's bad-object chaos tests)."""
 import pytest
 
 from leaderworkerset.controllers.leaderworkerset import spec_problem
-from leaderworkerset.core.gonormalize import GoDecodeError
-from leaderworkerset.core.intstr import IntOrPercentError
+from leaderworkerset.core.gocompat.gonormalize import GoDecodeError
+from leaderworkerset.core.gocompat.intstr import IntOrPercentError
 from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError
 
 

@@ -20,7 +20,7 @@ from leaderworkerset.core.hashidentity import (
     remove_gate_patch,
     tearing_down_groups,
 )
-from leaderworkerset.core.workloads import workload_name
+from leaderworkerset.core.scheduling.workloads import workload_name
 from tests.support.builders import cached_lws, leader_pod
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)

@@ -12,7 +12,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core import plan
 from leaderworkerset.core.disaggregated.rollout import ChildView
 from leaderworkerset.core.disaggregated.rollout_inputs import role_targets
-from leaderworkerset.core.revision import RevisionMatchCache, disaggregated_revision, plan_revision
+from leaderworkerset.core.rollout.revision import RevisionMatchCache, disaggregated_revision, plan_revision
 from tests.support.builders import (
     LeaderWorkerSetBuilder,
     cached_lws,

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import tpu
+from leaderworkerset.core.desired import tpu
 from tests.support.builders import pod, tpu_container, tpu_pod_spec
 
 Obj = dict[str, Any]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from leaderworkerset.core import validation as v
+from leaderworkerset.core.gocompat import fielderrors as v
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.validation import PERCENT_MESSAGE, aggregate_message
+from leaderworkerset.core.gocompat.fielderrors import PERCENT_MESSAGE, aggregate_message
 from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 from tests.support.builders import LeaderWorkerSetBuilder, lws

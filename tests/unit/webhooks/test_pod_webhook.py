@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core import keys
-from leaderworkerset.core.affinity import exclusive_affinity_applied, set_exclusive_affinities
-from leaderworkerset.core.podmutation import PodMutationError
+from leaderworkerset.core.desired.affinity import exclusive_affinity_applied, set_exclusive_affinities
+from leaderworkerset.core.desired.podmutation import PodMutationError
+from leaderworkerset.core.groups import keys
 from leaderworkerset.webhooks.pod import (
     default_pod,
     validate_pod,

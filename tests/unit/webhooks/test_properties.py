@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.podmutation import PodMutationError
-from leaderworkerset.core.subgroup import leader_is_extra_pod, worker_subgroup_index
+from leaderworkerset.core.desired.podmutation import PodMutationError
+from leaderworkerset.core.groups.subgroup import leader_is_extra_pod, worker_subgroup_index
 from leaderworkerset.webhooks import disaggregatedset, leaderworkerset, pod
 from leaderworkerset.webhooks.admission import WebhookOptions, review
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission

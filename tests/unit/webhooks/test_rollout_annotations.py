@@ -9,7 +9,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.validation import aggregate_message
+from leaderworkerset.core.gocompat.fielderrors import aggregate_message
 from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
 from tests.support.builders import lws
 

@@ -290,7 +290,7 @@ def test_hash_opt_in_cases_ran() -> None:
 def test_every_rule_id_has_a_row() -> None:
     sources = [
         Path(webhook_scheduling.__file__),
-        Path(webhook_scheduling.__file__).parents[1] / "core" / "gang.py",
+        Path(webhook_scheduling.__file__).parents[1] / "core" / "scheduling" / "gang.py",
     ]
     literal_ids = {
         m for p in sources for m in re.findall(r'"((?:scheduling|volcano)-[a-z-]+)"', p.read_text())

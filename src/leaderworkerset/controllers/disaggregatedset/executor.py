@@ -19,7 +19,7 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.rollout import RolloutDecision, ScaleChange, decide_rollout
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
-from leaderworkerset.core.groups import name_of
+from leaderworkerset.core.objects import name_of
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 

@@ -42,8 +42,8 @@ from leaderworkerset.core.disaggregated.current import (
 )
 from leaderworkerset.core.disaggregated.naming import role_names, slice_count, slice_of
 from leaderworkerset.core.disaggregated.status import plan_status
-from leaderworkerset.core.groups import is_deleting, name_of
-from leaderworkerset.core.revision import disaggregated_revision
+from leaderworkerset.core.objects import is_deleting, name_of
+from leaderworkerset.core.rollout.revision import disaggregated_revision
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.errors import is_conflict

@@ -16,7 +16,7 @@ from leaderworkerset.core.disaggregated.scalers import (
     plan_scalers,
     scaler_status,
 )
-from leaderworkerset.core.groups import labels_of, name_of, namespace_of
+from leaderworkerset.core.objects import labels_of, name_of, namespace_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.events import EventRecorder, object_ref

@@ -15,7 +15,7 @@ from leaderworkerset.core.disaggregated.services import (
     lws_owner_reference,
     wanted_services,
 )
-from leaderworkerset.core.groups import name_of, namespace_of
+from leaderworkerset.core.objects import name_of, namespace_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.resources import SERVICES

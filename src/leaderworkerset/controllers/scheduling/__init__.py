@@ -7,7 +7,7 @@ The Configuration's `gangSchedulingManagement.schedulerProvider` picks the provi
   PodGroups exist before any group pod can be scheduled (`status.step` does the condition/event);
 * the pod controller calls `create_pod_group_if_not_exists` for every leader;
 * the pod webhook uses `inject_pod_group_metadata`; the webhooks layer cannot import controllers, so
-  both sides call the same pure function in `core` (`core.gang` / `core.workloads`).
+  both sides call the same pure function in `core` (`core.scheduling.gang` / `core.scheduling.workloads`).
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ class SchedulerProvider(Protocol):
     name: str
 
     async def reconcile_scheduling(self, lws: Obj, replicas: int, revision: str) -> None:
-        """Create/update the objects `spec.scheduling` needs; raise core.gang.SchedulingError."""
+        """Create/update the objects `spec.scheduling` needs; raise core.scheduling.gang.SchedulingError."""
 
     async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
-        """Make sure the leader's group has its PodGroup(s); raise core.gang.SchedulingError."""
+        """Make sure the leader's group has its PodGroup(s); raise core.scheduling.gang.SchedulingError."""
 
     def inject_pod_group_metadata(self, pod: Obj) -> None:
         """Stamp the pod with the PodGroup it belongs to (in place)."""

@@ -23,9 +23,7 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj, SharedInformers
-from leaderworkerset.core import workloads as wl
-from leaderworkerset.core.gang import SchedulingError
-from leaderworkerset.core.groups import (
+from leaderworkerset.core.objects import (
     annotations_of,
     controller_owner,
     is_deleting,
@@ -33,6 +31,8 @@ from leaderworkerset.core.groups import (
     namespace_of,
     uid_of,
 )
+from leaderworkerset.core.scheduling import workloads as wl
+from leaderworkerset.core.scheduling.gang import SchedulingError
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.controller import Controller, owner_mapper

@@ -13,8 +13,8 @@ import datetime
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.scheduling import SchedulerProvider
-from leaderworkerset.core import gang
-from leaderworkerset.core.status import format_time
+from leaderworkerset.core.conditions import format_time
+from leaderworkerset.core.scheduling import gang
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.events import EventRecorder, object_ref
 from leaderworkerset.runtime.resources import LEADERWORKERSETS

@@ -20,8 +20,8 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj
-from leaderworkerset.core import gang
-from leaderworkerset.core.groups import controller_owner, name_of, namespace_of
+from leaderworkerset.core.objects import controller_owner, name_of, namespace_of
+from leaderworkerset.core.scheduling import gang
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.controller import Controller, owner_mapper

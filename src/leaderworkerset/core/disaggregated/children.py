@@ -19,9 +19,14 @@ from leaderworkerset.core.disaggregated.naming import (
     slice_of,
 )
 from leaderworkerset.core.disaggregated.placement import with_placement
-from leaderworkerset.core.groups import annotations_of, controller_owner, is_deleting, labels_of, metadata
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import (
+    Obj,
+    annotations_of,
+    controller_owner,
+    is_deleting,
+    labels_of,
+    metadata,
+)
 
 _INT32_MAX = 2**31 - 1
 # strconv.ParseInt(value, 10, 32) accepts an optional sign; negative values count as unset (v1.0).

@@ -7,7 +7,6 @@ the revision is current) and the role's groupReplacementPolicy (the one live-syn
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from leaderworkerset.core.disaggregated.children import (
     group_replacement_policy,
@@ -15,9 +14,7 @@ from leaderworkerset.core.disaggregated.children import (
     spec_replicas,
 )
 from leaderworkerset.core.disaggregated.naming import child_lws_name, role_of
-from leaderworkerset.core.groups import metadata, name_of
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import Obj, metadata, name_of
 
 
 @dataclass(frozen=True)

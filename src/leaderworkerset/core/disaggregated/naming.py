@@ -6,13 +6,8 @@ External role is `<ds>-<role>`. The length budget of these names is enforced at 
 webhook's generated-name rule), so nothing here truncates.
 """
 
-from collections.abc import Mapping
-from typing import Any
-
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups import labels_of
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import Obj, labels_of
 
 DEFAULT_SLICES = 1
 

@@ -10,12 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.objects import MutableObj
 
-Obj = dict[str, Any]
 
-
-def _requirement(key: str, operator: str, *values: str) -> Obj:
-    requirement: Obj = {"key": key, "operator": operator}
+def _requirement(key: str, operator: str, *values: str) -> MutableObj:
+    requirement: MutableObj = {"key": key, "operator": operator}
     if values:
         requirement["values"] = list(values)
     return requirement
@@ -23,7 +22,7 @@ def _requirement(key: str, operator: str, *values: str) -> Obj:
 
 def placement_terms(
     ds_name: str, slice_index: int, policy: Mapping[str, Any] | None
-) -> tuple[Obj, list[Obj]]:
+) -> tuple[MutableObj, list[MutableObj]]:
     """(podAffinity term, podAntiAffinity terms) for the policy, or ({}, []) when there is none.
 
     A non-None policy without a topology key yields nothing: the webhook rejects that combination,
@@ -61,9 +60,9 @@ def placement_terms(
 
 def with_placement(
     pod_spec: Mapping[str, Any], ds_name: str, slice_index: int, policy: Mapping[str, Any] | None
-) -> Obj:
+) -> MutableObj:
     """A copy of `pod_spec` with the policy's terms appended after the user's own terms."""
-    spec: Obj = copy.deepcopy(dict(pod_spec))
+    spec: MutableObj = copy.deepcopy(dict(pod_spec))
     together, apart = placement_terms(ds_name, slice_index, policy)
     if not together:
         return spec

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.conditions import parse_time
 from leaderworkerset.core.disaggregated.planner import (
     Budget,
     RoleSnapshot,
@@ -31,7 +32,7 @@ from leaderworkerset.core.disaggregated.planner import (
     next_step,
     step_count,
 )
-from leaderworkerset.core.rollout import IntOrPercentError, scaled_value
+from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 
 __all__ = [
     "ChildView",
@@ -165,11 +166,8 @@ _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def _created_at(child: ChildView) -> datetime:
-    try:
-        moment = datetime.fromisoformat(child.created)
-    except ValueError:
-        return _EPOCH  # Go's zero time: an unreadable timestamp sorts as the oldest
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = parse_time(child.created)
+    return _EPOCH if moment is None else moment  # Go's zero time: an unreadable one sorts as the oldest
 
 
 @dataclass(frozen=True)

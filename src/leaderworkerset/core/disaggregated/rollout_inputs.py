@@ -1,7 +1,6 @@
 """What the rollout planner (`rollout.decide_rollout`) reads, built from cached objects."""
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from leaderworkerset.core.disaggregated.children import (
     initial_replicas,
@@ -11,9 +10,7 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.naming import revision_of, role_of
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
-from leaderworkerset.core.groups import is_deleting, metadata, name_of
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import Obj, is_deleting, metadata, name_of
 
 
 def child_view(lws: Obj) -> ChildView:

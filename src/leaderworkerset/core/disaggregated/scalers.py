@@ -5,12 +5,13 @@ its `status.replicas` the observed groups of the role over every slice and revis
 `status.selector` the role's leader pods, so that HPA averages one pod per group.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.conditions import format_time
 from leaderworkerset.core.disaggregated.children import (
     controller_reference,
     is_controlled_by,
@@ -19,10 +20,7 @@ from leaderworkerset.core.disaggregated.children import (
     status_count,
 )
 from leaderworkerset.core.disaggregated.naming import role_of, scaler_name, scaler_selector
-from leaderworkerset.core.groups import labels_of, metadata
-from leaderworkerset.core.status import format_time
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import Obj, labels_of, metadata
 
 # Seed of a scaler for a role with no child yet: HPA cannot scale from a current count of 0
 # unless HPAScaleToZero is on, so a fresh role starts at 1.

@@ -15,9 +15,7 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.disaggregated.children import controller_reference, is_controlled_by, status_count
 from leaderworkerset.core.disaggregated.naming import private_service_name, role_of
-from leaderworkerset.core.groups import controller_owner, labels_of, metadata, name_of
-
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import Obj, controller_owner, labels_of, metadata, name_of
 
 _SELECTOR_KEYS = (c.LABEL_DS_NAME, c.LABEL_DS_ROLE, c.LABEL_DS_REVISION, c.LABEL_DS_SLICE)
 

@@ -15,13 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.conditions import Condition, format_time
 from leaderworkerset.core.disaggregated.children import status_count
 from leaderworkerset.core.disaggregated.naming import revision_of, role_of
-from leaderworkerset.core.groups import metadata
-from leaderworkerset.core.status import format_time
-
-Obj = Mapping[str, Any]
-Condition = dict[str, Any]
+from leaderworkerset.core.objects import Obj, metadata
 
 _EXCLUSIVE = frozenset({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING})
 
