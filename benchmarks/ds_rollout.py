@@ -26,7 +26,8 @@ from tests.support.manager import ManagerProcess
 from tests.support.wait import eventually
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget, simulate_rollout
+from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
+from leaderworkerset.core.disaggregated.simulation import simulate_rollout
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster

@@ -25,8 +25,8 @@ from leaderworkerset.core.disaggregated.children import (
     status_count,
 )
 from leaderworkerset.core.disaggregated.naming import revision_of, role_names, role_of, slice_count, slice_of
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.objects import labels_of, metadata, name_of
-from leaderworkerset.core.rollout.revision import disaggregated_revision
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS

@@ -32,6 +32,8 @@ from leaderworkerset.core.disaggregated.naming import scaler_name, slice_count
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.objects import name_of
+from leaderworkerset.core.observe import readiness
+from leaderworkerset.core.scheduling import accelerators
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
@@ -78,7 +80,7 @@ async def _stored_form(client: KubeClient, ref: ResourceRef, live: Obj, new: Obj
 
 async def _free(client: KubeClient, selector: dict[str, str]) -> dict[str, int]:
     nodes, pods = await asyncio.gather(client.list(NODES), client.list(PODS))
-    return core_plan.free_accelerators(nodes, pods, selector)
+    return accelerators.free_accelerators(nodes, pods, selector)
 
 
 async def plan_lws(client: KubeClient, namespace: str, live: Obj, new: Obj) -> core_plan.Plan:
@@ -89,7 +91,7 @@ async def plan_lws(client: KubeClient, namespace: str, live: Obj, new: Obj) -> c
         client.list(STATEFULSETS, namespace, selector),
         client.list(CONTROLLER_REVISIONS, namespace, selector),
         client.list(PODS, namespace, selector),
-        _free(client, core_plan.template_node_selector(stored)),
+        _free(client, accelerators.template_node_selector(stored)),
     )
     # The leader StatefulSet carries the set's name label but no group index; group_states
     # tells the two kinds apart, as the controller's read does.
@@ -101,7 +103,7 @@ async def plan_lws(client: KubeClient, namespace: str, live: Obj, new: Obj) -> c
         revisions=revisions,
         leader_pods=[pod for pod in pods if is_leader_pod(pod)],
         statefulsets=statefulsets,
-        time_to_ready=core_plan.observed_time_to_ready(pods),
+        time_to_ready=readiness.observed_time_to_ready(pods),
         free=free,
     )
 
@@ -133,7 +135,7 @@ async def plan_ds(client: KubeClient, namespace: str, live: Obj, new: Obj) -> co
         targets=targets,
         role_targets=role_targets(stored, targets),
         slices=slice_count(stored),
-        time_to_ready=core_plan.observed_time_to_ready(pods),
+        time_to_ready=readiness.observed_time_to_ready(pods),
         free=free,
     )
 

@@ -3,7 +3,7 @@
 Nothing here re-derives a rollout. Whether a change rolls out is decided by the revision
 functions the controllers run (`core.rollout.revision.plan_revision` for an LWS,
 `disaggregated_revision` for a DisaggregatedSet); the steps are the controllers' simulations
-(`core.rollout.partition.simulate_rollout`, `core.disaggregated.rollout.simulate_rollout`). This
+(`core.rollout.partition.simulate_rollout`, `core.disaggregated.simulation.simulate_rollout`). This
 module only annotates those steps with what an operator asks before applying: which groups go down
 and come up, how much ready capacity is left, how many extra accelerators the surge needs and
 whether the nodes have them, and how long it may take given how long groups took to get ready so
@@ -13,151 +13,34 @@ far.
 from __future__ import annotations
 
 import copy
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.conditions import parse_time
 from leaderworkerset.core.disaggregated import rollout as ds_rollout
-from leaderworkerset.core.gocompat.quantity import Quantity
-from leaderworkerset.core.groups.state import MISSING_GROUP, GroupState, group_states, ready_since
+from leaderworkerset.core.disaggregated import simulation
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
+from leaderworkerset.core.groups.state import MISSING_GROUP, GroupState, group_states
 from leaderworkerset.core.objects import (
     Obj,
-    labels_of,
     lws_replicas,
     lws_size,
     metadata,
-    name_of,
     statefulset_replicas,
 )
 from leaderworkerset.core.rollout import partition as lws_rollout
 from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
-from leaderworkerset.core.rollout.revision import RevisionMatchCache, disaggregated_revision, plan_revision
-from leaderworkerset.core.scheduling.podrequests import pod_requests
-
-Accelerators = dict[str, int]
-
-# Extended resources that are whole devices; surge is counted in these.
-NVIDIA_GPU = "nvidia.com/gpu"
-AMD_GPU = "amd.com/gpu"
-ACCELERATOR_RESOURCES = (NVIDIA_GPU, c.TPU_RESOURCE_NAME, AMD_GPU)
+from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
+from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
 
 ChangeKind = Literal["rollout", "scale only", "no rollout", "no change"]
-_TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 # --- accelerators ----------------------------------------------------------------------------------
 
 
-def _device_count(quantity: Quantity) -> int:
-    """Devices are whole; a fractional quantity (never valid for devices) rounds up."""
-    unscaled, exponent = int(quantity.unscaled), int(quantity.exponent)
-    if exponent >= 0:
-        return int(unscaled * 10**exponent)
-    return int(-(-unscaled // 10**-exponent))
-
-
-def _with_requests_from_limits(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """The API server defaults a container's missing requests to its limits; templates stored in
-    a custom resource were never defaulted, so do it here before adding requests up."""
-    result = copy.deepcopy(dict(spec))
-    for field_name in ("containers", "initContainers"):
-        for container in result.get(field_name) or []:
-            resources = container.get("resources") if isinstance(container, dict) else None
-            if not isinstance(resources, dict) or not isinstance(resources.get("limits"), dict):
-                continue
-            requests = resources.setdefault("requests", {})
-            for name, value in resources["limits"].items():
-                requests.setdefault(name, value)
-    return result
-
-
-def pod_accelerators(spec: Mapping[str, Any], path: str = "spec") -> Accelerators:
-    """Accelerators one pod with this spec takes (effective requests, limits as defaults)."""
-    requests = pod_requests(_with_requests_from_limits(spec), path)
-    return {name: _device_count(q) for name, q in requests.items() if name in ACCELERATOR_RESOURCES}
-
-
-def _add(total: Accelerators, extra: Mapping[str, int], times: int = 1) -> None:
-    for name, count in extra.items():
-        total[name] = total.get(name, 0) + count * times
-
-
-def group_accelerators(lws: Obj) -> Accelerators:
-    """One group of this LWS: its leader (the leader template, else the worker one) plus size-1
-    workers."""
-    lwt = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
-    base = "spec.leaderWorkerTemplate"
-    worker = (lwt.get("workerTemplate") or {}).get("spec") or {}
-    if lwt.get("leaderTemplate") is not None:
-        total = pod_accelerators(
-            (lwt["leaderTemplate"] or {}).get("spec") or {}, f"{base}.leaderTemplate.spec"
-        )
-    else:
-        total = pod_accelerators(worker, f"{base}.workerTemplate.spec")
-    _add(total, pod_accelerators(worker, f"{base}.workerTemplate.spec"), lws_size(lws) - 1)
-    return total
-
-
-def _selector_matches(node: Obj, selector: Mapping[str, str]) -> bool:
-    labels = labels_of(node)
-    return all(labels.get(key) == value for key, value in selector.items())
-
-
-def free_accelerators(
-    nodes: Iterable[Obj], pods: Iterable[Obj], node_selector: Mapping[str, str]
-) -> Accelerators:
-    """Allocatable minus what bound, non-terminated pods request, summed over the schedulable
-    nodes that carry `node_selector` (affinity and taints are not evaluated)."""
-    free: Accelerators = {}
-    eligible = set()
-    for node in nodes:
-        if (node.get("spec") or {}).get("unschedulable") or not _selector_matches(node, node_selector):
-            continue
-        eligible.add(name_of(node))
-        allocatable = (node.get("status") or {}).get("allocatable") or {}
-        _add(free, pod_accelerators({"containers": [{"resources": {"requests": allocatable}}]}))
-    for pod in pods:
-        if (pod.get("spec") or {}).get("nodeName") not in eligible:
-            continue
-        if (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
-            continue
-        _add(free, pod_accelerators(pod.get("spec") or {}, f"pod {name_of(pod)} spec"), -1)
-    return free
-
-
-def template_node_selector(lws: Obj) -> dict[str, str]:
-    """The union of the leader and worker templates' nodeSelectors (both must find nodes)."""
-    lwt = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
-    selector: dict[str, str] = {}
-    for key in ("leaderTemplate", "workerTemplate"):
-        selector.update(((lwt.get(key) or {}).get("spec") or {}).get("nodeSelector") or {})
-    return selector
-
-
 # --- observed time to ready ------------------------------------------------------------------------
-
-
-def observed_time_to_ready(pods: Iterable[Obj]) -> float | None:
-    """Median seconds from a group's first pod created to its last pod Ready, over groups whose
-    pods are all Ready (keyed by set name and group index); None when no group is."""
-    groups: dict[tuple[str, str], list[Obj]] = {}
-    for pod in pods:
-        labels = labels_of(pod)
-        if c.LABEL_GROUP_INDEX in labels:
-            groups.setdefault((labels.get(c.LABEL_SET_NAME, ""), labels[c.LABEL_GROUP_INDEX]), []).append(pod)
-    durations = []
-    for members in groups.values():
-        ready = [ready_since(pod) for pod in members]
-        created = [parse_time(metadata(pod).get("creationTimestamp")) for pod in members]
-        if any(t is None for t in ready) or any(t is None for t in created):
-            continue
-        last_ready = max(t for t in ready if t is not None)
-        first_created = min(t for t in created if t is not None)
-        durations.append(max(0.0, (last_ready - first_created).total_seconds()))
-    return statistics.median(durations) if durations else None
 
 
 # --- the plan ----------------------------------------------------------------------------------------
@@ -480,7 +363,7 @@ def plan_disaggregatedset(
 
     baseline = in_use(state)
     steps = []
-    for decision in ds_rollout.simulate_rollout(target, role_targets, children):
+    for decision in simulation.simulate_rollout(target, role_targets, children):
         if decision.kind != "scale":
             continue
         # Down is from the live revision unless an older rollout left others; up is the target.

@@ -18,7 +18,7 @@ from lightkube import AsyncClient
 
 from leaderworkerset.cli.plan import PlanInputError, build
 from leaderworkerset.core.disaggregated.children import build_child
-from leaderworkerset.core.rollout.revision import disaggregated_revision
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client

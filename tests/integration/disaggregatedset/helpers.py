@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.rollout.revision import disaggregated_revision
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, EVENTS, LEADERWORKERSETS

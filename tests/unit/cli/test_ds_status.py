@@ -7,7 +7,7 @@ from rich.console import Console
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli import ds_status
 from leaderworkerset.cli.status import Snapshot
-from leaderworkerset.core.rollout.revision import disaggregated_revision
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from tests.support.builders import DisaggregatedSetBuilder
 from tests.unit.core.disaggregated.helpers import DS_UID, NS, child
 

@@ -10,9 +10,12 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core import plan
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.disaggregated.rollout import ChildView
 from leaderworkerset.core.disaggregated.rollout_inputs import role_targets
-from leaderworkerset.core.rollout.revision import RevisionMatchCache, disaggregated_revision, plan_revision
+from leaderworkerset.core.observe import readiness
+from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
+from leaderworkerset.core.scheduling import accelerators
 from tests.support.builders import (
     LeaderWorkerSetBuilder,
     cached_lws,
@@ -24,7 +27,7 @@ from tests.support.builders import (
 )
 
 Obj = dict[str, Any]
-GPU = plan.NVIDIA_GPU
+GPU = accelerators.NVIDIA_GPU
 NEW_IMAGE = "registry.example/new:2"
 
 
@@ -267,10 +270,10 @@ POD_CASES = [
     pytest.param(
         PodCase(
             {
-                "initContainers": [container(limits={plan.AMD_GPU: "8"})],
-                "containers": [container(limits={plan.AMD_GPU: "2"})],
+                "initContainers": [container(limits={accelerators.AMD_GPU: "8"})],
+                "containers": [container(limits={accelerators.AMD_GPU: "2"})],
             },
-            {plan.AMD_GPU: 8},
+            {accelerators.AMD_GPU: 8},
         ),
         id="init-container-peak",
     ),
@@ -280,7 +283,7 @@ POD_CASES = [
 
 @pytest.mark.parametrize("case", POD_CASES)
 def test_pod_accelerators(case: PodCase) -> None:
-    assert plan.pod_accelerators(case.spec) == case.want
+    assert accelerators.pod_accelerators(case.spec) == case.want
 
 
 def test_pod_case_count() -> None:
@@ -289,7 +292,7 @@ def test_pod_case_count() -> None:
 
 def test_group_accelerators_without_leader_template_uses_the_worker_for_every_pod() -> None:
     lws = gpu_lws().no_leader_template().size(4).obj()
-    assert plan.group_accelerators(lws) == {GPU: 4}
+    assert accelerators.group_accelerators(lws) == {GPU: 4}
 
 
 def node(name: str, gpus: str, *, unschedulable: bool = False, labels: dict[str, str] | None = None) -> Obj:
@@ -320,8 +323,8 @@ def test_free_accelerators_sums_schedulable_matching_nodes_minus_bound_pods() ->
         bound_pod("b", "1"),
         bound_pod("c", "2"),
     ]
-    assert plan.free_accelerators(nodes, pods, {"pool": "gpu"}) == {GPU: 5}
-    assert plan.free_accelerators(nodes, pods, {}) == {GPU: 11}
+    assert accelerators.free_accelerators(nodes, pods, {"pool": "gpu"}) == {GPU: 5}
+    assert accelerators.free_accelerators(nodes, pods, {}) == {GPU: 11}
 
 
 @dataclass(frozen=True)
@@ -374,8 +377,8 @@ def test_time_to_ready_is_the_median_over_ready_groups() -> None:
         group_pod("2", 0, "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"),  # group 2: 60 s
         group_pod("3", 0, "2026-01-01T00:00:00Z", None),  # not ready: ignored
     ]
-    assert plan.observed_time_to_ready(pods) == 30.0
-    assert plan.observed_time_to_ready(pods[-1:]) is None
+    assert readiness.observed_time_to_ready(pods) == 30.0
+    assert readiness.observed_time_to_ready(pods[-1:]) is None
 
 
 def test_eta_adds_the_time_to_ready_of_every_step_that_waits() -> None:

@@ -41,9 +41,9 @@ from leaderworkerset.core.disaggregated.current import (
     plan_current_revision,
 )
 from leaderworkerset.core.disaggregated.naming import role_names, slice_count, slice_of
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.disaggregated.status import plan_status
 from leaderworkerset.core.objects import is_deleting, name_of
-from leaderworkerset.core.rollout.revision import disaggregated_revision
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.errors import is_conflict

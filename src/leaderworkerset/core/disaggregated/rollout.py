@@ -30,7 +30,6 @@ from leaderworkerset.core.disaggregated.planner import (
     is_spec_complete,
     max_safe_drain,
     next_step,
-    step_count,
 )
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 
@@ -47,7 +46,6 @@ __all__ = [
     "group_by_revision",
     "plan_scale_down",
     "role_budget",
-    "simulate_rollout",
 ]
 
 IntOrPercent = int | str | None
@@ -162,12 +160,12 @@ def committed_ready(child: ChildView | None) -> int:
 # revisions of a slice
 # --------------------------------------------------------------------------------------------------
 
-_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+GO_ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 
 
-def _created_at(child: ChildView) -> datetime:
+def created_at(child: ChildView) -> datetime:
     moment = parse_time(child.created)
-    return _EPOCH if moment is None else moment  # Go's zero time: an unreadable one sorts as the oldest
+    return GO_ZERO_TIME if moment is None else moment  # Go's zero time: an unreadable one sorts as the oldest
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,7 @@ class RevisionGroup:
     roles: Mapping[str, ChildView]
 
     def latest_created(self) -> datetime:
-        return max((_created_at(child) for child in self.roles.values()), default=_EPOCH)
+        return max((created_at(child) for child in self.roles.values()), default=GO_ZERO_TIME)
 
     def spec_total(self) -> int:
         return sum(child.spec_replicas for child in self.roles.values())
@@ -200,7 +198,7 @@ def _newest_first(revisions: Iterable[RevisionGroup]) -> list[RevisionGroup]:
     return sorted(by_name, key=lambda revision: revision.latest_created(), reverse=True)
 
 
-def _baseline(child: ChildView) -> int:
+def baseline(child: ChildView) -> int:
     return child.initial_replicas if child.initial_replicas is not None else child.spec_replicas
 
 
@@ -306,7 +304,7 @@ def _snapshot(
             new_target = max(new_target, new_child.spec_replicas)
         snapshot.append(
             RoleSnapshot(
-                initial_old=max((_baseline(child) for child in olds), default=0),
+                initial_old=max((baseline(child) for child in olds), default=0),
                 old_spec=sum(child.spec_replicas for child in olds),
                 old_ready=sum(committed_ready(child) for child in olds),
                 new_spec=new_child.spec_replicas if new_child is not None else 0,
@@ -465,63 +463,3 @@ def _with_baseline(child: ChildView) -> ChildView:
 # --------------------------------------------------------------------------------------------------
 # simulation
 # --------------------------------------------------------------------------------------------------
-
-
-def _simulation_bound(roles: Sequence[RoleTarget], children: Sequence[ChildView]) -> int:
-    initial = [_baseline(child) for child in children]
-    return max(step_count(initial), step_count([role.desired for role in roles])) * 4 + 10
-
-
-def _later_than(children: Sequence[ChildView]) -> str:
-    latest = max((_created_at(child) for child in children), default=_EPOCH)
-    return (latest.replace(microsecond=0) + _ONE_SECOND).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def simulate_rollout(
-    target_revision: str,
-    roles: Sequence[RoleTarget],
-    children: Sequence[ChildView],
-    max_steps: int | None = None,
-) -> list[RolloutDecision]:
-    """Run a rollout to its end with every write observed at once and every replica Ready at once
-    (upstream's ``ComputeAllSteps`` harness, lifted to objects). Stops at ``complete``, at a
-    decision that cannot progress in this model (``wait``/``blocked``), or after ``max_steps``
-    decisions (default: upstream's bound ``4·max(step counts)+10`` plus the create step)."""
-    limit = max_steps if max_steps is not None else _simulation_bound(roles, children) + 1
-    state = {child.name: child for child in children}
-    decisions: list[RolloutDecision] = []
-    while len(decisions) < limit:
-        decision = decide_rollout(target_revision, roles, list(state.values()))
-        decisions.append(decision)
-        if decision.kind in ("complete", "wait", "blocked"):
-            break
-        _observe(state, target_revision, decision)
-    return decisions
-
-
-def _observe(state: dict[str, ChildView], target_revision: str, decision: RolloutDecision) -> None:
-    for name, value in decision.backfill + decision.sync_initial:
-        state[name] = replace(state[name], initial_replicas=value)
-    created = _later_than(list(state.values()))
-    for role, initial in decision.create:
-        name = f"{target_revision}-{role}"
-        state[name] = ChildView(
-            name=name,
-            role=role,
-            revision=target_revision,
-            spec_replicas=0,
-            status_replicas=0,
-            ready_replicas=0,
-            initial_replicas=initial,
-            created=created,
-        )
-    for change in decision.scale_down + decision.scale_up:
-        state[change.lws] = replace(
-            state[change.lws],
-            spec_replicas=change.replicas,
-            status_replicas=change.replicas,
-            ready_replicas=change.replicas,
-        )
-
-
-_ONE_SECOND = datetime(1, 1, 1, 0, 0, 1, tzinfo=UTC) - _EPOCH

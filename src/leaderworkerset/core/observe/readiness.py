@@ -12,12 +12,20 @@ each phase once per group incarnation.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from leaderworkerset.api import constants as c
 from leaderworkerset.core.conditions import parse_time
-from leaderworkerset.core.groups.state import pod_ready
-from leaderworkerset.core.objects import Obj, is_deleting, metadata, revision_key_of
+from leaderworkerset.core.groups.state import pod_ready, ready_since
+from leaderworkerset.core.objects import (
+    Obj,
+    is_deleting,
+    labels_of,
+    metadata,
+    revision_key_of,
+)
 
 PHASE_SCHEDULED = "scheduled"  # created → last pod bound
 PHASE_STARTED = "containers-started"  # bound → last container running
@@ -93,3 +101,23 @@ def ready_before(ready: float, started: float) -> bool:
     rather than never).
     """
     return ready < math.floor(started)
+
+
+def observed_time_to_ready(pods: Iterable[Obj]) -> float | None:
+    """Median seconds from a group's first pod created to its last pod Ready, over groups whose
+    pods are all Ready (keyed by set name and group index); None when no group is."""
+    groups: dict[tuple[str, str], list[Obj]] = {}
+    for pod in pods:
+        labels = labels_of(pod)
+        if c.LABEL_GROUP_INDEX in labels:
+            groups.setdefault((labels.get(c.LABEL_SET_NAME, ""), labels[c.LABEL_GROUP_INDEX]), []).append(pod)
+    durations = []
+    for members in groups.values():
+        ready = [ready_since(pod) for pod in members]
+        created = [parse_time(metadata(pod).get("creationTimestamp")) for pod in members]
+        if any(t is None for t in ready) or any(t is None for t in created):
+            continue
+        last_ready = max(t for t in ready if t is not None)
+        first_created = min(t for t in created if t is not None)
+        durations.append(max(0.0, (last_ready - first_created).total_seconds()))
+    return statistics.median(durations) if durations else None

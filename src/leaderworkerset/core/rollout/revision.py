@@ -23,7 +23,6 @@ stores exactly the bytes that were hashed.
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,8 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import gojson
-from leaderworkerset.core.gocompat.gonormalize import GoType, go_encode, normalize
+from leaderworkerset.core.gocompat.gonormalize import normalize
+from leaderworkerset.core.gocompat.strategicmerge import PATCH_DIRECTIVE, REPLACE, strategic_merge
 from leaderworkerset.core.objects import ControllerEvent, Obj, metadata, revision_key_of
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "RevisionPatchError",
     "RevisionPlan",
     "apply_revision",
-    "disaggregated_revision",
     "find_revision",
     "fnv32",
     "hash_patch",
@@ -64,9 +63,6 @@ __all__ = [
 
 REVISION_MATCH_CACHE_SIZE = 10_000
 _NAME_PREFIX_MAX_BYTES = 220  # leaves room for "-<hash>-<number>" within 253
-_PATCH_DIRECTIVE = "$patch"
-_REPLACE = "replace"
-_DELETE = "delete"
 _CONTROLLER_REVISION_API_VERSION = "apps/v1"
 _CONTROLLER_REVISION_KIND = "ControllerRevision"
 
@@ -140,8 +136,8 @@ def revision_patch(lws: Obj) -> bytes:
         network_config = _default_network_config()
     template = without_live_settings(normalize(spec.get("leaderWorkerTemplate"), "LeaderWorkerTemplate"))
     network = normalize(network_config, "NetworkConfig")
-    template[_PATCH_DIRECTIVE] = _REPLACE
-    network[_PATCH_DIRECTIVE] = _REPLACE
+    template[PATCH_DIRECTIVE] = REPLACE
+    network[PATCH_DIRECTIVE] = REPLACE
     return gojson.dumps({"spec": {"leaderWorkerTemplate": template, "networkConfig": network}})
 
 
@@ -280,69 +276,6 @@ class RevisionPatchError(ValueError):
     """A stored revision that cannot be applied (upstream's ApplyRevision would fail)."""
 
 
-_DROP = object()  # marks a value strategic merge leaves out of the result
-
-
-def _strategic_merge(original: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
-    """apimachinery's strategic merge of two JSON maps, as far as revision patches use it.
-
-    ``$patch: replace`` swaps the whole map (its content kept verbatim), ``$patch: delete`` empties
-    it, null removes a key, maps merge key by key. A patch value for a key the original lacks (or
-    holds with another JSON type) is taken with its nulls and directive-bearing maps removed — so a
-    stored ``networkConfig`` is ignored when the live object has none, exactly as upstream does.
-    Deviation: lists are replaced, never merged by ``patchMergeKey`` (upstream's own revision
-    patches only hold lists inside replaced maps).
-    """
-    if _PATCH_DIRECTIVE in patch:
-        directive = patch[_PATCH_DIRECTIVE]
-        if directive == _REPLACE:
-            return {key: value for key, value in patch.items() if key != _PATCH_DIRECTIVE}
-        if directive == _DELETE:
-            return {}
-        raise RevisionPatchError(f"unknown patch type {directive!r}")
-    merged = dict(original)
-    for key, value in patch.items():
-        if value is None:
-            merged.pop(key, None)
-            continue
-        current = merged.get(key)
-        if isinstance(current, Mapping) and isinstance(value, Mapping):
-            merged[key] = _strategic_merge(current, value)
-            continue
-        same_kind = key in merged and _json_kind(current) == _json_kind(value)
-        kept = _remove_directives(value if same_kind else _discard_nulls(value))
-        if kept is _DROP:
-            merged.pop(key, None)
-        else:
-            merged[key] = kept
-    return merged
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "object"
-    return "array" if isinstance(value, list) else "scalar"
-
-
-def _discard_nulls(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _discard_nulls(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [_discard_nulls(item) for item in value]
-    return value
-
-
-def _remove_directives(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        if _PATCH_DIRECTIVE in value:
-            return _DROP
-        kept = {key: _remove_directives(item) for key, item in value.items()}
-        return {key: item for key, item in kept.items() if item is not _DROP}
-    if isinstance(value, list):
-        return [item for item in map(_remove_directives, value) if item is not _DROP]
-    return value
-
-
 def _go_view(lws: Obj) -> dict[str, Any]:
     """The LWS as upstream's typed object encodes it, for the parts a revision touches."""
     spec = dict(lws.get("spec") or {})
@@ -365,7 +298,7 @@ def apply_revision(lws: Obj, revision: Obj) -> dict[str, Any]:
     if not isinstance(patch, Mapping):
         raise RevisionPatchError("a revision patch must be a JSON object")
     view = _go_view(lws)
-    restored = _strategic_merge(view, patch)
+    restored = strategic_merge(view, patch)
     spec = restored.get("spec")
     if spec is None:
         spec = {}
@@ -510,35 +443,3 @@ def plan_revision(
 # --------------------------------------------------------------------------------------------------
 # DisaggregatedSet revision
 # --------------------------------------------------------------------------------------------------
-
-_DS_REVISION_LENGTH = 8
-
-
-def disaggregated_revision(roles: Sequence[Obj]) -> str:
-    """A DisaggregatedSet's revision (spec §2.7, §3.I I2): the first 8 hex digits of the SHA-256 of
-    Go's ``json.Marshal`` of ``[{name, groupIdentity, template}]`` over its roles in spec order,
-    where ``template`` is the role's typed ``leaderWorkerTemplate``. Unlike the LWS key this
-    encodes typed structs, so fields follow Go declaration order and integers are exact.
-
-    ``groupIdentity`` is the v1.0 fold (upstream pkg/utils/disaggregatedset ComputeRevision): the
-    role's ``spec.groupIdentity`` with ``Ordinal`` mapped to ``""`` and tagged ``omitempty``, so an
-    Ordinal role — whether the API server defaulted the field or not — hashes exactly as before the
-    field existed (its DS keeps its revision across the upgrade) and only a Hash role adds
-    ``"groupIdentity":"Hash"`` between its name and template, which starts a rollout.
-    """
-    entries = [_revision_entry(role) for role in roles]
-    return hashlib.sha256(gojson.dumps_typed(entries)).hexdigest()[:_DS_REVISION_LENGTH]
-
-
-def _revision_entry(role: Obj) -> dict[str, Any]:
-    string = GoType(kind="string")
-    entry: dict[str, Any] = {"name": go_encode(string, role.get("name"), "name")}
-    identity = go_encode(string, (role.get("spec") or {}).get("groupIdentity"), "spec.groupIdentity")
-    if identity and identity != c.GROUP_IDENTITY_ORDINAL:
-        entry["groupIdentity"] = identity
-    entry["template"] = normalize(_role_template(role), "LeaderWorkerTemplate")
-    return entry
-
-
-def _role_template(role: Obj) -> Any:
-    return (role.get("spec") or {}).get("leaderWorkerTemplate")

@@ -20,8 +20,8 @@ from leaderworkerset.core.disaggregated.rollout import (
     decide_rollout,
     plan_scale_down,
     role_budget,
-    simulate_rollout,
 )
+from leaderworkerset.core.disaggregated.simulation import simulate_rollout
 
 T0 = "2026-09-17T10:00:00Z"
 T1 = "2026-09-17T11:00:00Z"

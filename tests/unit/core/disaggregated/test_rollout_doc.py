@@ -5,12 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from leaderworkerset.core.disaggregated.rollout import (
-    ChildView,
-    RoleTarget,
-    RolloutDecision,
-    simulate_rollout,
-)
+from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget, RolloutDecision
+from leaderworkerset.core.disaggregated.simulation import simulate_rollout
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "disaggregatedset-rollout.md"
 ROLES = ("prefill", "decode")

@@ -19,8 +19,8 @@ from leaderworkerset.core.disaggregated.rollout import (
     RolloutDecision,
     decide_rollout,
     role_budget,
-    simulate_rollout,
 )
+from leaderworkerset.core.disaggregated.simulation import simulate_rollout
 
 OLD, NEW = "old", "new"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from leaderworkerset.core.disaggregated.planner import Budget, compute_all_steps
-from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget, simulate_rollout
+from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
+from leaderworkerset.core.disaggregated.simulation import simulate_rollout
 
 ROLES = ("prefill", "decode", "router")
 

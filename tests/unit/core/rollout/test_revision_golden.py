@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.gocompat import gojson
 from leaderworkerset.core.gocompat.gonormalize import GoDecodeError
 from leaderworkerset.core.rollout.revision import (
     RevisionMatchCache,
     apply_revision,
-    disaggregated_revision,
     hash_patch,
     new_revision,
     revision_patch,

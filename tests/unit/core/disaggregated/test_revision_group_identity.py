@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.gocompat.gonormalize import GoDecodeError
-from leaderworkerset.core.rollout.revision import disaggregated_revision
 from tests.unit.core.golden import golden
 
 
