@@ -8,7 +8,7 @@ from rich.console import Console
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli.plan import render as render_plan
 from leaderworkerset.cli.rollout import history_table
-from leaderworkerset.cli.status import document, render
+from leaderworkerset.cli.views.lws import document, render
 from leaderworkerset.core.revision import new_revision, revision_key
 from tests.unit.cli.test_status_why import plain, snapshot
 from tests.unit.core.test_plan import NEW_IMAGE, gpu_lws, lws_plan
