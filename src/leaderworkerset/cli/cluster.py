@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -49,8 +50,6 @@ def up(
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err
     if kubeconfig_out:
-        from pathlib import Path
-
         Path(kubeconfig_out).write_bytes(cluster.kubeconfig.read_bytes())
     typer.echo(str(cluster.kubeconfig))
     typer.echo(

@@ -1,16 +1,16 @@
-"""``lws manager``: the controller manager process.
+"""``lws manager``: the controller manager command.
 
 It accepts upstream's Configuration file (``config.lws.x-k8s.io`` v1alpha1 and
-v1) and its flags (explicit flags win over the file), then runs, in one event
-loop: the probe and metrics servers, the admission webhook server with its
-certificates (on every replica), and — on the elected leader — the
-LeaderWorkerSet, pod and DisaggregatedSet controllers.
+v1) and its flags (explicit flags win over the file), merges them into the
+process's ``Settings`` and runs the process (``cli/manager_process.py``): the
+probe and metrics servers, the admission webhook server with its certificates
+(on every replica, webhooks/setup.py), and — on the elected leader — the
+LeaderWorkerSet, pod and DisaggregatedSet controllers (controllers/setup.py).
 
-Two webhook modes: in a cluster, certificates are managed internally (a Secret,
-the serving pair written to the cert dir, caBundle injected into our webhook
-configurations); on the local dev cluster (``--webhook-url-host 127.0.0.1``) the
-API server calls the host directly, so the manager issues a certificate for
-that address and installs URL-based webhook configurations itself.
+On the local dev cluster (``--webhook-url-host 127.0.0.1``) the API server calls
+the host directly, so the webhook server issues a certificate for that address
+(in a temporary cert dir unless one is given) and installs URL-based webhook
+configurations itself.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from dataclasses import dataclass
 from dataclasses import replace as replace_dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -30,196 +29,13 @@ from msgspec.structs import replace
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
-from leaderworkerset.api.tls import parse_tls_options
+from leaderworkerset.cli.manager_process import Settings, run
+from leaderworkerset.controllers.disaggregatedset.setup import DisaggregatedSetApiMissingError
+from leaderworkerset.controllers.scheduling import ProviderApiMissingError
 from leaderworkerset.runtime import settings as runtime_settings
-from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.logging import configure_logging
-from leaderworkerset.runtime.manager import Manager, ManagerOptions
-from leaderworkerset.runtime.resources import NAMESPACES
 
 log = structlog.get_logger("manager")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Everything the manager needs, after the Configuration file and the flags were merged."""
-
-    config: api_config.Configuration
-    client: ClientOptions
-    namespace: str
-    run_controllers: bool = True
-    run_webhooks: bool = True
-    webhook_url_host: str | None = None
-    # The port the URL configurations name, when another process (a local load balancer in front of
-    # several replicas) listens there instead of this replica's own server; None: the server's port.
-    webhook_url_port: int | None = None
-    metrics_secure: bool = True
-    max_concurrent_reconciles: int = 5
-    watch_namespace: str | None = None
-    enable_disaggregatedset: bool = True
-    failure_ledger: bool = True
-
-
-def manager_options(settings: Settings) -> ManagerOptions:
-    """Runtime options from the merged Configuration; a webhooks-only replica never leads."""
-    options = runtime_settings.manager_options(
-        settings.config, metrics_secure=settings.metrics_secure, namespace=settings.namespace
-    )
-    return replace_dataclass(options, leader_elect=options.leader_elect and settings.run_controllers)
-
-
-def _scheduler_provider(cfg: api_config.Configuration) -> str | None:
-    gang = cfg.gang_scheduling_management
-    return gang.scheduler_provider if gang else None
-
-
-def webhook_options(cfg: api_config.Configuration) -> Any:
-    """What the admission handlers need to know from the Configuration (gang scheduling, gates)."""
-    from leaderworkerset.webhooks.admission import WebhookOptions
-    from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
-    from leaderworkerset.webhooks.scheduling import SchedulingAdmission
-
-    gates = {**c.FEATURE_GATE_DEFAULTS, **(cfg.feature_gates or {})}
-    provider = _scheduler_provider(cfg)
-    injectors = {
-        c.SCHEDULER_PROVIDER_VOLCANO: volcano_pod_group_injector,
-        c.SCHEDULER_PROVIDER_KUBERNETES: workload_pod_group_injector,
-    }
-    return WebhookOptions(
-        scheduling=SchedulingAdmission(
-            feature_gate_enabled=gates[c.FEATURE_WORKLOAD_AWARE_SCHEDULING], provider=provider
-        ),
-        pod_group_injector=injectors.get(provider or ""),
-    )
-
-
-def webhook_run_config(settings: Settings) -> Any:
-    from leaderworkerset.webhooks import runner
-
-    cfg = settings.config
-    port = cfg.webhook.port or c.DEFAULT_WEBHOOK_PORT
-    cert_dir = Path(cfg.webhook.cert_dir or c.DEFAULT_WEBHOOK_CERT_DIR)
-    options = webhook_options(cfg)
-    tls = parse_tls_options(cfg.tls)
-    if settings.webhook_url_host:
-        local = runner.local_run_config(cert_dir, port, settings.namespace)
-        return replace_dataclass(
-            local,
-            host=settings.webhook_url_host,
-            ip_addresses=(settings.webhook_url_host,),
-            url_port=settings.webhook_url_port,
-            options=options,
-            tls=tls,
-        )
-    icm = cfg.internal_cert_management
-    return runner.WebhookRunConfig(
-        host=cfg.webhook.host,
-        port=port,
-        cert_dir=cert_dir,
-        # With internal management off, cert-manager (or the operator) fills the cert dir.
-        internal_cert_management=not (icm is not None and icm.enable is False),
-        namespace=settings.namespace,
-        service_name=(icm.webhook_service_name if icm else None) or c.DEFAULT_WEBHOOK_SERVICE_NAME,
-        secret_name=(icm.webhook_secret_name if icm else None) or c.DEFAULT_WEBHOOK_SECRET_NAME,
-        options=options,
-        tls=tls,
-    )
-
-
-def _add_webhooks(mgr: Manager, client: KubeClient, settings: Settings) -> None:
-    from leaderworkerset.webhooks import runner
-    from leaderworkerset.webhooks.discovery import WorkloadApiProbe
-    from leaderworkerset.webhooks.metrics import new_webhook_metrics
-
-    config = webhook_run_config(settings)
-    # The kubernetes provider admits a new spec.scheduling only while discovery finds the Workload API.
-    kubernetes = _scheduler_provider(settings.config) == c.SCHEDULER_PROVIDER_KUBERNETES
-    probe = WorkloadApiProbe() if kubernetes else None
-    if probe is not None:
-        config = replace_dataclass(
-            config,
-            options=replace_dataclass(
-                config.options,
-                scheduling=replace_dataclass(config.options.scheduling, workload_api_available=probe),
-            ),
-        )
-    metrics = new_webhook_metrics(mgr.registry)
-    config.cert_dir.mkdir(parents=True, exist_ok=True)
-    certs_ready = asyncio.Event()
-    serving = asyncio.Event()
-
-    async def serve() -> None:
-        # The manager cancels runnables on shutdown; turn that into runner's own stop
-        # signal so the server closes and the certificate loop ends cleanly.
-        stop = asyncio.Event()
-        if settings.webhook_url_host:
-            # Dev cluster: the certificate Secret lives in our namespace, which may not exist yet.
-            await client.apply(
-                NAMESPACES,
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings.namespace}},
-            )
-        refresher = None
-        if probe is not None:
-            await probe.refresh(client)  # admission starts with a real answer
-            refresher = asyncio.create_task(probe.run(client), name="workload-api-discovery")
-        task = asyncio.create_task(runner.serve(client, config, stop, certs_ready, metrics, serving))
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            stop.set()
-            await task
-            raise
-        finally:
-            if refresher is not None:
-                refresher.cancel()
-
-    mgr.add_runnable("webhooks", serve)
-
-    async def certs_are_ready() -> bool:
-        return certs_ready.is_set()
-
-    async def webhooks_serving() -> bool:
-        return serving.is_set()
-
-    mgr.add_readiness_check("webhook-certs", certs_are_ready)
-    # Ready only once the server answers (upstream checks its webhook server has started) and, on
-    # the dev cluster, the configurations name it: a replacement manager is not ready while the
-    # API server still calls its predecessor's address.
-    mgr.add_readiness_check("webhook-server", webhooks_serving)
-    # As upstream: controllers start once the certificates are in place, so the pods they cause
-    # are admitted by a pod webhook that can answer.
-    mgr.add_controller_gate(certs_ready.wait)
-
-
-async def run(settings: Settings) -> None:
-    client = new_client(settings.client)
-    mgr = Manager(client, manager_options(settings))
-    if settings.run_webhooks:
-        _add_webhooks(mgr, client, settings)
-    if settings.run_controllers:
-        from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
-        from leaderworkerset.controllers.scheduling import require_provider_api
-        from leaderworkerset.controllers.setup import register_controllers
-
-        try:
-            await require_provider_api(client, _scheduler_provider(settings.config))
-            if settings.enable_disaggregatedset:
-                await require_ds_api(client)
-        except Exception:
-            await client.close()
-            raise
-        register_controllers(
-            mgr,
-            max_concurrent_reconciles=settings.max_concurrent_reconciles,
-            namespace=settings.watch_namespace,
-            enable_disaggregatedset=settings.enable_disaggregatedset,
-            scheduler_provider=_scheduler_provider(settings.config),
-            failure_ledger=settings.failure_ledger,
-        )
-    try:
-        await mgr.run()
-    finally:
-        await client.close()
 
 
 def _merge(cfg: api_config.Configuration, **flags: Any) -> api_config.Configuration:
@@ -375,9 +191,6 @@ def manager(
         enable_disaggregatedset=enable_disaggregatedset,
         failure_ledger=not disable_failure_ledger,
     )
-    from leaderworkerset.controllers.disaggregatedset.setup import DisaggregatedSetApiMissingError
-    from leaderworkerset.controllers.scheduling import ProviderApiMissingError
-
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run(settings))

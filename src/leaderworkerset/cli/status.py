@@ -1,11 +1,9 @@
 """``lws status NAME``: the group tree of one LeaderWorkerSet (or, by that name, of a
-DisaggregatedSet: see ``ds_status``).
+DisaggregatedSet), or with ``--failures`` its failure ledger.
 
-LWS → groups (leader pod, revision, ready/updated, why not ready) → pods.
-The same rendering backs the live view of ``lws up``. Reads are direct LISTs
-(this is a one-shot CLI, not a controller hot path): per refresh the set, its pods and
-StatefulSets, and — only while some pod has no node — one LIST of the namespace's
-``FailedScheduling`` pod events. Nothing is written to the cluster.
+The views themselves live in ``cli/views/`` (``lws``: the group tree, ``ds``: the role tree,
+``failures``: the ledger); this module picks one, prints it and, with ``--watch``, refreshes it.
+The same loop backs the live view of ``lws up``.
 
 ``-o json`` prints the same content as one document (one per change with ``--watch``). When
 stdout is not a terminal, ``--watch`` prints the plain tree again on each change instead of
@@ -19,249 +17,19 @@ import enum
 import io
 import json
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from leaderworkerset.api import constants as c
-from leaderworkerset.cli import failures as ledger_view
-from leaderworkerset.core import objects
-from leaderworkerset.core.groups import state as core_groups
-from leaderworkerset.core.groups.state import GroupView
-from leaderworkerset.core.objects import labels_of
-from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
-from leaderworkerset.core.rollout.control import rollout_notes
+from leaderworkerset.cli.views import ds as ds_view
+from leaderworkerset.cli.views import failures as ledger_view
+from leaderworkerset.cli.views import lws as lws_view
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.errors import is_not_found
-from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
-
-Obj = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Everything the tree shows, read at one moment."""
-
-    lws: Obj
-    pods: list[Obj]
-    statefulsets: list[Obj]
-    leader_deployment: Obj | None = None  # Hash identity
-    failures: Mapping[str, str] = field(default_factory=dict)  # FailedScheduling message by pod UID
-    ledger: Mapping[str, Any] | None = (
-        None  # the failure-ledger ConfigMap (back-off state), if the set has one
-    )
-    now: float = field(default_factory=time.time)  # when it was read (back-off countdowns)
-
-
-# The scheduler's failures are all the events the diagnosis needs; the rest is in pod status.
-_FAILED_SCHEDULING_SELECTOR = "involvedObject.kind=Pod,reason=FailedScheduling"
-
-
-async def read_scheduling_failures(client: KubeClient, namespace: str) -> dict[str, str]:
-    """One LIST of the namespace's FailedScheduling pod events, reduced to the latest per pod."""
-    listing = await client.request(
-        "GET", CORE_EVENTS.collection_path(namespace), params={"fieldSelector": _FAILED_SCHEDULING_SELECTOR}
-    )
-    return scheduling_failures(listing.get("items") or [])
-
-
-def has_unscheduled(pods: list[Obj]) -> bool:
-    return any(not (pod.get("spec") or {}).get("nodeName") for pod in pods)
-
-
-async def collect(client: KubeClient, namespace: str, name: str, *, events: bool = True) -> Snapshot | None:
-    """One set's objects; `events=False` leaves the events to a caller that reads them once for
-    several sets (a DisaggregatedSet's children)."""
-    try:
-        lws = await client.get(LEADERWORKERSETS, namespace, name)
-    except Exception as err:
-        if is_not_found(err):
-            return None
-        raise
-    selector = f"{c.LABEL_SET_NAME}={name}"
-    pods, statefulsets = await asyncio.gather(
-        client.list(PODS, namespace, selector), client.list(STATEFULSETS, namespace, selector)
-    )
-    deployment = None
-    if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
-        deployments = await client.list(DEPLOYMENTS, namespace, selector)
-        deployment = next((d for d in deployments if objects.name_of(d) == name), None)
-    failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}
-    ledger = await ledger_view.read_ledger(client, namespace, name, optional=True)
-    return Snapshot(lws, pods, statefulsets, deployment, failures, ledger)
-
-
-def _restarts(pod: Obj) -> int:
-    return sum(
-        int(s.get("restartCount", 0)) for s in (pod.get("status") or {}).get("containerStatuses") or []
-    )
-
-
-def _role(pod: Obj) -> str:
-    return "leader" if labels_of(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
-
-
-def _pod_line(pod: Obj) -> str:
-    mark = "[green]●[/green]" if core_groups.pod_ready(pod) else "[yellow]○[/yellow]"
-    node = (pod.get("spec") or {}).get("nodeName") or "unscheduled"
-    restarts = _restarts(pod)
-    extra = f" restarts={restarts}" if restarts else ""
-    phase = core_groups.pod_phase(pod) or "Pending"
-    return f"{mark} {objects.name_of(pod)} [dim]{_role(pod)} {phase} on {node}{extra}[/dim]"
-
-
-@dataclass(frozen=True)
-class Group:
-    view: GroupView
-    diagnosis: Diagnosis | None  # None when the group is ready
-    pods: list[Obj]  # leader first, then workers by index
-    backoff: str | None = None  # "backing off, next recreation in …" while its recreation waits
-
-
-@dataclass(frozen=True)
-class Overview:
-    """The set's header facts and its groups, shared by the tree and the JSON document."""
-
-    name: str
-    namespace: str
-    replicas: int
-    ready_replicas: int
-    updated_replicas: int
-    size: int
-    revision: str
-    conditions: list[str]
-    groups: list[Group]
-    rollout: list[str] = field(default_factory=list)  # rollout-control notes (opt-in annotations)
-
-
-def overview(snapshot: Snapshot) -> Overview:
-    lws = snapshot.lws
-    meta, status = objects.metadata(lws), lws.get("status") or {}
-    name = str(meta.get("name", ""))
-    size = objects.lws_size(lws)
-    # The leader workload: the StatefulSet (Ordinal) or the Deployment (Hash) named after the set.
-    leader_workload = snapshot.leader_deployment or next(
-        (s for s in snapshot.statefulsets if objects.name_of(s) == name), None
-    )
-    revision = labels_of(leader_workload).get(c.LABEL_TEMPLATE_REVISION_HASH, "?") if leader_workload else "?"
-    leaders = [p for p in snapshot.pods if labels_of(p).get(c.LABEL_WORKER_INDEX) == "0"]
-    workers_by_sts = {
-        objects.name_of(sts): sts for sts in snapshot.statefulsets if objects.name_of(sts) != name
-    }
-    views = core_groups.describe_groups(
-        size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
-    )
-    leader_by_name = {objects.name_of(p): p for p in leaders}
-    groups = []
-    for view in views:
-        members = sorted(
-            (p for p in snapshot.pods if labels_of(p).get(c.LABEL_GROUP_INDEX) == view.key),
-            key=lambda p: int(labels_of(p).get(c.LABEL_WORKER_INDEX, "0") or 0),
-        )
-        diagnosis = None
-        if not view.ready:
-            diagnosis = diagnose_group(
-                lws=lws,
-                leader=leader_by_name.get(view.leader),
-                worker_sts=workers_by_sts.get(view.leader),
-                pods=members,
-                failures=snapshot.failures,
-            )
-        backoff = ledger_view.backoff_note(snapshot.ledger, view.key, snapshot.now)
-        groups.append(Group(view, diagnosis, members, backoff))
-    return Overview(
-        name=name,
-        namespace=str(meta.get("namespace", "")),
-        replicas=objects.lws_replicas(lws),
-        ready_replicas=int(status.get("readyReplicas") or 0),
-        updated_replicas=int(status.get("updatedReplicas") or 0),
-        size=size,
-        revision=revision,
-        conditions=[
-            str(cond.get("type")) for cond in status.get("conditions") or [] if cond.get("status") == "True"
-        ],
-        groups=groups,
-        rollout=rollout_notes(lws),
-    )
-
-
-def render(snapshot: Snapshot) -> Tree:
-    info = overview(snapshot)
-    conditions = ", ".join(info.conditions)
-    root = Tree(
-        f"[bold]LeaderWorkerSet {info.namespace}/{info.name}[/bold]  "
-        f"replicas {info.ready_replicas}/{info.replicas} ready, "
-        f"{info.updated_replicas} updated  size {info.size}  revision {info.revision}"
-        + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
-    )
-    for note in info.rollout:
-        root.add(f"[yellow]{escape(note)}[/yellow]")
-    for group in info.groups:
-        view = group.view
-        state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
-        updated = "" if view.updated else " [magenta](old revision)[/magenta]"
-        why = f" — {escape(group.diagnosis.message)}" if group.diagnosis else ""
-        if group.backoff:
-            why += f" [yellow]({group.backoff})[/yellow]"
-        host = f" ({view.hostname})" if view.index < 0 and view.hostname else ""
-        branch = root.add(
-            f"group {view.name}  {view.leader}{host}  rev {view.revision}  {state}{updated}{why}"
-        )
-        for pod in group.pods:
-            branch.add(_pod_line(pod))
-    if not info.groups:
-        root.add("[dim]no groups yet[/dim]")
-    return root
-
-
-def document(snapshot: Snapshot) -> dict[str, Any]:
-    """`-o json`: the tree's content for tools; `reason` and `cause` are null for a ready group."""
-    info = overview(snapshot)
-    return {
-        "kind": c.LWS_KIND,
-        "namespace": info.namespace,
-        "name": info.name,
-        "replicas": info.replicas,
-        "readyReplicas": info.ready_replicas,
-        "updatedReplicas": info.updated_replicas,
-        "size": info.size,
-        "revision": info.revision,
-        "conditions": info.conditions,
-        **({"rollout": info.rollout} if info.rollout else {}),
-        "groups": [
-            {
-                "name": group.view.name,
-                "index": group.view.index if group.view.index >= 0 else None,
-                "key": group.view.key,
-                "leader": group.view.leader,
-                "revision": group.view.revision,
-                "ready": group.view.ready,
-                "updated": group.view.updated,
-                "cause": group.diagnosis.cause if group.diagnosis else None,
-                "reason": group.diagnosis.message if group.diagnosis else None,
-                "backoff": group.backoff,
-                "pods": [
-                    {
-                        "name": objects.name_of(pod),
-                        "role": _role(pod),
-                        "phase": core_groups.pod_phase(pod) or "Pending",
-                        "node": (pod.get("spec") or {}).get("nodeName") or None,
-                        "ready": core_groups.pod_ready(pod),
-                        "restarts": _restarts(pod),
-                    }
-                    for pod in group.pods
-                ],
-            }
-            for group in info.groups
-        ],
-    }
+from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
 
 class Output(enum.StrEnum):
@@ -286,19 +54,17 @@ async def view_of(
 ) -> Tree | Table | dict[str, Any] | None:
     """The LeaderWorkerSet's group tree (or document), else the DisaggregatedSet's role tree, else
     None; with `failures`, the LeaderWorkerSet's failure ledger."""
-    from leaderworkerset.cli import ds_status
-
     if failures:
         return await failures_view(client, namespace, name, output)
-    snapshot = await collect(client, namespace, name)
+    snapshot = await lws_view.collect(client, namespace, name)
     if snapshot is not None:
-        return document(snapshot) if output is Output.JSON else render(snapshot)
-    ds_snapshot = await ds_status.collect(client, namespace, name)
+        return lws_view.document(snapshot) if output is Output.JSON else lws_view.render(snapshot)
+    ds_snapshot = await ds_view.collect(client, namespace, name)
     if ds_snapshot is None:
         return None
     if output is Output.JSON:
-        return ds_status.document(ds_snapshot)
-    return ds_status.render(ds_snapshot)
+        return ds_view.document(ds_snapshot)
+    return ds_view.render(ds_snapshot)
 
 
 async def tree_of(client: KubeClient, namespace: str, name: str) -> Tree | None:

@@ -22,6 +22,7 @@ from rich.console import Console
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli import status as status_cmd
+from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build, named
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster, free_port
 from leaderworkerset.devcluster.processes import wait_for
@@ -39,8 +40,6 @@ def sample() -> dict[str, Any]:
 
 
 async def _install(cluster: LocalCluster) -> None:
-    from leaderworkerset.crd.install import install_crds
-
     client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
     try:
         await install_crds(client.lightkube)

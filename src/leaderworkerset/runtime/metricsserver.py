@@ -10,7 +10,6 @@ controller-runtime does. `secure=False` serves plain HTTP with no authentication
 from __future__ import annotations
 
 import datetime
-import ipaddress
 import os
 import ssl
 import tempfile
@@ -19,14 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives import serialization
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from leaderworkerset.api.tls import TLSSettings
+from leaderworkerset.runtime.certificates import alt_names, cert_pem, ec_key, issue, key_pem, subject_name
 from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.resources import ResourceRef
 from leaderworkerset.runtime.tlsconfig import server_context
@@ -113,29 +110,16 @@ def metrics_app(registry: CollectorRegistry, authorizer: KubeAuthorizer | None) 
 
 def self_signed_pair(host: str = "localhost") -> tuple[bytes, bytes]:
     """A fresh self-signed serving certificate and key (PEM), valid for one year."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=365))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName(host), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
+    key = ec_key()
+    cert = issue(
+        subject_name(host),
+        key,
+        now=datetime.datetime.now(datetime.UTC),
+        backdate=datetime.timedelta(minutes=5),
+        validity=datetime.timedelta(days=365),
+        extensions=[alt_names([host], ["127.0.0.1"])],
     )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+    return cert_pem(cert), key_pem(key, serialization.PrivateFormat.PKCS8)
 
 
 def server_ssl_context(

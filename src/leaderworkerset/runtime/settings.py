@@ -31,6 +31,12 @@ def client_options(cfg: Configuration, kubeconfig: str | None = None) -> ClientO
     return ClientOptions(kubeconfig=kubeconfig, qps=float(qps), burst=int(burst))
 
 
+def scheduler_provider(cfg: Configuration) -> str | None:
+    """gangSchedulingManagement.schedulerProvider: both the controllers and the webhooks follow it."""
+    gang = cfg.gang_scheduling_management
+    return gang.scheduler_provider if gang else None
+
+
 def manager_options(
     cfg: Configuration, *, metrics_secure: bool = True, namespace: str | None = None
 ) -> ManagerOptions:

@@ -7,5 +7,7 @@
 * `admission` — AdmissionReview in/out for every path (`review`, `WebhookOptions`)
 * `server`, `certs`, `configurations`, `metrics`, `runner` — HTTPS server with cert hot reload,
   CA/serving certificates in a Secret with caBundle injection, webhook configurations, metrics,
-  and `runner.serve` for the manager.
+  and `runner.serve`, the certificates then the server.
+* `setup` — `register_webhooks`: the server, its readiness checks and the controllers' gate on a
+  runtime Manager, as controllers/setup.py registers the controllers (called by `lws manager`).
 """

@@ -12,7 +12,6 @@ import asyncio
 import base64
 import contextlib
 import datetime as dt
-import ipaddress
 import os
 import tempfile
 from collections.abc import Callable
@@ -23,11 +22,12 @@ from typing import Any
 import structlog
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.runtime import certificates
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.resources import ResourceRef
@@ -99,25 +99,8 @@ class CertConfig:
         return (self.dns_name, *self.extra_dns_names)
 
 
-def _new_key() -> rsa.RSAPrivateKey:
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def _key_pem(key: rsa.RSAPrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    )
-
-
 def _name(common_name: str) -> x509.Name:
-    return x509.Name(
-        [
-            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, c.CERT_CA_ORGANIZATION),
-        ]
-    )
+    return certificates.subject_name(common_name, c.CERT_CA_ORGANIZATION)
 
 
 # X.509 caps a common name at 64 characters; clients verify the SANs, so a shorter CN is harmless.
@@ -134,23 +117,16 @@ def _common_name(config: CertConfig) -> str:
 
 def generate_ca(now: dt.datetime) -> tuple[bytes, bytes]:
     """A self-signed CA certificate and key (PEM)."""
-    key = _new_key()
-    name = _name(c.CERT_CA_NAME)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _CLOCK_SKEW)
-        .not_valid_after(now + CA_VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-        )
-        .sign(key, hashes.SHA256())
+    key = certificates.rsa_key()
+    cert = certificates.issue(
+        _name(c.CERT_CA_NAME),
+        key,
+        now=now,
+        backdate=_CLOCK_SKEW,
+        validity=CA_VALIDITY,
+        extensions=certificates.ca_extensions(digital_signature=False),
     )
-    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+    return certificates.cert_pem(cert), certificates.key_pem(key)
 
 
 def generate_serving(
@@ -160,23 +136,21 @@ def generate_serving(
     ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
     ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
     assert isinstance(ca_key, rsa.RSAPrivateKey)
-    key = _new_key()
-    sans: list[x509.GeneralName] = [x509.DNSName(name) for name in config.dns_names]
-    sans += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in config.ip_addresses]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name(_common_name(config)))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _CLOCK_SKEW)
-        .not_valid_after(now + SERVING_VALIDITY)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
+    key = certificates.rsa_key()
+    cert = certificates.issue(
+        _name(_common_name(config)),
+        key,
+        now=now,
+        backdate=_CLOCK_SKEW,
+        validity=SERVING_VALIDITY,
+        extensions=[
+            certificates.alt_names(config.dns_names, config.ip_addresses),
+            certificates.extended_usage(ExtendedKeyUsageOID.SERVER_AUTH),
+            certificates.not_a_ca(),
+        ],
+        signer=certificates.Signer(ca_cert.subject, ca_key),
     )
-    return cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)
+    return certificates.cert_pem(cert), certificates.key_pem(key)
 
 
 def generate(config: CertConfig, now: dt.datetime) -> CertArtifacts:

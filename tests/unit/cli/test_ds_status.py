@@ -5,8 +5,8 @@ from typing import Any
 from rich.console import Console
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.cli import ds_status
-from leaderworkerset.cli.status import Snapshot
+from leaderworkerset.cli.views import ds as ds_status
+from leaderworkerset.cli.views.lws import Snapshot
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from tests.support.builders import DisaggregatedSetBuilder
 from tests.unit.core.disaggregated.helpers import DS_UID, NS, child

@@ -9,9 +9,10 @@ import pytest
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
-from leaderworkerset.cli import manager
+from leaderworkerset.cli import manager, manager_process
 from leaderworkerset.runtime.client import ClientOptions
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
+from leaderworkerset.webhooks.setup import webhook_options, webhook_run_config
 
 UPSTREAM_CONFIG = (
     Path(__file__).resolve().parents[4]
@@ -38,13 +39,13 @@ NO_FLAGS: dict[str, Any] = dict.fromkeys(
 )
 
 
-def _settings(cfg: api_config.Configuration, **kwargs: Any) -> manager.Settings:
-    return manager.Settings(config=cfg, client=ClientOptions(), namespace="lws-system", **kwargs)
+def _settings(cfg: api_config.Configuration, **kwargs: Any) -> manager_process.Settings:
+    return manager_process.Settings(config=cfg, client=ClientOptions(), namespace="lws-system", **kwargs)
 
 
 def test_upstream_configuration_file_gives_upstream_defaults() -> None:
     cfg, warnings = api_config.load_configuration_with_warnings(UPSTREAM_CONFIG)
-    options = manager.manager_options(_settings(cfg))
+    options = manager_process.manager_options(_settings(cfg))
 
     assert warnings, "v1alpha1 is accepted with a deprecation warning"
     assert options.leader_elect is True
@@ -80,19 +81,19 @@ def test_upstream_configuration_file_gives_upstream_defaults() -> None:
 def test_explicit_flags_win_over_the_file(flags: dict[str, Any], check: Any) -> None:
     cfg = manager._merge(api_config.load_configuration(UPSTREAM_CONFIG), **{**NO_FLAGS, **flags})
 
-    assert check(manager.manager_options(_settings(cfg)), cfg)
+    assert check(manager_process.manager_options(_settings(cfg)), cfg)
 
 
 def test_webhooks_only_replica_does_not_take_part_in_leader_election() -> None:
     cfg = api_config.load_configuration(UPSTREAM_CONFIG)
 
-    assert manager.manager_options(_settings(cfg, run_controllers=False)).leader_elect is False
+    assert manager_process.manager_options(_settings(cfg, run_controllers=False)).leader_elect is False
 
 
 def test_local_url_mode_issues_a_certificate_for_the_host_and_registers_url_configurations() -> None:
     cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
 
-    run = manager.webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1"))
+    run = webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1"))
 
     assert run.register_url_configurations is True
     assert run.ip_addresses == ("127.0.0.1",)
@@ -105,7 +106,7 @@ def test_in_cluster_mode_uses_the_configured_service_and_secret() -> None:
         "internalCertManagement: {enable: true, webhookServiceName: my-svc, webhookSecretName: my-secret}\n"
     )
 
-    run = manager.webhook_run_config(_settings(cfg))
+    run = webhook_run_config(_settings(cfg))
 
     assert (run.service_name, run.secret_name, run.internal_cert_management) == ("my-svc", "my-secret", True)
     assert run.register_url_configurations is False
@@ -116,7 +117,7 @@ def test_external_certificates_turn_internal_management_off() -> None:
         "apiVersion: config.lws.x-k8s.io/v1\nkind: Configuration\ninternalCertManagement: {enable: false}\n"
     )
 
-    assert manager.webhook_run_config(_settings(cfg)).internal_cert_management is False
+    assert webhook_run_config(_settings(cfg)).internal_cert_management is False
 
 
 def test_volcano_gang_scheduling_makes_the_pod_webhook_stamp_pod_groups() -> None:
@@ -125,7 +126,7 @@ def test_volcano_gang_scheduling_makes_the_pod_webhook_stamp_pod_groups() -> Non
         "gangSchedulingManagement: {schedulerProvider: volcano}\n"
     )
 
-    options = manager.webhook_options(cfg)
+    options = webhook_options(cfg)
 
     assert options.pod_group_injector is volcano_pod_group_injector
     assert options.scheduling.provider == "volcano"
@@ -138,7 +139,7 @@ def test_workload_aware_scheduling_gate_reaches_the_lws_webhook() -> None:
         "featureGates: {WorkloadAwareScheduling: true}\n"
     )
 
-    assert manager.webhook_options(cfg).scheduling.feature_gate_enabled is True
+    assert webhook_options(cfg).scheduling.feature_gate_enabled is True
 
 
 def test_tls_options_of_the_configuration_reach_the_webhook_server() -> None:
@@ -147,7 +148,7 @@ def test_tls_options_of_the_configuration_reach_the_webhook_server() -> None:
     )
 
     for settings in (_settings(cfg), _settings(cfg, webhook_url_host="127.0.0.1")):
-        run = manager.webhook_run_config(settings)
+        run = webhook_run_config(settings)
         assert run.tls is not None
         assert run.tls.min_version == "TLSv1_3"
 
@@ -170,9 +171,9 @@ def test_controller_switches_reach_the_settings(
 
     app = typer.Typer()
     app.command()(manager.manager)
-    seen: list[manager.Settings] = []
+    seen: list[manager_process.Settings] = []
 
-    async def fake_run(settings: manager.Settings) -> None:
+    async def fake_run(settings: manager_process.Settings) -> None:
         seen.append(settings)
 
     monkeypatch.setattr(manager, "run", fake_run)
@@ -190,7 +191,7 @@ def test_kubernetes_gang_scheduling_makes_the_pod_webhook_set_scheduling_groups(
         "featureGates: {WorkloadAwareScheduling: true}\n"
     )
 
-    options = manager.webhook_options(cfg)
+    options = webhook_options(cfg)
 
     assert options.pod_group_injector is workload_pod_group_injector
     assert options.scheduling.provider == "kubernetes"
@@ -199,7 +200,7 @@ def test_kubernetes_gang_scheduling_makes_the_pod_webhook_set_scheduling_groups(
 def test_local_url_mode_can_name_a_load_balancer_port_in_front_of_several_replicas() -> None:
     cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
 
-    run = manager.webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1", webhook_url_port=20443))
+    run = webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1", webhook_url_port=20443))
 
     assert (run.port, run.url_port) == (19443, 20443)
 
@@ -207,4 +208,4 @@ def test_local_url_mode_can_name_a_load_balancer_port_in_front_of_several_replic
 def test_local_url_mode_names_the_server_port_by_default() -> None:
     cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
 
-    assert manager.webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1")).url_port is None
+    assert webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1")).url_port is None

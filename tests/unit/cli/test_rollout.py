@@ -10,7 +10,7 @@ from rich.console import Console
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli.plan import render as render_plan
 from leaderworkerset.cli.rollout import history_table, template_diff
-from leaderworkerset.cli.status import document, render
+from leaderworkerset.cli.views.lws import document, render
 from leaderworkerset.core.objects import revision_key_of
 from leaderworkerset.core.rollout.revision import new_revision
 from leaderworkerset.core.rollout.undo import undone

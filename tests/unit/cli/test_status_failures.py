@@ -11,8 +11,9 @@ from typing import Any
 
 from rich.console import Console
 
-from leaderworkerset.cli import failures
-from leaderworkerset.cli.status import Snapshot, as_text, document, render
+from leaderworkerset.cli.status import as_text
+from leaderworkerset.cli.views import failures
+from leaderworkerset.cli.views.lws import Snapshot, document, render
 from leaderworkerset.core.lifecycle.backoff import GroupBackoff
 from leaderworkerset.core.lifecycle.ledger import (
     Action,

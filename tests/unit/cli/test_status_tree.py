@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.cli.status import Snapshot, render
+from leaderworkerset.cli.views.lws import Snapshot, render
 from tests.support.builders import cached_lws, leader_pod
 
 KEY = "cd" * 20

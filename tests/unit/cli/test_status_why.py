@@ -11,7 +11,8 @@ from typing import Any
 from rich.console import Console
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.cli.status import Output, Snapshot, as_text, document, render
+from leaderworkerset.cli.status import Output, as_text
+from leaderworkerset.cli.views.lws import Snapshot, document, render
 from tests.support.builders import cached_lws, leader_pod, worker_statefulset
 
 Obj = dict[str, Any]

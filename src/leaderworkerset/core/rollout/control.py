@@ -2,8 +2,8 @@
 
 Both are opt-in through annotations of our own domain (`api/extensions.py`). They never compute a
 step of their own: the controller first decides `(partition, replicas)` exactly as upstream does
-(`core.rollout.partition.plan_rollout`), then, while paused or past the deadline, `held_decision` keeps what
-the leader StatefulSet already has. Holding is Deployment-like: nothing more is released for
+(`core.rollout.partition.plan_rollout`), then, while paused or past the deadline, `held_decision`
+keeps what the leader StatefulSet already has. Holding is Deployment-like: nothing more is released for
 update and the surge neither grows nor shrinks, but a new template is still frozen behind the
 partition (otherwise partition 0 would let the StatefulSet controller replace every group at
 once), and a change of `spec.replicas` is still applied.

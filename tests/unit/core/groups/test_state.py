@@ -1,4 +1,5 @@
-"""The LeaderWorkerSet spec accessors of core.groups.state, shared by the controllers and the webhooks."""
+"""Group state and the spec accessors (core.groups.state, core.objects), shared by the controllers
+and the webhooks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``lws status NAME`` for a DisaggregatedSet: DS → roles → revisions → child LWS → groups → pods.
+"""The role tree of one DisaggregatedSet, as ``lws status NAME`` draws it: DS → roles → revisions →
+child LWS → groups → pods.
 
 Each role line shows its ready capacity against its desired total (desired per slice x slices),
 each revision whether it is the target, and each child LWS is the same group tree `lws status`
@@ -16,7 +17,7 @@ from typing import Any
 from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.cli import status as lws_status
+from leaderworkerset.cli.views import lws as lws_view
 from leaderworkerset.core.disaggregated.children import (
     is_controlled_by,
     owned_children,
@@ -38,7 +39,7 @@ Obj = dict[str, Any]
 class DSSnapshot:
     ds: Obj
     scalers: list[Obj]
-    children: list[lws_status.Snapshot]
+    children: list[lws_view.Snapshot]
 
 
 async def collect(client: KubeClient, namespace: str, name: str) -> DSSnapshot | None:
@@ -54,12 +55,12 @@ async def collect(client: KubeClient, namespace: str, name: str) -> DSSnapshot |
     )
     mine = owned_children(ds, listed)
     found = await asyncio.gather(
-        *(lws_status.collect(client, namespace, name_of(lws), events=False) for lws in mine)
+        *(lws_view.collect(client, namespace, name_of(lws), events=False) for lws in mine)
     )
     snapshots = [s for s in found if s is not None]
     # One events LIST for every child, not one per child.
-    if any(lws_status.has_unscheduled(s.pods) for s in snapshots):
-        failures = await lws_status.read_scheduling_failures(client, namespace)
+    if any(lws_view.has_unscheduled(s.pods) for s in snapshots):
+        failures = await lws_view.read_scheduling_failures(client, namespace)
         snapshots = [dataclasses.replace(s, failures=failures) for s in snapshots]
     return DSSnapshot(ds, scalers, snapshots)
 
@@ -93,21 +94,21 @@ def render(snapshot: DSSnapshot) -> Tree:
         f"[bold]DisaggregatedSet {meta.get('namespace')}/{meta.get('name')}[/bold]  revision {target}"
         f"  slices {slices}" + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
     )
-    by_role: dict[str, list[lws_status.Snapshot]] = defaultdict(list)
+    by_role: dict[str, list[lws_view.Snapshot]] = defaultdict(list)
     for child in snapshot.children:
         by_role[role_of(child.lws)].append(child)
     roles = role_names(ds) + sorted(set(by_role) - set(role_names(ds)))  # removed roles still draining
     for role in roles:
         children = by_role.get(role, [])
         branch = root.add(_role_line(role, [s.lws for s in children], targets.get(role), slices))
-        revisions: dict[str, list[lws_status.Snapshot]] = defaultdict(list)
+        revisions: dict[str, list[lws_view.Snapshot]] = defaultdict(list)
         for child in children:
             revisions[revision_of(child.lws)].append(child)
         for revision in sorted(revisions, key=lambda r: (r != target, r)):
             tag = "[green]target[/green]" if revision == target else "[magenta]old, draining[/magenta]"
             rev_branch = branch.add(f"revision {revision}  {tag}")
             for child in sorted(revisions[revision], key=lambda s: slice_of(s.lws) or 0):
-                rev_branch.children.append(lws_status.render(child))
+                rev_branch.children.append(lws_view.render(child))
         if not children:
             branch.add("[dim]no LeaderWorkerSet yet[/dim]")
     return root
@@ -128,7 +129,7 @@ def document(snapshot: DSSnapshot) -> dict[str, Any]:
                 "role": role_of(child.lws),
                 "roleRevision": revision_of(child.lws),
                 "slice": slice_of(child.lws),
-                **lws_status.document(child),
+                **lws_view.document(child),
             }
             for child in snapshot.children
         ],
