@@ -766,7 +766,7 @@ class GroupReconciler:
         return admission.step is AdmissionStep.ADMIT
 
     async def _sync_group_ready(self, leader: Obj, workers_ready: bool) -> None:
-        patch = group_ready_status_patch(leader, workers_ready, datetime.datetime.now(datetime.UTC))
+        patch = group_ready_status_patch(leader, workers_ready, self._now())
         if patch is not None:
             await self._client.patch(
                 PODS,
