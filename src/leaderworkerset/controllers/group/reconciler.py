@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,10 +149,9 @@ from leaderworkerset.core.termination import (
 )
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
-from leaderworkerset.runtime.controller import Controller, Result, own_key, owner_mapper
+from leaderworkerset.runtime.controller import Controller, Result
 from leaderworkerset.runtime.errors import is_already_exists
 from leaderworkerset.runtime.events import EventRecorder, object_ref
-from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
 from leaderworkerset.runtime.reflector import FuncHandler
@@ -167,8 +166,6 @@ from leaderworkerset.runtime.resources import (
 
 log = structlog.get_logger(__name__)
 
-CONTROLLER_NAME = "pod"
-DEFAULT_MAX_CONCURRENT = 4
 # Leaders this process deleted for a group restart, remembered so a stale cache read of the same
 # leader cannot delete it (and announce RecreateGroup) a second time.
 _DELETED_LEADERS_MEMORY = 10_000
@@ -890,97 +887,5 @@ class GroupReconciler:
         record(self._recorder, lws, event)
 
 
-# ----- wiring ------------------------------------------------------------------------------------------
-
-
 def _utc(seconds: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC)
-
-
-def _set_pods_only(meta: Any, _obj: object) -> bool:
-    return c.LABEL_SET_NAME in (meta.labels or {})
-
-
-def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
-    """Worker StatefulSets wake the leader pod that controls them."""
-    return owner_mapper("Pod", "")(meta, obj)
-
-
-def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
-    return [
-        ObjectKey(namespace, name_of(p))
-        for p in informers.set_pods_where(namespace, set_name, holds_budget_finalizer)
-    ]
-
-
-def _held_pods_of_lws(informers: SharedInformers) -> Any:
-    """LWS events (its deletion above all) wake the pods the restart budget holds."""
-
-    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
-        return _held_pods(informers, meta.namespace or "", meta.name or "")
-
-    return mapper
-
-
-def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
-    """A leader StatefulSet or Deployment change (scale-down, rollout) may tear down a retained
-    group."""
-
-    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
-        if (meta.labels or {}).get(c.LABEL_SET_NAME) != meta.name:
-            return ()  # a worker StatefulSet
-        return _held_pods(informers, meta.namespace or "", meta.name or "")
-
-    return mapper
-
-
-def _worker_deletion_waker(controller: Controller) -> FuncHandler[Pod]:
-    """A deleted worker pod frees its name: wake the leader that may wait for it."""
-
-    def deleted(pod: Pod) -> None:
-        meta = pod.metadata
-        labels = meta.labels or {}
-        if c.LABEL_SET_NAME not in labels or labels.get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX:
-            return
-        leader = leader_name_for_worker({"metadata": {"name": meta.name, "annotations": meta.annotations}})
-        if leader:
-            controller.queue.add(ObjectKey(meta.namespace or "", leader))
-
-    return FuncHandler(delete=deleted)
-
-
-def setup(
-    manager: Manager,
-    informers: SharedInformers,
-    *,
-    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-    provider: SchedulerProvider | None = None,
-    failure_ledger: bool = True,
-) -> Controller:
-    """Create the pod controller, declare its watches and add it to the manager.
-
-    `failure_ledger=False` (manager flag `--disable-failure-ledger`) keeps no history; back-off
-    state of an LWS that asks for a back-off is still stored."""
-    recorder = manager.event_recorder(c.EVENT_COMPONENT_LWS)
-    reconciler = GroupReconciler(
-        manager.client,
-        informers,
-        recorder,
-        provider,
-        metrics=new_group_metrics(manager.registry),
-        ledger=FailureLedger(manager.client, enabled=failure_ledger),
-    )
-    controller = Controller(
-        CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
-    )
-    informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
-    reconciler.created_workers.forget_on_delete(informers.statefulsets)
-    informers.pods.add_handler(reconciler.gated_leader_waker(controller))
-    informers.pods.add_handler(_worker_deletion_waker(controller))
-    controller.watch(informers.pods, own_key, predicate=_set_pods_only)
-    controller.watch(informers.statefulsets, _owner_leader)
-    controller.watch(informers.lws, _held_pods_of_lws(informers))
-    controller.watch(informers.statefulsets, _held_pods_of_leader_statefulset(informers))
-    controller.watch(informers.deployments, _held_pods_of_leader_statefulset(informers))
-    manager.add_controller(controller)
-    return controller
