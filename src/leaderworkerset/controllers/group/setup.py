@@ -61,6 +61,26 @@ def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
     return mapper
 
 
+def _gated_leader_waker(informers: SharedInformers, controller: Controller) -> FuncHandler[Pod]:
+    """Wake the gated leaders of a set (C12) when one of its pods is deleted (a slot or a
+    tearing-down group may be freed) or a gated leader is created (the FIFO order changed)."""
+
+    def wake(pod: Pod) -> None:
+        meta = pod.metadata
+        set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
+        if not set_name:
+            return
+        for key in informers.gated_leader_keys(meta.namespace or "", set_name):
+            controller.queue.add(key)
+
+    def added(pod: Pod) -> None:
+        gates = pod.spec.schedulingGates or []
+        if any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+            wake(pod)
+
+    return FuncHandler(add=added, delete=wake)
+
+
 def _worker_deletion_waker(controller: Controller) -> FuncHandler[Pod]:
     """A deleted worker pod frees its name: wake the leader that may wait for it."""
 
@@ -100,9 +120,9 @@ def setup(
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
     )
-    informers.pods.add_handler(FuncHandler(delete=reconciler.remember_deleted))
-    reconciler.created_workers.forget_on_delete(informers.statefulsets)
-    informers.pods.add_handler(reconciler.gated_leader_waker(controller))
+    informers.pods.add_handler(FuncHandler(delete=reconciler.snapshots.remember))
+    reconciler.startup.created_workers.forget_on_delete(informers.statefulsets)
+    informers.pods.add_handler(_gated_leader_waker(informers, controller))
     informers.pods.add_handler(_worker_deletion_waker(controller))
     controller.watch(informers.pods, own_key, predicate=_set_pods_only)
     controller.watch(informers.statefulsets, _owner_leader)
