@@ -1,0 +1,239 @@
+"""Group recovery (spec §3.C): the restart policy decides whether a pod's failure recreates its
+group; a recreation charges the restart budget (maxGroupRestarts, core/lifecycle/budget.py),
+waits out the group's back-off (core/lifecycle/backoff.py), is written to the failure ledger
+(core/lifecycle/ledger.py) and then deletes the leader with Foreground propagation, exactly once
+per failure.
+
+Budget and back-off are decided on fresh reads of the leader and the LWS: a lagging cache must
+never let a group restart past its limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.events import error_text, record
+from leaderworkerset.controllers.group.leaders import LeaderDeletions
+from leaderworkerset.controllers.group.observe import GroupObserver
+from leaderworkerset.controllers.group.reads import lws_of
+from leaderworkerset.controllers.group.retention import Retention
+from leaderworkerset.controllers.group.wallclock import WallClock, utc
+from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
+from leaderworkerset.controllers.restartbudget import mutate_restart_counts
+from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
+from leaderworkerset.core.lifecycle import backoff, budget, ledger
+from leaderworkerset.core.lifecycle.restart import (
+    RestartAction,
+    RestartDecision,
+    decide_restart,
+    restart_lookup,
+)
+from leaderworkerset.core.objects import is_deleting, name_of, namespace_of, uid_of
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.events import EventRecorder
+from leaderworkerset.runtime.resources import CORE_EVENTS, LEADERWORKERSETS, NODES, PODS
+
+log = structlog.get_logger(__name__)
+
+# A back-off wait is requeued a little past its end, so the retry is never a hair too early.
+_BACKOFF_REQUEUE_MARGIN_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class RestartOutcome:
+    """`stop`: the pod's reconcile ends here; `wait`: a recreation backs off this many seconds."""
+
+    stop: bool
+    wait: float | None = None
+
+
+@dataclass(frozen=True)
+class _Gate:
+    wait: float | None = None  # backing off: retry after this long, recreate nothing now
+    state: backoff.GroupBackoff | None = None  # the back-off state to store with the recreation
+    delay: float | None = None  # the delay the recreation waited out
+
+
+class Recovery:
+    def __init__(
+        self,
+        client: KubeClient,
+        informers: SharedInformers,
+        recorder: EventRecorder,
+        clock: WallClock,
+        *,
+        failure_ledger: FailureLedger,
+        leaders: LeaderDeletions,
+        retention: Retention,
+        observer: GroupObserver,
+    ) -> None:
+        self._client = client
+        self._informers = informers
+        self._recorder = recorder
+        self._clock = clock
+        self._failure_ledger = failure_ledger
+        self._leaders = leaders
+        self._retention = retention
+        self._observer = observer
+
+    async def restart_policy(self, pod: Obj, lws: Obj | None = None) -> RestartOutcome:
+        """Apply the group restart policy: whether the pod's reconcile ends here, or waits."""
+        lws = lws or lws_of(self._informers, pod)
+        if lws is None:
+            return RestartOutcome(stop=False)
+        lookup = restart_lookup(lws, pod)
+        if lookup is None:
+            return RestartOutcome(stop=False)
+        namespace = namespace_of(pod)
+        owner_sts = (
+            self._informers.statefulset(namespace, lookup.owner_statefulset_name)
+            if lookup.owner_statefulset_name
+            else None
+        )
+        decision = decide_restart(
+            lws,
+            pod,
+            group_pods=self._informers.group_pods(
+                namespace, lookup.group_selector[c.LABEL_SET_NAME], lookup.group_selector[c.LABEL_GROUP_INDEX]
+            ),
+            leader=self._informers.pod(namespace, lookup.leader_name),
+            owner_statefulset=owner_sts,
+        )
+        wait = None
+        if decision.action is RestartAction.DELETE_LEADER:
+            wait = await self._recreate_group(lws, pod, namespace, decision)
+        return RestartOutcome(stop=decision.stop, wait=wait)
+
+    async def _recreate_group(
+        self, lws: Obj, pod: Obj, namespace: str, decision: RestartDecision
+    ) -> float | None:
+        """Delete the leader to recreate the group — after charging the restart budget, decided on
+        fresh reads (a lagging cache must never let a group restart past its limit), and once the
+        group's back-off (if the LWS asks for one) allows. Returns the wait while backing off.
+
+        The budget decides first: a spent budget stops the group at once (waiting would only delay
+        the inevitable), and a recreation that backs off is not charged until it happens."""
+        if decision.leader_uid in self._leaders:
+            return None  # already deleted by us; the cache has not caught up yet
+        leader = await self._client.get_or_none(PODS, namespace, decision.leader_name)
+        if leader is None or uid_of(leader) != decision.leader_uid:
+            return None  # gone (the recreation is done) or replaced by a same-name leader
+        fresh_lws = await self._client.get_or_none(LEADERWORKERSETS, namespace, name_of(lws))
+        if fresh_lws is None or is_deleting(fresh_lws):
+            await self._retention.release(leader if is_leader_pod(pod) else pod)
+            return None
+        if is_deleting(leader):
+            return None
+        if is_exhausted(leader):
+            await self._retention.terminate(fresh_lws, leader)
+            return None
+        limit = budget.max_group_restarts(fresh_lws)
+        charge = (
+            budget.decide_budget(budget.restart_counts(fresh_lws), leader, limit)
+            if limit is not None
+            else None
+        )
+        trigger = await self._classify(pod)
+        if charge is not None and charge.step is budget.BudgetStep.EXHAUST:
+            entry = ledger.entry_for(
+                trigger, group=ledger.group_of(leader), action=ledger.Action.BUDGET_EXHAUSTED,
+                when=utc(self._clock()), leader_uid=uid_of(leader),
+            )  # fmt: skip
+            await self._record(fresh_lws, entry)
+            await self._retention.terminate(fresh_lws, leader)
+            return None
+        # One instant for the back-off state and the ledger entry, so the ledger's gaps between
+        # recreations are the delays the back-off measured (the budget writes below take time).
+        decided_at = self._clock()
+        gate = await self._backoff_gate(fresh_lws, leader, trigger, now=decided_at)
+        if gate.wait is not None:
+            return gate.wait
+        if charge is not None:
+            if not charge.claimed:
+                # Conditional on the fresh read: a concurrent change conflicts and is retried.
+                leader = await self._client.merge_patch(
+                    PODS, namespace, name_of(leader), budget.claim_patch(leader, charge.count)
+                )
+            await mutate_restart_counts(
+                self._client,
+                namespace,
+                name_of(lws),
+                lambda counts: budget.raise_count(counts, charge.key, charge.count),
+            )
+        entry = ledger.entry_for(
+            trigger, group=ledger.group_of(leader), action=ledger.Action.RECREATED, when=utc(decided_at),
+            leader_uid=uid_of(leader), delay_seconds=gate.delay,
+        )  # fmt: skip
+        # Written before the delete: the back-off state must name this incarnation before it goes.
+        await self._record(fresh_lws, entry, backoff_state=gate.state)
+        if await self._leaders.delete(
+            lws, namespace, decision.leader_name, decision.leader_uid, decision.event
+        ):
+            self._observer.recreated(namespace, name_of(lws), str(trigger.cause))
+        return None
+
+    async def _classify(self, pod: Obj) -> ledger.Trigger:
+        """The trigger's cause; the node and the probe events are read only when they can change
+        it (a bare deletion; an exit code a probe kill leaves), once per recreation. A failed read
+        leaves the cause less specific, never blocks the recreation."""
+        node: Obj | None = None
+        probes: set[str] = set()
+        try:
+            if ledger.needs_node(pod):
+                node = await self._client.get_or_none(
+                    NODES, None, str((pod.get("spec") or {}).get("nodeName"))
+                )
+            if ledger.needs_probe_events(pod) is not None:
+                selector = f"involvedObject.uid={uid_of(pod)},reason=Unhealthy"
+                events = await self._client.list(CORE_EVENTS, namespace_of(pod), field_selector=selector)
+                probes = ledger.probe_failed_containers(events)
+        except Exception as err:
+            log.warning("failure cause read incomplete", pod=name_of(pod), error=error_text(err))
+        return ledger.classify_trigger(pod, node=node, probe_failures=probes)
+
+    async def _record(
+        self, lws: Obj, entry: ledger.LedgerEntry, *, backoff_state: backoff.GroupBackoff | None = None
+    ) -> None:
+        """Write the ledger. Without back-off state a failed write is logged and the recreation goes
+        on (the ledger is a record, not a gate); back-off state must be stored, so its failure is
+        the reconcile's error and is retried."""
+        try:
+            await self._failure_ledger.record(lws, entry=entry, group=entry.group, backoff=backoff_state)
+        except LedgerNotOwnedError as err:
+            log.warning("failure ledger skipped", lws=name_of(lws), error=str(err))
+        except Exception as err:
+            if backoff_state is not None:
+                raise
+            log.warning("failure ledger not written", lws=name_of(lws), error=error_text(err))
+
+    async def _backoff_gate(self, lws: Obj, leader: Obj, trigger: ledger.Trigger, *, now: float) -> _Gate:
+        """Whether the LWS's restart back-off lets this recreation happen `now`."""
+        try:
+            policy = backoff.backoff_policy(lws)
+        except backoff.BackoffError as err:
+            # Admitted with the webhooks off: recreate as upstream does, and say why not backing off.
+            record(self._recorder, lws, backoff.invalid_backoff_event(err))
+            return _Gate()
+        if policy is None:
+            return _Gate()
+        group = ledger.group_of(leader)
+        state = (await self._failure_ledger.read(lws)).backoff.get(group)
+        decision = backoff.decide_backoff(policy, state, now=now, leader_uid=uid_of(leader))
+        if decision.recreate:
+            # A recreation that waited for nothing records no delay (the first of a streak).
+            state = backoff.recreated_state(decision, now=now, leader_uid=uid_of(leader))
+            return _Gate(state=state, delay=decision.delay or None)
+        assert state is not None  # decide_backoff only waits after a previous recreation
+        if state.waiting_until != decision.not_before:
+            # The first look at this failure: record the wait once, not on every retry.
+            entry = ledger.entry_for(
+                trigger, group=group, action=ledger.Action.BACKING_OFF, when=utc(now),
+                leader_uid=uid_of(leader), delay_seconds=decision.delay,
+            )  # fmt: skip
+            await self._record(lws, entry, backoff_state=backoff.waiting_state(state, decision))
+            record(self._recorder, lws, backoff.backoff_event(leader, decision, now=now))
+        return _Gate(wait=decision.remaining(now) + _BACKOFF_REQUEUE_MARGIN_SECONDS)

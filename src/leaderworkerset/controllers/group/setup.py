@@ -1,0 +1,133 @@
+"""Wiring of the pod controller: its reconciler, the handlers fed by the pod cache, and its watches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.group.reconciler import GroupReconciler
+from leaderworkerset.controllers.groupmetrics import new_group_metrics
+from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.ledger import FailureLedger
+from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.core.groups.naming import leader_name_for_worker
+from leaderworkerset.core.lifecycle.budget import holds_budget_finalizer
+from leaderworkerset.core.objects import name_of
+from leaderworkerset.runtime.controller import Controller, own_key, owner_mapper
+from leaderworkerset.runtime.manager import Manager
+from leaderworkerset.runtime.objects import ObjectKey
+from leaderworkerset.runtime.projections import Pod
+from leaderworkerset.runtime.reflector import FuncHandler
+
+CONTROLLER_NAME = "pod"
+DEFAULT_MAX_CONCURRENT = 4
+
+
+def _set_pods_only(meta: Any, _obj: object) -> bool:
+    return c.LABEL_SET_NAME in (meta.labels or {})
+
+
+def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
+    """Worker StatefulSets wake the leader pod that controls them."""
+    return owner_mapper("Pod", "")(meta, obj)
+
+
+def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
+    return [
+        ObjectKey(namespace, name_of(p))
+        for p in informers.set_pods_where(namespace, set_name, holds_budget_finalizer)
+    ]
+
+
+def _held_pods_of_lws(informers: SharedInformers) -> Any:
+    """LWS events (its deletion above all) wake the pods the restart budget holds."""
+
+    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
+        return _held_pods(informers, meta.namespace or "", meta.name or "")
+
+    return mapper
+
+
+def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
+    """A leader StatefulSet or Deployment change (scale-down, rollout) may tear down a retained
+    group."""
+
+    def mapper(meta: Any, _obj: object) -> Iterable[ObjectKey]:
+        if (meta.labels or {}).get(c.LABEL_SET_NAME) != meta.name:
+            return ()  # a worker StatefulSet
+        return _held_pods(informers, meta.namespace or "", meta.name or "")
+
+    return mapper
+
+
+def _gated_leader_waker(informers: SharedInformers, controller: Controller) -> FuncHandler[Pod]:
+    """Wake the gated leaders of a set (C12) when one of its pods is deleted (a slot or a
+    tearing-down group may be freed) or a gated leader is created (the FIFO order changed)."""
+
+    def wake(pod: Pod) -> None:
+        meta = pod.metadata
+        set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
+        if not set_name:
+            return
+        for key in informers.gated_leader_keys(meta.namespace or "", set_name):
+            controller.queue.add(key)
+
+    def added(pod: Pod) -> None:
+        gates = pod.spec.schedulingGates or []
+        if any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+            wake(pod)
+
+    return FuncHandler(add=added, delete=wake)
+
+
+def _worker_deletion_waker(controller: Controller) -> FuncHandler[Pod]:
+    """A deleted worker pod frees its name: wake the leader that may wait for it."""
+
+    def deleted(pod: Pod) -> None:
+        meta = pod.metadata
+        labels = meta.labels or {}
+        if c.LABEL_SET_NAME not in labels or labels.get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX:
+            return
+        leader = leader_name_for_worker({"metadata": {"name": meta.name, "annotations": meta.annotations}})
+        if leader:
+            controller.queue.add(ObjectKey(meta.namespace or "", leader))
+
+    return FuncHandler(delete=deleted)
+
+
+def setup(
+    manager: Manager,
+    informers: SharedInformers,
+    *,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    provider: SchedulerProvider | None = None,
+    failure_ledger: bool = True,
+) -> Controller:
+    """Create the pod controller, declare its watches and add it to the manager.
+
+    `failure_ledger=False` (manager flag `--disable-failure-ledger`) keeps no history; back-off
+    state of an LWS that asks for a back-off is still stored."""
+    recorder = manager.event_recorder(c.EVENT_COMPONENT_LWS)
+    reconciler = GroupReconciler(
+        manager.client,
+        informers,
+        recorder,
+        provider,
+        metrics=new_group_metrics(manager.registry),
+        ledger=FailureLedger(manager.client, enabled=failure_ledger),
+    )
+    controller = Controller(
+        CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
+    )
+    informers.pods.add_handler(FuncHandler(delete=reconciler.snapshots.remember))
+    reconciler.startup.created_workers.forget_on_delete(informers.statefulsets)
+    informers.pods.add_handler(_gated_leader_waker(informers, controller))
+    informers.pods.add_handler(_worker_deletion_waker(controller))
+    controller.watch(informers.pods, own_key, predicate=_set_pods_only)
+    controller.watch(informers.statefulsets, _owner_leader)
+    controller.watch(informers.lws, _held_pods_of_lws(informers))
+    controller.watch(informers.statefulsets, _held_pods_of_leader_statefulset(informers))
+    controller.watch(informers.deployments, _held_pods_of_leader_statefulset(informers))
+    manager.add_controller(controller)
+    return controller
