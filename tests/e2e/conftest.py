@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from lightkube import AsyncClient
 
-from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import SERVICE_ACCOUNT_NAME
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
@@ -65,7 +65,7 @@ async def lws_manager(
     if AS_SERVICE_ACCOUNT:
         await serviceaccount.install_for_local_manager(api)
         kubeconfig = serviceaccount.kubeconfig_as(
-            full_cluster, c.SERVICE_ACCOUNT_NAME, full_cluster.workdir / "manager-as-sa.kubeconfig"
+            full_cluster, SERVICE_ACCOUNT_NAME, full_cluster.workdir / "manager-as-sa.kubeconfig"
         )
     manager = ManagerProcess(full_cluster, kubeconfig=kubeconfig)
     MANAGERS.append(manager)

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import SERVICE_ACCOUNT_NAME
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.install import apply as installer
 from leaderworkerset.install.manifests import InstallOptions, render
@@ -90,5 +91,6 @@ async def install_for_local_manager(api: KubeClient) -> None:
     await installer.apply_objects(api.lightkube, render(InstallOptions(replicas=0)))
     await api.apply(CLUSTER_ROLES, DEV_URL_MODE_ROLE)
     await api.apply(
-        CLUSTER_ROLE_BINDINGS, binding(DEV_URL_MODE_ROLE_NAME, DEV_URL_MODE_ROLE_NAME, c.SERVICE_ACCOUNT_NAME)
+        CLUSTER_ROLE_BINDINGS,
+        binding(DEV_URL_MODE_ROLE_NAME, DEV_URL_MODE_ROLE_NAME, SERVICE_ACCOUNT_NAME),
     )

@@ -33,14 +33,12 @@ from typing import Any, Final, Literal
 
 import yaml
 
-from leaderworkerset.devcluster import kube
+from leaderworkerset.devcluster import components, kube
 from leaderworkerset.devcluster import pki as pki_mod
 from leaderworkerset.devcluster.nodes import NodeSpec, default_nodes
 from leaderworkerset.devcluster.processes import is_ours, spawn, terminate, wait_for
 
 Shape = Literal["apiserver", "full"]
-SERVICE_CIDR = "10.0.0.0/16"
-POD_CIDR = "10.64.0.0/10"
 STATE_FILE = "state.json"
 
 # Start order; teardown runs in reverse.
@@ -269,23 +267,7 @@ class LocalCluster:
 
     def _start_etcd(self) -> None:
         port, peer = self.state.ports["etcd"], self.state.ports["etcd-peer"]
-        self._spawn(
-            "etcd",
-            [
-                str(self.bindir / "etcd"),
-                "--name=lws-local",
-                f"--data-dir={self.workdir / 'etcd'}",
-                f"--listen-client-urls=http://127.0.0.1:{port}",
-                f"--advertise-client-urls=http://127.0.0.1:{port}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-cluster=lws-local=http://127.0.0.1:{peer}",
-                # Test data: durability is not worth an fsync per write.
-                "--unsafe-no-fsync=true",
-                "--auto-compaction-retention=1",
-                "--log-level=warn",
-            ],
-        )
+        self._spawn("etcd", components.etcd_argv(self.bindir, self.workdir, port, peer))
         wait_for(
             "etcd health",
             lambda: (
@@ -297,41 +279,17 @@ class LocalCluster:
         )
 
     def _start_apiserver(self) -> None:
-        p = self.pki
-        args = [
-            str(self.bindir / "kube-apiserver"),
-            f"--etcd-servers=http://127.0.0.1:{self.state.ports['etcd']}",
-            "--bind-address=127.0.0.1",
-            # No default route in a sandbox: name the advertise address explicitly.
-            "--advertise-address=127.0.0.1",
-            # A loopback advertise address is not a valid endpoint for the `kubernetes`
-            # Service; nothing in-cluster needs it (our controllers use the kubeconfig).
-            "--endpoint-reconciler-type=none",
-            f"--secure-port={self.state.ports['kube-apiserver']}",
-            f"--tls-cert-file={p.server_cert}",
-            f"--tls-private-key-file={p.server_key}",
-            f"--client-ca-file={p.ca_cert}",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-account-key-file={p.sa_pub}",
-            f"--service-account-signing-key-file={p.sa_key}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
-            "--authorization-mode=Node,RBAC",
-            "--allow-privileged=true",
-            "--default-not-ready-toleration-seconds=15",
-            "--default-unreachable-toleration-seconds=15",
-            "--profiling=false",
-            "--v=1",
-        ]
-        if self.options.shape == "apiserver":
-            # Without a controller-manager nobody creates the `default` ServiceAccount,
-            # so its admission plugin would reject every pod (envtest does the same).
-            args.append("--disable-admission-plugins=ServiceAccount")
-        if self.options.feature_gates:
-            args.append(f"--feature-gates={self.options.feature_gates}")
-        if self.options.runtime_config:
-            args.append(f"--runtime-config={self.options.runtime_config}")
-        args.extend(self.options.apiserver_args)
-        self._spawn("kube-apiserver", args)
+        argv = components.apiserver_argv(
+            self.bindir,
+            self.state.ports,
+            self.pki,
+            # Without a controller-manager nobody creates the `default` ServiceAccount.
+            envtest_like=self.options.shape == "apiserver",
+            feature_gates=self.options.feature_gates,
+            runtime_config=self.options.runtime_config,
+            extra_args=self.options.apiserver_args,
+        )
+        self._spawn("kube-apiserver", argv)
         wait_for(
             "kube-apiserver /readyz",
             self._apiserver_ready,
@@ -340,73 +298,23 @@ class LocalCluster:
         )
 
     def _start_controller_manager(self) -> None:
-        p = self.pki
-        kc = str(self.kubeconfig)
-        args = [
-            str(self.bindir / "kube-controller-manager"),
-            f"--kubeconfig={kc}",
-            f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={self.state.ports['kube-controller-manager']}",
-            "--leader-elect=false",
-            f"--service-account-private-key-file={p.sa_key}",
-            f"--root-ca-file={p.ca_cert}",
-            f"--cluster-signing-cert-file={p.ca_cert}",
-            f"--cluster-signing-key-file={p.ca_key}",
-            "--controllers=*",
-            "--node-monitor-period=5s",
-            "--node-monitor-grace-period=40s",
-            # Defaults (20 qps) make a few hundred pods crawl; tests create thousands.
-            "--kube-api-qps=300",
-            "--kube-api-burst=600",
-            "--concurrent-statefulset-syncs=10",
-            "--concurrent-deployment-syncs=10",
-            "--concurrent-replicaset-syncs=10",
-            "--concurrent-gc-syncs=30",
-            "--v=1",
-        ]
-        if self.options.feature_gates:
-            args.append(f"--feature-gates={self.options.feature_gates}")
-        self._spawn("kube-controller-manager", args)
+        argv = components.controller_manager_argv(
+            self.bindir, self.kubeconfig, self.state.ports, self.pki, self.options.feature_gates
+        )
+        self._spawn("kube-controller-manager", argv)
 
     def _start_scheduler(self) -> None:
-        config = {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": str(self.kubeconfig), "qps": 300, "burst": 600},
-            "leaderElection": {"leaderElect": False},
-        }
         path = self.workdir / "scheduler-config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        kc = str(self.kubeconfig)
-        args = [
-            str(self.bindir / "kube-scheduler"),
-            f"--config={path}",
-            f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={self.state.ports['kube-scheduler']}",
-            "--v=1",
-        ]
-        if self.options.feature_gates:
-            args.append(f"--feature-gates={self.options.feature_gates}")
-        self._spawn("kube-scheduler", args)
+        path.write_text(yaml.safe_dump(components.scheduler_config(self.kubeconfig)))
+        argv = components.scheduler_argv(
+            self.bindir, path, self.kubeconfig, self.state.ports, self.options.feature_gates
+        )
+        self._spawn("kube-scheduler", argv)
 
     def _start_kwok(self) -> None:
         stages = self.workdir / "kwok-stages.yaml"
         stages.write_text(kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms))
-        self._spawn(
-            "kwok",
-            [
-                str(self.bindir / "kwok"),
-                f"--kubeconfig={self.kubeconfig}",
-                f"--config={stages}",
-                "--manage-all-nodes=true",
-                f"--cidr={POD_CIDR}",
-                "--node-lease-duration-seconds=40",
-            ],
-        )
+        self._spawn("kwok", components.kwok_argv(self.bindir, self.kubeconfig, stages))
 
     def _start_reaper(self) -> None:
         # Confirms pod deletions by UID in place of kwok's by-name pod-delete stage (see reaper.py).

@@ -24,6 +24,7 @@ from lightkube.resources.core_v1 import Secret
 from lightkube.resources.discovery_v1 import EndpointSlice
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import CONTROLLER_MANAGER_NAME
 from leaderworkerset.install.manifests import Obj, object_key
 from leaderworkerset.webhooks.certs import CA_CERT_KEY
 
@@ -94,11 +95,11 @@ async def wait_ready(
 
     async def poll() -> None:
         while True:
-            deployment = await client.get(Deployment, c.CONTROLLER_MANAGER_NAME, namespace=namespace)
+            deployment = await client.get(Deployment, CONTROLLER_MANAGER_NAME, namespace=namespace)
             if deployment_ready(deployment):
                 break
             await asyncio.sleep(POLL_SECONDS)
-        report(f"Deployment/{namespace}/{c.CONTROLLER_MANAGER_NAME} available")
+        report(f"Deployment/{namespace}/{CONTROLLER_MANAGER_NAME} available")
         while True:
             configurations = [
                 await client.get(MutatingWebhookConfiguration, c.MUTATING_WEBHOOK_CONFIGURATION_NAME),

@@ -18,6 +18,21 @@ import yaml
 
 from leaderworkerset import __version__
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import (
+    ANNOTATION_DEFAULT_CONTAINER,
+    APP_NAME,
+    CONTROL_PLANE_CONTROLLER_MANAGER,
+    CONTROLLER_MANAGER_NAME,
+    LABEL_APP_INSTANCE,
+    LABEL_APP_MANAGED_BY,
+    LABEL_APP_NAME,
+    LABEL_CONTROL_PLANE,
+    MANAGER_CONFIG_KEY,
+    MANAGER_CONFIG_MAP_NAME,
+    MANAGER_CONTAINER_NAME,
+    METRICS_SERVICE_NAME,
+    SERVICE_ACCOUNT_NAME,
+)
 from leaderworkerset.install import rbac
 from leaderworkerset.webhooks.configurations import render_for_service
 
@@ -45,17 +60,17 @@ class InstallOptions:
 
 def selector_labels() -> dict[str, str]:
     return {
-        c.LABEL_CONTROL_PLANE: c.CONTROL_PLANE_CONTROLLER_MANAGER,
-        c.LABEL_APP_NAME: c.APP_NAME,
-        c.LABEL_APP_INSTANCE: c.APP_NAME,
+        LABEL_CONTROL_PLANE: CONTROL_PLANE_CONTROLLER_MANAGER,
+        LABEL_APP_NAME: APP_NAME,
+        LABEL_APP_INSTANCE: APP_NAME,
     }
 
 
 def common_labels() -> dict[str, str]:
     return {
-        c.LABEL_APP_NAME: c.APP_NAME,
-        c.LABEL_APP_INSTANCE: c.APP_NAME,
-        c.LABEL_APP_MANAGED_BY: c.FIELD_MANAGER,
+        LABEL_APP_NAME: APP_NAME,
+        LABEL_APP_INSTANCE: APP_NAME,
+        LABEL_APP_MANAGED_BY: c.FIELD_MANAGER,
     }
 
 
@@ -92,7 +107,7 @@ def _service(name: str, namespace: str, port: Obj) -> Obj:
 def deployment(options: InstallOptions) -> Obj:
     selector = selector_labels()
     container: Obj = {
-        "name": c.MANAGER_CONTAINER_NAME,
+        "name": MANAGER_CONTAINER_NAME,
         "image": options.image,
         "imagePullPolicy": options.image_pull_policy,
         # The image's entrypoint is `lws manager`; only the flags go here.
@@ -119,7 +134,11 @@ def deployment(options: InstallOptions) -> Obj:
             "capabilities": {"drop": ["ALL"]},
         },
         "volumeMounts": [
-            {"name": "manager-config", "mountPath": CONFIG_MOUNT_PATH, "subPath": c.MANAGER_CONFIG_KEY},
+            {
+                "name": "manager-config",
+                "mountPath": CONFIG_MOUNT_PATH,
+                "subPath": MANAGER_CONFIG_KEY,
+            },
             # The root filesystem is read-only; the cert dir (/tmp/k8s-webhook-server/...) lives here,
             # written by the manager from the Secret it rotates.
             {"name": "tmp", "mountPath": "/tmp"},
@@ -128,17 +147,17 @@ def deployment(options: InstallOptions) -> Obj:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _meta(c.CONTROLLER_MANAGER_NAME, options.namespace, {**common_labels(), **selector}),
+        "metadata": _meta(CONTROLLER_MANAGER_NAME, options.namespace, {**common_labels(), **selector}),
         "spec": {
             "replicas": options.replicas,
             "selector": {"matchLabels": selector},
             "template": {
                 "metadata": {
-                    "annotations": {c.ANNOTATION_DEFAULT_CONTAINER: c.MANAGER_CONTAINER_NAME},
+                    "annotations": {ANNOTATION_DEFAULT_CONTAINER: MANAGER_CONTAINER_NAME},
                     "labels": selector,
                 },
                 "spec": {
-                    "serviceAccountName": c.SERVICE_ACCOUNT_NAME,
+                    "serviceAccountName": SERVICE_ACCOUNT_NAME,
                     "securityContext": {
                         "runAsNonRoot": True,
                         "runAsUser": NONROOT_UID,
@@ -157,7 +176,10 @@ def deployment(options: InstallOptions) -> Obj:
                         }
                     ],
                     "volumes": [
-                        {"name": "manager-config", "configMap": {"name": c.MANAGER_CONFIG_MAP_NAME}},
+                        {
+                            "name": "manager-config",
+                            "configMap": {"name": MANAGER_CONFIG_MAP_NAME},
+                        },
                         {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
                     ],
                 },
@@ -182,13 +204,17 @@ def render(options: InstallOptions | None = None) -> list[Obj]:
     labels = common_labels()
     objects: list[Obj] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns)},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(c.SERVICE_ACCOUNT_NAME, ns)},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _meta(SERVICE_ACCOUNT_NAME, ns),
+        },
         *rbac.render(rbac.for_features(rbac.rules(), granted_features(options)), ns, labels),
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": _meta(c.MANAGER_CONFIG_MAP_NAME, ns),
-            "data": {c.MANAGER_CONFIG_KEY: yaml.safe_dump(configuration(options), sort_keys=False)},
+            "metadata": _meta(MANAGER_CONFIG_MAP_NAME, ns),
+            "data": {MANAGER_CONFIG_KEY: yaml.safe_dump(configuration(options), sort_keys=False)},
         },
         # Created empty, as upstream; the manager fills it. Applying it again never clears the data
         # (server-side apply only touches fields this manager set).
@@ -199,7 +225,7 @@ def render(options: InstallOptions | None = None) -> list[Obj]:
             {"port": 443, "protocol": "TCP", "targetPort": c.DEFAULT_WEBHOOK_PORT},
         ),
         _service(
-            c.METRICS_SERVICE_NAME,
+            METRICS_SERVICE_NAME,
             ns,
             {"name": "https", "port": METRICS_PORT, "protocol": "TCP", "targetPort": METRICS_PORT},
         ),

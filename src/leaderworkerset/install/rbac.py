@@ -19,6 +19,16 @@ from enum import Enum
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import (
+    LEADER_ELECTION_ROLE_BINDING_NAME,
+    LEADER_ELECTION_ROLE_NAME,
+    MANAGER_ROLE_BINDING_NAME,
+    MANAGER_ROLE_NAME,
+    METRICS_AUTH_ROLE_BINDING_NAME,
+    METRICS_AUTH_ROLE_NAME,
+    METRICS_READER_ROLE_NAME,
+    SERVICE_ACCOUNT_NAME,
+)
 
 Obj = dict[str, Any]
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
@@ -352,7 +362,7 @@ def _meta(name: str, labels: dict[str, str], namespace: str | None = None) -> Ob
 
 
 def _subjects(namespace: str) -> list[Obj]:
-    return [{"kind": "ServiceAccount", "name": c.SERVICE_ACCOUNT_NAME, "namespace": namespace}]
+    return [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT_NAME, "namespace": namespace}]
 
 
 def render(granted: Iterable[Rule], namespace: str, labels: dict[str, str]) -> list[Obj]:
@@ -362,51 +372,51 @@ def render(granted: Iterable[Rule], namespace: str, labels: dict[str, str]) -> l
         {
             "apiVersion": RBAC_API_VERSION,
             "kind": "ClusterRole",
-            "metadata": _meta(c.MANAGER_ROLE_NAME, labels),
+            "metadata": _meta(MANAGER_ROLE_NAME, labels),
             "rules": by_scope[Scope.CLUSTER],
         },
         {
             "apiVersion": RBAC_API_VERSION,
             "kind": "ClusterRoleBinding",
-            "metadata": _meta(c.MANAGER_ROLE_BINDING_NAME, labels),
+            "metadata": _meta(MANAGER_ROLE_BINDING_NAME, labels),
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
-                "name": c.MANAGER_ROLE_NAME,
+                "name": MANAGER_ROLE_NAME,
             },
             "subjects": _subjects(namespace),
         },
         {
             "apiVersion": RBAC_API_VERSION,
             "kind": "Role",
-            "metadata": _meta(c.LEADER_ELECTION_ROLE_NAME, labels, namespace),
+            "metadata": _meta(LEADER_ELECTION_ROLE_NAME, labels, namespace),
             "rules": by_scope[Scope.NAMESPACE],
         },
         {
             "apiVersion": RBAC_API_VERSION,
             "kind": "RoleBinding",
-            "metadata": _meta(c.LEADER_ELECTION_ROLE_BINDING_NAME, labels, namespace),
+            "metadata": _meta(LEADER_ELECTION_ROLE_BINDING_NAME, labels, namespace),
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "Role",
-                "name": c.LEADER_ELECTION_ROLE_NAME,
+                "name": LEADER_ELECTION_ROLE_NAME,
             },
             "subjects": _subjects(namespace),
         },
         {
             "apiVersion": RBAC_API_VERSION,
             "kind": "ClusterRole",
-            "metadata": _meta(c.METRICS_AUTH_ROLE_NAME, labels),
+            "metadata": _meta(METRICS_AUTH_ROLE_NAME, labels),
             "rules": by_scope[Scope.METRICS],
         },
         {
             "apiVersion": RBAC_API_VERSION,
             "kind": "ClusterRoleBinding",
-            "metadata": _meta(c.METRICS_AUTH_ROLE_BINDING_NAME, labels),
+            "metadata": _meta(METRICS_AUTH_ROLE_BINDING_NAME, labels),
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
-                "name": c.METRICS_AUTH_ROLE_NAME,
+                "name": METRICS_AUTH_ROLE_NAME,
             },
             "subjects": _subjects(namespace),
         },
@@ -414,16 +424,16 @@ def render(granted: Iterable[Rule], namespace: str, labels: dict[str, str]) -> l
             # For the scraper (Prometheus), not for the manager: bind it to whoever reads /metrics.
             "apiVersion": RBAC_API_VERSION,
             "kind": "ClusterRole",
-            "metadata": _meta(c.METRICS_READER_ROLE_NAME, labels),
+            "metadata": _meta(METRICS_READER_ROLE_NAME, labels),
             "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
         },
     ]
 
 
 _ROLE_OF_SCOPE = {
-    Scope.CLUSTER: f"ClusterRole `{c.MANAGER_ROLE_NAME}`",
-    Scope.NAMESPACE: f"Role `{c.LEADER_ELECTION_ROLE_NAME}`",
-    Scope.METRICS: f"ClusterRole `{c.METRICS_AUTH_ROLE_NAME}`",
+    Scope.CLUSTER: f"ClusterRole `{MANAGER_ROLE_NAME}`",
+    Scope.NAMESPACE: f"Role `{LEADER_ELECTION_ROLE_NAME}`",
+    Scope.METRICS: f"ClusterRole `{METRICS_AUTH_ROLE_NAME}`",
 }
 
 

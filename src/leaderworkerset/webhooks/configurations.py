@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import (
+    ANNOTATION_CERT_MANAGER_INJECT_CA_FROM,
+    CERT_MANAGER_CERTIFICATE_NAME,
+)
 
 Obj = dict[str, Any]
 ADMISSION_REGISTRATION = "admissionregistration.k8s.io/v1"
@@ -136,9 +140,9 @@ def render_for_service(
         lambda path: {"service": {"name": service_name, "namespace": namespace, "path": path}}, ca_bundle
     )
     if cert_manager:
-        source = f"{namespace}/{c.CERT_MANAGER_CERTIFICATE_NAME}"
+        source = f"{namespace}/{CERT_MANAGER_CERTIFICATE_NAME}"
         for configuration in configurations:
-            configuration["metadata"]["annotations"] = {c.ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: source}
+            configuration["metadata"]["annotations"] = {ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: source}
     return configurations
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import MANAGER_ROLE_NAME, METRICS_READER_ROLE_NAME, SERVICE_ACCOUNT_NAME
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, LEASES, PODS, STATEFULSETS, ResourceRef
@@ -56,10 +57,8 @@ async def sa_kubeconfig(install_env: InstallEnv, tmp_path_factory: pytest.TempPa
                 "metadata": {"name": account, "namespace": c.DEFAULT_NAMESPACE},
             },
         )
-    await api.apply(
-        CLUSTER_ROLE_BINDINGS, binding("e2e-metrics-scraper", c.METRICS_READER_ROLE_NAME, SCRAPER)
-    )
-    return install_env.kubeconfig_as(c.SERVICE_ACCOUNT_NAME, tmp_path_factory.mktemp("sa") / "kubeconfig")
+    await api.apply(CLUSTER_ROLE_BINDINGS, binding("e2e-metrics-scraper", METRICS_READER_ROLE_NAME, SCRAPER))
+    return install_env.kubeconfig_as(SERVICE_ACCOUNT_NAME, tmp_path_factory.mktemp("sa") / "kubeconfig")
 
 
 @pytest.fixture
@@ -131,7 +130,7 @@ async def test_without_the_status_rule_the_journey_stalls_on_403(
     install_env: InstallEnv, sa_kubeconfig: Path, namespace: str
 ) -> None:
     api = install_env.api
-    role = await api.get(CLUSTER_ROLES, None, c.MANAGER_ROLE_NAME)
+    role = await api.get(CLUSTER_ROLES, None, MANAGER_ROLE_NAME)
     status_rule = {"apiGroups": [c.LWS_GROUP], "resources": [f"{c.LWS_PLURAL}/status"], "verbs": ["update"]}
     assert status_rule in role["rules"]
     granted = rbac.for_features(rbac.rules(), granted_features(InstallOptions()))
@@ -159,7 +158,7 @@ def _role_shell() -> dict[str, object]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": {"name": c.MANAGER_ROLE_NAME},
+        "metadata": {"name": MANAGER_ROLE_NAME},
     }
 
 

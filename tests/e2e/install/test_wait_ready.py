@@ -23,6 +23,7 @@ from lightkube.resources.core_v1 import Secret
 from typer.testing import CliRunner, Result
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import CONTROLLER_MANAGER_NAME, SERVICE_ACCOUNT_NAME
 from leaderworkerset.cli import main as cli_main
 from leaderworkerset.install import apply as installer
 from leaderworkerset.install.manifests import InstallOptions, render
@@ -56,7 +57,7 @@ async def test_lws_install_waits_for_the_deployment_and_the_injected_ca(
     install_env: InstallEnv, tmp_path: Path
 ) -> None:
     api, cluster = install_env.api, install_env.cluster
-    kubeconfig = install_env.kubeconfig_as(c.SERVICE_ACCOUNT_NAME, tmp_path / "kubeconfig")
+    kubeconfig = install_env.kubeconfig_as(SERVICE_ACCOUNT_NAME, tmp_path / "kubeconfig")
     manager = InClusterCertManager(cluster, "lws-manager-in-cluster-certs", kubeconfig=kubeconfig)
     # A clean start: no CA anywhere yet (earlier tests' managers issued and injected their own).
     for resource, name, namespace in (
@@ -81,7 +82,7 @@ async def test_lws_install_waits_for_the_deployment_and_the_injected_ca(
         )
 
         async def deployment_available() -> bool:
-            deployment = await api.get(DEPLOYMENTS, c.DEFAULT_NAMESPACE, c.CONTROLLER_MANAGER_NAME)
+            deployment = await api.get(DEPLOYMENTS, c.DEFAULT_NAMESPACE, CONTROLLER_MANAGER_NAME)
             return bool((deployment.get("status") or {}).get("availableReplicas") == 2)
 
         await eventually(deployment_available, timeout=LONG_TIMEOUT)
@@ -90,7 +91,7 @@ async def test_lws_install_waits_for_the_deployment_and_the_injected_ca(
         await started(manager)
         result = await install
         assert result.exit_code == 0, result.output
-        assert f"Deployment/{c.DEFAULT_NAMESPACE}/{c.CONTROLLER_MANAGER_NAME} available" in result.output
+        assert f"Deployment/{c.DEFAULT_NAMESPACE}/{CONTROLLER_MANAGER_NAME} available" in result.output
         assert "webhooks ready" in result.output
         validating = await api.lightkube.get(
             ValidatingWebhookConfiguration, c.VALIDATING_WEBHOOK_CONFIGURATION_NAME

@@ -18,6 +18,7 @@ from lightkube import AsyncClient
 from lightkube.generic_resource import create_namespaced_resource
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import CONTROLLER_MANAGER_NAME, MANAGER_CONFIG_KEY
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.install import apply as installer
@@ -92,8 +93,8 @@ def test_defaults_render_what_lws_install_applies(helm: Path) -> None:
             assert chart[key]["webhooks"] == obj["webhooks"], key
         if obj["kind"] == "Service":
             assert chart[key]["spec"] == obj["spec"], key
-    chart_pod = chart[f"Deployment/{c.DEFAULT_NAMESPACE}/{c.CONTROLLER_MANAGER_NAME}"]["spec"]["template"]
-    our_pod = ours[f"Deployment/{c.DEFAULT_NAMESPACE}/{c.CONTROLLER_MANAGER_NAME}"]["spec"]["template"]
+    chart_pod = chart[f"Deployment/{c.DEFAULT_NAMESPACE}/{CONTROLLER_MANAGER_NAME}"]["spec"]["template"]
+    our_pod = ours[f"Deployment/{c.DEFAULT_NAMESPACE}/{CONTROLLER_MANAGER_NAME}"]["spec"]["template"]
     assert chart_pod["metadata"]["labels"] == our_pod["metadata"]["labels"]
     for field in ("securityContext", "serviceAccountName", "volumes", "topologySpreadConstraints"):
         assert chart_pod["spec"][field] == our_pod["spec"][field], field
@@ -124,7 +125,7 @@ def test_optional_parts_follow_their_switches(helm: Path) -> None:
     for configuration in want:
         got = full[f"{configuration['kind']}/{configuration['metadata']['name']}"]
         assert got["metadata"]["annotations"] == configuration["metadata"]["annotations"]
-    config = yaml.safe_load(full["ConfigMap/lws-system/lws-manager-config"]["data"][c.MANAGER_CONFIG_KEY])
+    config = yaml.safe_load(full["ConfigMap/lws-system/lws-manager-config"]["data"][MANAGER_CONFIG_KEY])
     assert config["internalCertManagement"] == {"enable": False}
     assert config["gangSchedulingManagement"] == {"schedulerProvider": "volcano"}
     role = full["ClusterRole/lws-manager-role"]

@@ -16,6 +16,12 @@ from lightkube.resources.apps_v1 import Deployment
 from typer.testing import CliRunner
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import (
+    CONTROLLER_MANAGER_NAME,
+    MANAGER_ROLE_BINDING_NAME,
+    MANAGER_ROLE_NAME,
+    SERVICE_ACCOUNT_NAME,
+)
 from leaderworkerset.cli.install import install_command, uninstall_command
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.install import apply as installer
@@ -48,7 +54,7 @@ async def test_every_object_passes_a_server_side_dry_run(kube: AsyncClient, name
     assert keys == [object_key(o) for o in objects]
     assert len(keys) == 16
     with pytest.raises(ApiError) as err:  # nothing was stored
-        await kube.get(Deployment, c.CONTROLLER_MANAGER_NAME, namespace=namespace)
+        await kube.get(Deployment, CONTROLLER_MANAGER_NAME, namespace=namespace)
     assert err.value.status.code == 404
 
 
@@ -73,22 +79,26 @@ def test_install_is_idempotent_and_uninstall_keeps_the_crds(apiserver_cluster: L
             ["install", "--kubeconfig", kubeconfig, "-n", ns, "--image", "example.test/lws:1", "--no-wait"],
         )
         assert result.exit_code == 0, result.output
-        assert f"Deployment/{ns}/{c.CONTROLLER_MANAGER_NAME} serverside-applied" in result.output
+        assert f"Deployment/{ns}/{CONTROLLER_MANAGER_NAME} serverside-applied" in result.output
     deployment = _kubectl(
-        apiserver_cluster, "get", "deployment", c.CONTROLLER_MANAGER_NAME, "-n", ns, "--show-managed-fields"
+        apiserver_cluster,
+        "get",
+        "deployment",
+        CONTROLLER_MANAGER_NAME,
+        "-n",
+        ns,
+        "--show-managed-fields",
     )
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "example.test/lws:1"
     managers = {(m["manager"], m["operation"]) for m in deployment["metadata"]["managedFields"]}
     assert (c.FIELD_MANAGER, "Apply") in managers
-    binding = _kubectl(apiserver_cluster, "get", "clusterrolebinding", c.MANAGER_ROLE_BINDING_NAME)
-    assert binding["subjects"] == [
-        {"kind": "ServiceAccount", "name": c.SERVICE_ACCOUNT_NAME, "namespace": ns}
-    ]
+    binding = _kubectl(apiserver_cluster, "get", "clusterrolebinding", MANAGER_ROLE_BINDING_NAME)
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT_NAME, "namespace": ns}]
 
     result = CliRunner().invoke(_cli(), ["uninstall", "--kubeconfig", kubeconfig, "-n", ns])
     assert result.exit_code == 0, result.output
-    assert f"Deployment/{ns}/{c.CONTROLLER_MANAGER_NAME} deleted" in result.output
+    assert f"Deployment/{ns}/{CONTROLLER_MANAGER_NAME} deleted" in result.output
     assert "CRDs kept" in result.output
     assert _kubectl(apiserver_cluster, "get", "crd", f"{c.LWS_PLURAL}.{c.LWS_GROUP}") is not None
-    assert _kubectl(apiserver_cluster, "get", "clusterrole", c.MANAGER_ROLE_NAME) is None
-    assert _kubectl(apiserver_cluster, "get", "deployment", c.CONTROLLER_MANAGER_NAME, "-n", ns) is None
+    assert _kubectl(apiserver_cluster, "get", "clusterrole", MANAGER_ROLE_NAME) is None
+    assert _kubectl(apiserver_cluster, "get", "deployment", CONTROLLER_MANAGER_NAME, "-n", ns) is None

@@ -9,6 +9,7 @@ import yaml
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import MANAGER_CONFIG_KEY, SERVICE_ACCOUNT_NAME
 from leaderworkerset.install.manifests import InstallOptions, configuration, object_key, render
 
 
@@ -60,7 +61,7 @@ def test_manager_pod_is_hardened_and_probed() -> None:
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert deployment["spec"]["replicas"] == 2
-    assert pod["serviceAccountName"] == c.SERVICE_ACCOUNT_NAME
+    assert pod["serviceAccountName"] == SERVICE_ACCOUNT_NAME
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["runAsUser"] == 65532
     assert container["securityContext"] == {
@@ -86,7 +87,7 @@ def test_manager_pod_is_hardened_and_probed() -> None:
     ],
 )
 def test_the_configuration_loads_in_the_manager(options: InstallOptions, want_gang: str | None) -> None:
-    text = render(options)[9]["data"][c.MANAGER_CONFIG_KEY]
+    text = render(options)[9]["data"][MANAGER_CONFIG_KEY]
     assert yaml.safe_load(text) == configuration(options)
     cfg, warnings = api_config.load_configuration_with_warnings(text)
     assert warnings == []

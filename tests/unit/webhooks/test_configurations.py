@@ -7,6 +7,10 @@ from typing import Any
 import yaml
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api.installation import (
+    ANNOTATION_CERT_MANAGER_INJECT_CA_FROM,
+    CERT_MANAGER_CERTIFICATE_NAME,
+)
 from leaderworkerset.webhooks.configurations import inject_ca_bundle, render_for_service, render_for_url
 from tests.support import upstream
 
@@ -72,5 +76,5 @@ def test_committed_manifests_are_current() -> None:
 def test_cert_manager_variant_asks_for_ca_injection() -> None:
     for configuration in render_for_service("lws-system", cert_manager=True):
         assert configuration["metadata"]["annotations"] == {
-            c.ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: f"lws-system/{c.CERT_MANAGER_CERTIFICATE_NAME}"
+            ANNOTATION_CERT_MANAGER_INJECT_CA_FROM: f"lws-system/{CERT_MANAGER_CERTIFICATE_NAME}"
         }

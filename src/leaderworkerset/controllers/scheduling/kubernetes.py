@@ -31,6 +31,7 @@ from leaderworkerset.core.objects import (
     namespace_of,
     uid_of,
 )
+from leaderworkerset.core.scheduling import podgroups
 from leaderworkerset.core.scheduling import workloads as wl
 from leaderworkerset.core.scheduling.gang import SchedulingError
 from leaderworkerset.runtime.client import KubeClient
@@ -97,15 +98,17 @@ class KubernetesProvider:
         if (lws.get("spec") or {}).get("scheduling") is None:
             return
         workload = await self._reconcile_workload(lws)
-        groups = wl.desired_pod_groups(lws, replicas, revision)
+        groups = podgroups.desired_pod_groups(lws, replicas, revision)
         await self._ensure_pod_groups(lws, workload, groups)
         pods = self._informers.set_pods(namespace_of(lws), name_of(lws))
-        await self._cleanup(lws, {g.name for g in groups} | wl.live_group_pod_group_names(lws, pods), pods)
+        await self._cleanup(
+            lws, {g.name for g in groups} | podgroups.live_group_pod_group_names(lws, pods), pods
+        )
 
     async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
         """Hash identity only: the leader's group key is drawn at admission, so its PodGroups are
         made here, from the Workload the LWS controller already created."""
-        groups = wl.leader_pod_groups(lws, leader)
+        groups = podgroups.leader_pod_groups(lws, leader)
         if not groups:
             return
         workload = await self._existing_workload(lws)
@@ -246,10 +249,12 @@ class KubernetesProvider:
         return await self._client.get(ref, namespace, str(owner.get("name")))
 
     # ----- PodGroups -----------------------------------------------------------------------------------
-    async def _ensure_pod_groups(self, lws: Obj, workload: Obj, groups: list[wl.DesiredPodGroup]) -> None:
+    async def _ensure_pod_groups(
+        self, lws: Obj, workload: Obj, groups: list[podgroups.DesiredPodGroup]
+    ) -> None:
         template = annotations_of(lws).get(c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME) or None
         for group in groups:
-            desired = wl.materialize_pod_group(lws, workload, group, template)
+            desired = podgroups.materialize_pod_group(lws, workload, group, template)
             key = ObjectKey(namespace_of(desired), group.name)
             existing = self._pod_groups.store.get(key)
             if existing is None:
@@ -263,11 +268,13 @@ class KubernetesProvider:
                 existing = await self._client.get(POD_GROUPS, key.namespace, key.name)
             await self._update_pod_group(existing, desired, group)
 
-    async def _update_pod_group(self, existing: Obj, desired: Obj, group: wl.DesiredPodGroup) -> None:
+    async def _update_pod_group(self, existing: Obj, desired: Obj, group: podgroups.DesiredPodGroup) -> None:
         key = f"{namespace_of(existing)}/{name_of(existing)}"
         if is_deleting(existing):
             raise SchedulingError(c.REASON_POD_GROUP_CLEANUP_BLOCKED, f"PodGroup {key} is still terminating")
-        updated = wl.pod_group_update(existing, desired, allow_min_count_update=group.allow_min_count_update)
+        updated = podgroups.pod_group_update(
+            existing, desired, allow_min_count_update=group.allow_min_count_update
+        )
         if updated is None:
             return
         try:
@@ -289,7 +296,7 @@ class KubernetesProvider:
             for pod in pods
             if (name := ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName"))
         }
-        for group in wl.pod_groups_to_delete(lws, existing, desired, in_use):
+        for group in podgroups.pod_groups_to_delete(lws, existing, desired, in_use):
             try:
                 await self._client.delete(POD_GROUPS, namespace, name_of(group), uid=uid_of(group) or None)
             except Exception as err:

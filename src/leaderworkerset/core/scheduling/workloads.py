@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.desired.statefulsets import controller_reference
-from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.objects import (
     MutableObj,
     annotations_of,
     controller_owner,
-    is_deleting,
     labels_of,
     name_of,
     namespace_of,
@@ -28,7 +24,6 @@ from leaderworkerset.core.objects import (
 )
 from leaderworkerset.core.scheduling.gang import (
     SchedulingError,
-    is_hash_identity,
     lws_controller_ref,
     same_controller,
 )
@@ -39,7 +34,7 @@ WORKLOAD_KIND = "Workload"
 POD_GROUP_KIND = "PodGroup"
 _DNS1123_SUBDOMAIN_MAX = 253
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery rand.SafeEncodeString
-_LEAF_FIELDS = ("schedulingConstraints", "disruptionMode", "resourceClaims")
+LEAF_FIELDS = ("schedulingConstraints", "disruptionMode", "resourceClaims")
 
 
 # ----- names -----------------------------------------------------------------------------------------
@@ -111,10 +106,10 @@ def inject_scheduling_group(pod: MutableObj) -> None:
 def scheduling_template_annotations(lws: MutableObj) -> dict[str, str]:
     """Annotations on leader and worker pod templates when `spec.scheduling` is set (else none):
     the mode and the Workload name, because the pod webhook sees only the pod."""
-    if _spec(lws).get("scheduling") is None:
+    if scheduling_spec(lws).get("scheduling") is None:
         return {}
     try:
-        mode = scheduling_mode(_spec(lws).get("scheduling") or {})
+        mode = scheduling_mode(scheduling_spec(lws).get("scheduling") or {})
     except SchedulingModeError:
         mode = c.SCHEDULING_MODE_REPLICA
     return {c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING: mode, c.ANNOTATION_WORKLOAD_NAME: lws_workload_name(lws)}
@@ -123,7 +118,7 @@ def scheduling_template_annotations(lws: MutableObj) -> dict[str, str]:
 # ----- the Workload ----------------------------------------------------------------------------------
 
 
-def _spec(lws: MutableObj) -> MutableObj:
+def scheduling_spec(lws: MutableObj) -> MutableObj:
     spec: MutableObj = lws.get("spec") or {}
     return spec
 
@@ -135,13 +130,13 @@ def _int(value: object, default: int) -> int:
 def mode_of(lws: MutableObj) -> str:
     """The active level; an ambiguous one is an InvalidSchedulingConfiguration."""
     try:
-        return scheduling_mode(_spec(lws).get("scheduling") or {})
+        return scheduling_mode(scheduling_spec(lws).get("scheduling") or {})
     except SchedulingModeError as err:
         raise SchedulingError(c.REASON_INVALID_SCHEDULING_CONFIGURATION, str(err)) from err
 
 
 def _priorities(lws: MutableObj) -> tuple[str, str]:
-    lwt = _spec(lws).get("leaderWorkerTemplate") or {}
+    lwt = scheduling_spec(lws).get("leaderWorkerTemplate") or {}
     worker = ((lwt.get("workerTemplate") or {}).get("spec") or {}).get("priorityClassName") or ""
     leader_template = lwt.get("leaderTemplate")
     leader = (
@@ -183,7 +178,7 @@ def _template(
         gang.setdefault("minCount", min_count)
         policy = {"gang": gang}
     template: MutableObj = {"name": name, "schedulingPolicy": policy}
-    for field in _LEAF_FIELDS:
+    for field in LEAF_FIELDS:
         value = level.get(field)
         if value:
             template[field] = copy.deepcopy(value)
@@ -194,7 +189,7 @@ def _template(
 
 def workload_templates(lws: MutableObj) -> list[MutableObj]:
     """The podGroupTemplates of the active level (spec §1.1.1 derived defaults)."""
-    spec = _spec(lws)
+    spec = scheduling_spec(lws)
     scheduling = spec.get("scheduling") or {}
     size = _int((spec.get("leaderWorkerTemplate") or {}).get("size"), 1)
     replicas = _int(spec.get("replicas"), 1)
@@ -273,7 +268,7 @@ def find_owned_workload(candidates: list[MutableObj], lws: MutableObj) -> Mutabl
     return owned[0] if owned else None
 
 
-def _drift(kind: str, obj: MutableObj, what: str = "") -> SchedulingError:
+def drift(kind: str, obj: MutableObj, what: str = "") -> SchedulingError:
     detail = f" in template {what!r}" if what else ""
     return SchedulingError(
         c.REASON_INVALID_SCHEDULING_CONFIGURATION,
@@ -281,7 +276,7 @@ def _drift(kind: str, obj: MutableObj, what: str = "") -> SchedulingError:
     )
 
 
-def _merged_labels(current: MutableObj, desired: MutableObj) -> dict[str, str] | None:
+def merged_labels(current: MutableObj, desired: MutableObj) -> dict[str, str] | None:
     labels = labels_of(current)
     merged = {**labels, **labels_of(desired)}
     return merged if merged != labels else None
@@ -313,10 +308,10 @@ def workload_update(current: MutableObj, desired: MutableObj, lws: MutableObj) -
     for want in wanted:
         have = by_name[want["name"]]
         same = _policy_kind(have) == _policy_kind(want) and all(
-            have.get(f) == want.get(f) for f in (*_LEAF_FIELDS, "priorityClassName")
+            have.get(f) == want.get(f) for f in (*LEAF_FIELDS, "priorityClassName")
         )
         if not same:
-            raise _drift("Workload", current, want["name"])
+            raise drift("Workload", current, want["name"])
         have_gang = (have.get("schedulingPolicy") or {}).get("gang")
         want_gang = want["schedulingPolicy"].get("gang")
         if (
@@ -326,7 +321,7 @@ def workload_update(current: MutableObj, desired: MutableObj, lws: MutableObj) -
         ):
             have_gang["minCount"] = want_gang.get("minCount")
             changed = True
-    labels = _merged_labels(current, desired)
+    labels = merged_labels(current, desired)
     if labels is not None:
         updated["metadata"]["labels"] = labels
         changed = True
@@ -334,201 +329,3 @@ def workload_update(current: MutableObj, desired: MutableObj, lws: MutableObj) -
 
 
 # ----- PodGroups -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DesiredPodGroup:
-    name: str
-    template: str
-    labels: dict[str, str]
-    allow_min_count_update: bool = False
-
-
-def _base_labels(lws: MutableObj, mode: str) -> dict[str, str]:
-    return {c.LABEL_SET_NAME: name_of(lws), c.LABEL_SCHEDULING_LEVEL: mode}
-
-
-def replica_pod_groups(lws: MutableObj, mode: str, group_index: str, revision: str) -> list[DesiredPodGroup]:
-    """One replica's PodGroups: one in replica mode, leader + worker in role mode."""
-    workload = lws_workload_name(lws)
-    labels = {
-        **_base_labels(lws, mode),
-        c.LABEL_GROUP_INDEX: group_index,
-        c.LABEL_TEMPLATE_REVISION_HASH: revision,
-    }
-    if mode == c.SCHEDULING_MODE_REPLICA:
-        return [
-            DesiredPodGroup(
-                runtime_name(workload, group_index, revision), c.WORKLOAD_TEMPLATE_REPLICA, labels
-            )
-        ]
-    return [
-        DesiredPodGroup(
-            runtime_name(workload, group_index, role, revision), role, {**labels, c.LABEL_ROLE: role}
-        )
-        for role in (c.WORKLOAD_TEMPLATE_LEADER, c.WORKLOAD_TEMPLATE_WORKER)
-    ]
-
-
-def desired_pod_groups(lws: MutableObj, replicas: int, revision: str) -> list[DesiredPodGroup]:
-    """PodGroups the LWS controller keeps: the whole-set one, or one set per Ordinal group index.
-
-    Hash groups are keyed by a token drawn at admission, so their PodGroups come from the pod
-    controller (`leader_pod_groups`), not from here.
-    """
-    mode = mode_of(lws)
-    if mode == c.SCHEDULING_MODE_LWS:
-        if replicas <= 0:
-            return []
-        name = runtime_name(lws_workload_name(lws), c.WORKLOAD_TEMPLATE_LWS)
-        return [
-            DesiredPodGroup(
-                name, c.WORKLOAD_TEMPLATE_LWS, _base_labels(lws, mode), allow_min_count_update=True
-            )
-        ]
-    if is_hash_identity(lws):
-        return []
-    return [g for i in range(replicas) for g in replica_pod_groups(lws, mode, str(i), revision)]
-
-
-def leader_pod_groups(lws: MutableObj, leader: MutableObj) -> list[DesiredPodGroup]:
-    """Hash identity, replica/role modes: the PodGroups of the leader's group."""
-    if _spec(lws).get("scheduling") is None or not is_hash_identity(lws):
-        return []
-    mode = mode_of(lws)
-    if mode == c.SCHEDULING_MODE_LWS:
-        return []
-    labels = labels_of(leader)
-    for key in (c.LABEL_GROUP_INDEX, c.LABEL_TEMPLATE_REVISION_HASH):
-        if not labels.get(key):
-            raise SchedulingError(
-                c.REASON_INVALID_SCHEDULING_CONFIGURATION,
-                f"leader pod {namespace_of(leader)}/{name_of(leader)} has no {key} label",
-            )
-    return replica_pod_groups(lws, mode, labels[c.LABEL_GROUP_INDEX], labels[c.LABEL_TEMPLATE_REVISION_HASH])
-
-
-def live_group_pod_group_names(lws: MutableObj, pods: list[MutableObj]) -> set[str]:
-    """Hash: the PodGroups of every group whose leader is alive, which cleanup must keep even
-    before any pod names them (in role mode the worker PodGroup waits for workers that only
-    come once the leader is admitted)."""
-    names: set[str] = set()
-    for pod in pods:
-        if is_deleting(pod) or not is_leader_pod(pod):
-            continue
-        try:
-            names.update(g.name for g in leader_pod_groups(lws, pod))
-        except SchedulingError:
-            continue  # a leader without its labels names no PodGroup
-    return names
-
-
-def workload_owner_ref(workload: MutableObj) -> MutableObj:
-    """A plain (non-controller) owner: the PodGroup goes away with the Workload."""
-    ref = controller_reference(workload, api_version=SCHEDULING_API_VERSION, kind=WORKLOAD_KIND)
-    del ref["blockOwnerDeletion"]
-    return {**ref, "controller": False}
-
-
-def materialize_pod_group(
-    lws: MutableObj, workload: MutableObj, group: DesiredPodGroup, template_name: str | None = None
-) -> MutableObj:
-    """A runtime PodGroup from the persisted Workload's template (workloadbuilder.NewPodGroup).
-
-    `template_name` overrides the template (delegation to a parent's Workload); a delegated group
-    carries no ownerReference to the parent's Workload.
-    """
-    name = template_name or group.template
-    templates = {t.get("name"): t for t in (workload.get("spec") or {}).get("podGroupTemplates") or []}
-    template = templates.get(name)
-    if template is None:
-        raise SchedulingError(
-            c.REASON_INVALID_SCHEDULING_CONFIGURATION,
-            f"materialize PodGroup {group.name!r}: Workload {name_of(workload)} has no template {name!r}",
-        )
-    spec: MutableObj = {
-        "workloadRef": {"workloadName": name_of(workload), "templateName": name},
-        "schedulingPolicy": copy.deepcopy(template.get("schedulingPolicy") or {}),
-    }
-    for field in (*_LEAF_FIELDS, "priorityClassName"):
-        if template.get(field):
-            spec[field] = copy.deepcopy(template[field])
-    owners = [lws_controller_ref(lws)]
-    if template_name is None and uid_of(workload):
-        owners.append(workload_owner_ref(workload))
-    return {
-        "apiVersion": SCHEDULING_API_VERSION,
-        "kind": POD_GROUP_KIND,
-        "metadata": {
-            "name": group.name,
-            "namespace": namespace_of(lws),
-            "labels": dict(group.labels),
-            "ownerReferences": owners,
-        },
-        "spec": spec,
-    }
-
-
-_SERVER_DEFAULTED = ("priority", "preemptionPolicy")
-
-
-def _comparable_spec(spec: Mapping[str, Any]) -> MutableObj:
-    result = {k: v for k, v in spec.items() if k not in _SERVER_DEFAULTED and v not in (None, [], {})}
-    result.setdefault("disruptionMode", {"single": {}})
-    return result
-
-
-def pod_group_update(
-    current: MutableObj, desired: MutableObj, *, allow_min_count_update: bool
-) -> MutableObj | None:
-    """The updated PodGroup when only minCount/labels/Workload owner differ; None when equal."""
-    updated = copy.deepcopy(current)
-    have = _comparable_spec(updated.get("spec") or {})
-    want = _comparable_spec(desired.get("spec") or {})
-    changed = False
-    have_gang = (have.get("schedulingPolicy") or {}).get("gang")
-    want_gang = (want.get("schedulingPolicy") or {}).get("gang")
-    if allow_min_count_update and have_gang is not None and want_gang is not None:
-        if have_gang.get("minCount") != want_gang.get("minCount"):
-            updated["spec"]["schedulingPolicy"]["gang"]["minCount"] = want_gang.get("minCount")
-            changed = True
-        have = copy.deepcopy(have)
-        have["schedulingPolicy"]["gang"]["minCount"] = want_gang.get("minCount")
-    if not same_controller(controller_owner(current), controller_owner(desired)) or have != want:
-        raise _drift("PodGroup", current)
-    labels = _merged_labels(current, desired)
-    if labels is not None:
-        updated["metadata"]["labels"] = labels
-        changed = True
-    wanted_refs = [
-        r for r in desired["metadata"].get("ownerReferences") or [] if r.get("kind") == WORKLOAD_KIND
-    ]
-    refs = list(updated["metadata"].get("ownerReferences") or [])
-    for want_ref in wanted_refs:
-        if want_ref not in refs:
-            refs = [
-                r
-                for r in refs
-                if not (r.get("kind") == WORKLOAD_KIND and r.get("apiVersion") == want_ref["apiVersion"])
-            ]
-            refs.append(want_ref)
-            updated["metadata"]["ownerReferences"] = refs
-            changed = True
-    return updated if changed else None
-
-
-def pod_groups_to_delete(
-    lws: MutableObj, existing: list[MutableObj], desired: set[str], in_use: set[str]
-) -> list[MutableObj]:
-    """LWS-controlled PodGroups that are neither desired nor named by any pod (and not already
-    going: the API server keeps a deleted PodGroup behind its protection finalizer until the
-    controller-manager releases it)."""
-    owner = lws_controller_ref(lws)
-    return [
-        group
-        for group in existing
-        if same_controller(controller_owner(group), owner)
-        and not is_deleting(group)
-        and name_of(group) not in desired
-        and name_of(group) not in in_use
-    ]

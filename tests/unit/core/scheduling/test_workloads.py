@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.scheduling import podgroups
 from leaderworkerset.core.scheduling import workloads as wl
 from leaderworkerset.core.scheduling.gang import SchedulingError
 from tests.support.builders import cached_lws
@@ -237,7 +238,7 @@ def test_desired_pod_groups(
 ) -> None:
     lws = cached_lws().size(2).scheduling(scheduling).group_identity(identity).obj()
     prefix = wl.lws_workload_name(lws) + "-"
-    groups = wl.desired_pod_groups(lws, replicas, "rev")
+    groups = podgroups.desired_pod_groups(lws, replicas, "rev")
     assert [g.name.removeprefix(prefix) for g in groups] == want_names
     assert {g.labels[c.LABEL_SCHEDULING_LEVEL] for g in groups} == want_levels
 
@@ -251,15 +252,15 @@ def _persisted(lws: dict[str, Any]) -> dict[str, Any]:
 def test_materialized_pod_group_references_the_workload() -> None:
     lws = cached_lws().size(3).scheduling({}).obj()
     workload = _persisted(lws)
-    group = wl.desired_pod_groups(lws, 1, "rev")[0]
-    got = wl.materialize_pod_group(lws, workload, group)
+    group = podgroups.desired_pod_groups(lws, 1, "rev")[0]
+    got = podgroups.materialize_pod_group(lws, workload, group)
     assert got["spec"] == {
         "workloadRef": {"workloadName": wl.lws_workload_name(lws), "templateName": "replica"},
         "schedulingPolicy": {"gang": {"minCount": 3}},
     }
     assert [r["kind"] for r in got["metadata"]["ownerReferences"]] == [c.LWS_KIND, "Workload"]
     assert got["metadata"]["ownerReferences"][1]["controller"] is False
-    delegated = wl.materialize_pod_group(
+    delegated = podgroups.materialize_pod_group(
         lws,
         {
             **workload,
@@ -330,30 +331,34 @@ def test_drift_case_count() -> None:
 def test_pod_group_drift() -> None:
     lws = cached_lws().replicas(2).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
     workload = _persisted(lws)
-    group = wl.desired_pod_groups(lws, 2, "rev")[0]
-    current = wl.materialize_pod_group(lws, workload, group)
+    group = podgroups.desired_pod_groups(lws, 2, "rev")[0]
+    current = podgroups.materialize_pod_group(lws, workload, group)
     current["spec"].update({"priority": 0, "disruptionMode": {"single": {}}})  # server defaults
-    assert wl.pod_group_update(current, current, allow_min_count_update=True) is None
+    assert podgroups.pod_group_update(current, current, allow_min_count_update=True) is None
     scaled = cached_lws().replicas(3).size(2).scheduling({"schedulingPolicy": {"gang": {}}}).obj()
-    desired = wl.materialize_pod_group(
+    desired = podgroups.materialize_pod_group(
         scaled, wl.desired_workload(scaled) | {"metadata": workload["metadata"]}, group
     )
-    updated = wl.pod_group_update(current, desired, allow_min_count_update=True)
+    updated = podgroups.pod_group_update(current, desired, allow_min_count_update=True)
     assert updated is not None
     assert updated["spec"]["schedulingPolicy"]["gang"]["minCount"] == 6
     with pytest.raises(SchedulingError, match="immutable scheduling configuration drift"):
-        wl.pod_group_update(current, desired, allow_min_count_update=False)
+        podgroups.pod_group_update(current, desired, allow_min_count_update=False)
 
 
 def test_cleanup_keeps_desired_and_referenced_groups() -> None:
     lws = cached_lws().scheduling({}).obj()
     workload = _persisted(lws)
-    groups = [wl.materialize_pod_group(lws, workload, g) for g in wl.desired_pod_groups(lws, 3, "rev")]
+    groups = [
+        podgroups.materialize_pod_group(lws, workload, g) for g in podgroups.desired_pod_groups(lws, 3, "rev")
+    ]
     foreign = {"metadata": {"name": "foreign", "ownerReferences": []}}
-    going = wl.materialize_pod_group(lws, workload, wl.desired_pod_groups(lws, 4, "rev")[3])
+    going = podgroups.materialize_pod_group(lws, workload, podgroups.desired_pod_groups(lws, 4, "rev")[3])
     going["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z"  # behind its protection finalizer
     names = [g["metadata"]["name"] for g in groups]
-    doomed = wl.pod_groups_to_delete(lws, [*groups, foreign, going], desired={names[0]}, in_use={names[1]})
+    doomed = podgroups.pod_groups_to_delete(
+        lws, [*groups, foreign, going], desired={names[0]}, in_use={names[1]}
+    )
     assert [g["metadata"]["name"] for g in doomed] == [names[2]]
 
 
@@ -413,7 +418,7 @@ LIVE_CASES = [
 def test_live_hash_groups_keep_their_pod_groups(case: LiveCase) -> None:
     lws = cached_lws().size(2).scheduling(case.scheduling).group_identity(case.identity).obj()
     prefix = wl.lws_workload_name(lws) + "-"
-    got = wl.live_group_pod_group_names(lws, case.pods)
+    got = podgroups.live_group_pod_group_names(lws, case.pods)
     assert {name.removeprefix(prefix) for name in got} == case.want_suffixes
 
 

@@ -1,0 +1,147 @@
+"""The command lines of the control-plane components a LocalCluster runs: pure functions of the
+cluster's paths, ports, PKI and options, so that what each component is told is read in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from leaderworkerset.devcluster import pki as pki_mod
+
+SERVICE_CIDR = "10.0.0.0/16"
+POD_CIDR = "10.64.0.0/10"
+
+
+def etcd_argv(bindir: Path, workdir: Path, port: int, peer: int) -> list[str]:
+    return [
+        str(bindir / "etcd"),
+        "--name=lws-local",
+        f"--data-dir={workdir / 'etcd'}",
+        f"--listen-client-urls=http://127.0.0.1:{port}",
+        f"--advertise-client-urls=http://127.0.0.1:{port}",
+        f"--listen-peer-urls=http://127.0.0.1:{peer}",
+        f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+        f"--initial-cluster=lws-local=http://127.0.0.1:{peer}",
+        # Test data: durability is not worth an fsync per write.
+        "--unsafe-no-fsync=true",
+        "--auto-compaction-retention=1",
+        "--log-level=warn",
+    ]
+
+
+def apiserver_argv(
+    bindir: Path,
+    ports: Mapping[str, int],
+    pki: pki_mod.ClusterPKI,
+    *,
+    envtest_like: bool,
+    feature_gates: str,
+    runtime_config: str,
+    extra_args: Sequence[str],
+) -> list[str]:
+    args = [
+        str(bindir / "kube-apiserver"),
+        f"--etcd-servers=http://127.0.0.1:{ports['etcd']}",
+        "--bind-address=127.0.0.1",
+        # No default route in a sandbox: name the advertise address explicitly.
+        "--advertise-address=127.0.0.1",
+        # A loopback advertise address is not a valid endpoint for the `kubernetes`
+        # Service; nothing in-cluster needs it (our controllers use the kubeconfig).
+        "--endpoint-reconciler-type=none",
+        f"--secure-port={ports['kube-apiserver']}",
+        f"--tls-cert-file={pki.server_cert}",
+        f"--tls-private-key-file={pki.server_key}",
+        f"--client-ca-file={pki.ca_cert}",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki.sa_pub}",
+        f"--service-account-signing-key-file={pki.sa_key}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--authorization-mode=Node,RBAC",
+        "--allow-privileged=true",
+        "--default-not-ready-toleration-seconds=15",
+        "--default-unreachable-toleration-seconds=15",
+        "--profiling=false",
+        "--v=1",
+    ]
+    if envtest_like:
+        # Without a controller-manager nobody creates the `default` ServiceAccount,
+        # so its admission plugin would reject every pod (envtest does the same).
+        args.append("--disable-admission-plugins=ServiceAccount")
+    if feature_gates:
+        args.append(f"--feature-gates={feature_gates}")
+    if runtime_config:
+        args.append(f"--runtime-config={runtime_config}")
+    args.extend(extra_args)
+    return args
+
+
+def controller_manager_argv(
+    bindir: Path, kubeconfig: Path, ports: Mapping[str, int], pki: pki_mod.ClusterPKI, feature_gates: str
+) -> list[str]:
+    kc = str(kubeconfig)
+    args = [
+        str(bindir / "kube-controller-manager"),
+        f"--kubeconfig={kc}",
+        f"--authentication-kubeconfig={kc}",
+        f"--authorization-kubeconfig={kc}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={ports['kube-controller-manager']}",
+        "--leader-elect=false",
+        f"--service-account-private-key-file={pki.sa_key}",
+        f"--root-ca-file={pki.ca_cert}",
+        f"--cluster-signing-cert-file={pki.ca_cert}",
+        f"--cluster-signing-key-file={pki.ca_key}",
+        "--controllers=*",
+        "--node-monitor-period=5s",
+        "--node-monitor-grace-period=40s",
+        # Defaults (20 qps) make a few hundred pods crawl; tests create thousands.
+        "--kube-api-qps=300",
+        "--kube-api-burst=600",
+        "--concurrent-statefulset-syncs=10",
+        "--concurrent-deployment-syncs=10",
+        "--concurrent-replicaset-syncs=10",
+        "--concurrent-gc-syncs=30",
+        "--v=1",
+    ]
+    if feature_gates:
+        args.append(f"--feature-gates={feature_gates}")
+    return args
+
+
+def scheduler_config(kubeconfig: Path) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kubeconfig), "qps": 300, "burst": 600},
+        "leaderElection": {"leaderElect": False},
+    }
+
+
+def scheduler_argv(
+    bindir: Path, config_path: Path, kubeconfig: Path, ports: Mapping[str, int], feature_gates: str
+) -> list[str]:
+    kc = str(kubeconfig)
+    args = [
+        str(bindir / "kube-scheduler"),
+        f"--config={config_path}",
+        f"--authentication-kubeconfig={kc}",
+        f"--authorization-kubeconfig={kc}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={ports['kube-scheduler']}",
+        "--v=1",
+    ]
+    if feature_gates:
+        args.append(f"--feature-gates={feature_gates}")
+    return args
+
+
+def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path) -> list[str]:
+    return [
+        str(bindir / "kwok"),
+        f"--kubeconfig={kubeconfig}",
+        f"--config={stages}",
+        "--manage-all-nodes=true",
+        f"--cidr={POD_CIDR}",
+        "--node-lease-duration-seconds=40",
+    ]
