@@ -266,7 +266,9 @@ def describe_groups(
                 index=index,
                 leader=name_of(pod),
                 revision=revision_key_of(pod),
-                ready=state.ready,
+                # A group retained after exhausting its restart budget is stopped, even while its
+                # pods still report Ready on their way out (they do for a while; on kwok, for good).
+                ready=state.ready and not is_exhausted(pod),
                 updated=state.updated,
                 reasons=not_ready_reasons(pod, worker_sts, size=size),
                 key=key,

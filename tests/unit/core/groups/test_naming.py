@@ -171,6 +171,13 @@ def _worker(
             (RETAINED_GROUP_REASON, "leader pod terminating", "workers available 0/2"),
             id="retained after exhausting its restart budget: says how to recover",
         ),
+        pytest.param(
+            {"deleting": True, "annotations": {c.ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: "true"}},
+            {"available": 2},
+            False,
+            (RETAINED_GROUP_REASON, "leader pod terminating"),
+            id="retained while its pods still report Ready: stopped, not ready",
+        ),
     ],
 )
 def test_describe_groups(
