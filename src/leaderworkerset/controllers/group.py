@@ -32,14 +32,9 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
-from leaderworkerset.controllers.informers import (
-    Obj,
-    SharedInformers,
-    StatefulSetDeletions,
-    WriteMemo,
-    as_dict,
-)
+from leaderworkerset.controllers.informers import Obj, SharedInformers, as_dict
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
+from leaderworkerset.controllers.memos import StatefulSetDeletions, WriteMemo
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.backoff import (

@@ -32,13 +32,8 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.events import error_text as error_text
 from leaderworkerset.controllers.events import lws_ref as lws_ref
 from leaderworkerset.controllers.events import record as record
-from leaderworkerset.controllers.informers import (
-    AppliedIntents,
-    Obj,
-    RecentRevisions,
-    SharedInformers,
-    WriteMemo,
-)
+from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.memos import AppliedIntents, RecentRevisions, WriteMemo
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics, RolloutTracker, new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
