@@ -16,7 +16,6 @@ and the status is read from it (core/hashidentity.py).
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -100,6 +99,7 @@ from leaderworkerset.core.status import (
 from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
 from leaderworkerset.core.workloads import scheduling_template_annotations
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.controller import Controller, Result, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.errors import (
     ApiStatusError,
@@ -125,8 +125,6 @@ log = structlog.get_logger(__name__)
 
 CONTROLLER_NAME = "leaderworkerset"
 DEFAULT_MAX_CONCURRENT = 4
-
-Now = Callable[[], datetime.datetime]
 
 
 @dataclass
@@ -161,8 +159,8 @@ class LeaderWorkerSetReconciler:
         client: KubeClient,
         informers: SharedInformers,
         recorder: EventRecorder,
+        clock: Clock,
         *,
-        now: Now | None = None,
         provider: SchedulerProvider | None = None,
         rollout_metrics: RolloutMetrics | None = None,
     ) -> None:
@@ -171,7 +169,7 @@ class LeaderWorkerSetReconciler:
         self._client = client
         self._informers = informers
         self._recorder = recorder
-        self._now: Now = now or (lambda: datetime.datetime.now(datetime.UTC))
+        self._clock = clock
         self._revision_matches = RevisionMatchCache()
         self.leader_sts_memo = WriteMemo()
         self.leader_deploy_memo = WriteMemo()
@@ -234,7 +232,7 @@ class LeaderWorkerSetReconciler:
         """Flag (or clear) each of our annotations whose value cannot be used (restart back-off,
         not-ready events) in a condition of our own; True when the status was written. An LWS
         without a bad value, now or before, is never written here."""
-        now = format_time(self._now())
+        now = format_time(self._clock.wall())
         backoff, not_ready = backoff_error(lws), not_ready_events_error(lws)
         checks = (
             (
@@ -281,7 +279,7 @@ class LeaderWorkerSetReconciler:
         status = dict(lws.get("status") or {})
         generation = int((lws.get("metadata") or {}).get("generation") or 0)
         conditions, changed = invalid_spec_conditions(
-            status.get("conditions") or [], problem, generation, self._now()
+            status.get("conditions") or [], problem, generation, self._clock.wall()
         )
         if not changed:
             return
@@ -321,7 +319,7 @@ class LeaderWorkerSetReconciler:
         applied = await self._apply_leader_deployment(round_, deploy)
         await self._ensure_shared_service(round_)
         lws = round_.lws  # the scheduling condition write may have moved it on
-        plan = plan_hash_status(lws, applied, leaders, self._now())
+        plan = plan_hash_status(lws, applied, leaders, self._clock.wall())
         # Rollout control is Ordinal-only: on a Hash set its annotations are reported, not acted on.
         round_.lws, round_.control = lws, rollout_control(lws)
         status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
@@ -352,7 +350,7 @@ class LeaderWorkerSetReconciler:
                 round_.lws,
                 replicas=lws_replicas(round_.lws),
                 revision=round_.revision_key,
-                now=self._now(),
+                clock=self._clock,
             )
         except Exception as err:
             if is_conflict(err):
@@ -530,7 +528,7 @@ class LeaderWorkerSetReconciler:
             under_way=round_.under_way,
             waiting=waiting,
             since=since,
-            now=self._now(),
+            now=self._clock.wall(),
         )
         round_.requeue_after = check.requeue_after
         if not check.exceeded:
@@ -628,7 +626,7 @@ class LeaderWorkerSetReconciler:
             revision_key=round_.revision_key,
             leader_pods=leader_pods,
             worker_statefulsets=workers,
-            now=self._now(),
+            now=self._clock.wall(),
         )
         status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
         changed = plan.changed or control_changed
@@ -661,7 +659,7 @@ class LeaderWorkerSetReconciler:
             round_.control,
             stall=round_.stall,
             generation=int((round_.lws.get("metadata") or {}).get("generation") or 0),
-            now=self._now(),
+            now=self._clock.wall(),
             lws_name=round_.key.name,
             partition=self._standing_partition(round_),
             new_step=round_.revision_created,
@@ -688,7 +686,7 @@ class LeaderWorkerSetReconciler:
             step=(round_.revision_key, round_.decision.partition, round_.decision.replicas),
             ready=int(status.get("readyReplicas") or 0),
             target=lws_replicas(round_.lws),
-            now=self._now(),
+            now=self._clock.wall(),
         )
 
     # ----- step 6: revision history ---------------------------------------------------------------
@@ -773,15 +771,16 @@ def setup(
     informers: SharedInformers,
     *,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-    now: Now | None = None,
     provider: SchedulerProvider | None = None,
 ) -> Controller:
-    """Create the LWS controller, declare its watches and add it to the manager."""
+    """Create the LWS controller, declare its watches and add it to the manager.
+
+    Its times (conditions, rollout deadlines and steps) come from the manager's clock."""
     reconciler = LeaderWorkerSetReconciler(
         manager.client,
         informers,
         manager.event_recorder(c.EVENT_COMPONENT_LWS),
-        now=now,
+        manager.clock,
         provider=provider,
         rollout_metrics=new_rollout_metrics(manager.metrics.registry),
     )

@@ -8,8 +8,8 @@ from prometheus_client import CollectorRegistry
 
 from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
+from leaderworkerset.controllers.disaggregatedset.reconciler import Now
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
-from leaderworkerset.controllers.leaderworkerset import Now
 from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
@@ -45,13 +45,14 @@ def register_controllers(
     gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
     switches let a manager (or a test) run one side without the other's caches.
     `failure_ledger=False` keeps no per-LWS failure history (controllers/ledger.py).
+    The LWS controller reads its time from the manager's clock; `now` is the DisaggregatedSet's.
     """
     informers = lws_controller = pod_controller = provider = None
     if enable_leaderworkerset:
         informers = shared_informers(manager.cache, namespace)
         provider = new_provider(scheduler_provider, manager, informers, namespace)
         lws_controller = leaderworkerset.setup(
-            manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
+            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
         )
         pod_controller = group.setup(
             manager,

@@ -8,7 +8,7 @@ before any leader StatefulSet exists. Without `spec.scheduling` nothing happens.
 
 from __future__ import annotations
 
-import datetime
+from datetime import datetime
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.informers import Obj
@@ -16,6 +16,7 @@ from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core import gang
 from leaderworkerset.core.status import format_time
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder, object_ref
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
@@ -28,11 +29,12 @@ async def reconcile_prerequisites(
     *,
     replicas: int,
     revision: str,
-    now: datetime.datetime,
+    clock: Clock,
 ) -> Obj:
     """Return the LWS to continue with (the status write moves its resourceVersion on)."""
     if (lws.get("spec") or {}).get("scheduling") is None:
         return lws
+    now = clock.wall()  # the condition's transition time is when the provider was asked
     if provider is None:
         failure = gang.SchedulingError(c.REASON_UNSUPPORTED_PROVIDER_CAPABILITY, gang.MESSAGE_NO_PROVIDER)
     else:
@@ -56,9 +58,7 @@ async def reconcile_prerequisites(
     raise failure
 
 
-async def _write(
-    client: KubeClient, lws: Obj, status: str, reason: str, message: str, now: datetime.datetime
-) -> Obj:
+async def _write(client: KubeClient, lws: Obj, status: str, reason: str, message: str, now: datetime) -> Obj:
     conditions = gang.scheduling_conditions(lws, status, reason, message, format_time(now))
     if conditions is None:
         return lws
