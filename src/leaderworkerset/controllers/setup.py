@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry
 
-from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
+from leaderworkerset.controllers import disaggregatedset, group
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.disaggregatedset.reconciler import Now
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
+from leaderworkerset.controllers.leaderworkerset import setup as lws_setup
 from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
@@ -29,7 +30,7 @@ class RegisteredControllers:
 def register_controllers(
     manager: Manager,
     *,
-    max_concurrent_reconciles: int = leaderworkerset.DEFAULT_MAX_CONCURRENT,
+    max_concurrent_reconciles: int = lws_setup.DEFAULT_MAX_CONCURRENT,
     now: Now | None = None,
     namespace: str | None = None,
     scheduler_provider: str | None = None,
@@ -51,7 +52,7 @@ def register_controllers(
     if enable_leaderworkerset:
         informers = shared_informers(manager.cache, namespace)
         provider = new_provider(scheduler_provider, manager, informers, namespace)
-        lws_controller = leaderworkerset.setup(
+        lws_controller = lws_setup.setup(
             manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
         )
         pod_controller = group.setup(
