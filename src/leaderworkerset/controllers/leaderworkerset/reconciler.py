@@ -15,13 +15,13 @@ from leaderworkerset.controllers.memos import AppliedIntents
 from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
+from leaderworkerset.core import statuswrite
 from leaderworkerset.core.groups import is_deleting
 from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.rollout import TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS, lws_replicas
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.controller import Result
-from leaderworkerset.runtime.errors import is_conflict
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.objects import ObjectKey
 
@@ -37,7 +37,6 @@ class LeaderWorkerSetReconciler:
         provider: SchedulerProvider | None = None,
         rollout_metrics: RolloutMetrics | None = None,
     ) -> None:
-        self._client = client
         self._informers = informers
         self._recorder = recorder
         self._clock = clock
@@ -47,7 +46,7 @@ class LeaderWorkerSetReconciler:
         self.revisions = Revisions(client, informers, recorder)
         self.rollout = Rollout(client, informers, recorder, clock, revisions=self.revisions, intents=intents)
         self.deployments = LeaderDeployments(client, informers, recorder, intents=intents)
-        self.status = StatusWriter(client, informers, recorder, clock, observer=self._observer)
+        self.status = StatusWriter(client, informers, recorder, clock)
         self._children = Children(client, informers, recorder)
         self._restarts = RestartCounts(client)
         self._intents = intents
@@ -69,16 +68,19 @@ class LeaderWorkerSetReconciler:
         if lws is None or is_deleting(lws):
             self._observer.forget(key)
             return None  # children go away through garbage collection
-        if await self.status.annotation_conditions(lws):
+        round_ = Round.of(lws, key)
+        if self.status.flag_annotations(round_):
+            await self.status.persist(round_)
             return Result(requeue=True)  # the status moved on: the next round reads it
         try:
             if is_hash(lws):
-                return await self._reconcile_hash(Round(lws=lws, key=key))
-            return await self._reconcile_ordinal(Round(lws=lws, key=key))
+                return await self._reconcile_hash(round_)
+            return await self._reconcile_ordinal(round_)
         except Exception as err:
             problem = spec_problem(err)
             if problem is not None:
-                await self.status.report_invalid_spec(lws, problem)
+                self.status.report_invalid_spec(round_, problem)
+            await self.status.persist_failed(round_)
             raise  # retried with backoff; a fixed spec comes back through the watch
 
     async def _reconcile_ordinal(self, round_: Round) -> Result | None:
@@ -87,17 +89,13 @@ class LeaderWorkerSetReconciler:
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
         if not await self.revisions.ensure(round_):
             return None  # going away: its deletion brings the next event
-        retry = await self._reconcile_scheduling(round_)
-        if retry is not None:
-            return retry
+        await self._scheduling_prerequisites(round_)
         await self.rollout.step(round_)
         await self._children.ensure_shared_service(round_)
-        try:
-            update_done = await self.status.update_ordinal(round_)
-        except Exception as err:
-            if is_conflict(err):
-                return Result(requeue=True)  # a newer LWS is on its way through the watch
-            raise
+        status, update_done = self.status.ordinal(round_)
+        if not await self.status.persist(round_):
+            return Result(requeue=True)  # a newer LWS is on its way through the watch
+        self._observer.observe(round_, status, update_done)
         if update_done:
             await self.revisions.truncate_history(round_)
             await self._restarts.prune_settled(round_)
@@ -118,36 +116,29 @@ class LeaderWorkerSetReconciler:
         await self._restarts.prune_hash(round_, leaders)
         # B4: the Workload (and the whole-set PodGroup) before any leader exists; per-group
         # PodGroups come from the pod controller once admission has drawn the group key.
-        retry = await self._reconcile_scheduling(round_)
-        if retry is not None:
-            return retry
+        await self._scheduling_prerequisites(round_)
         applied = await self.deployments.apply(round_, deploy)
         await self._children.ensure_shared_service(round_)
-        try:
-            update_done = await self.status.update_hash(round_, applied, leaders)
-        except Exception as err:
-            if is_conflict(err):
-                return Result(requeue=True)
-            raise
+        update_done = self.status.hash(round_, applied, leaders)
+        if not await self.status.persist(round_):
+            return Result(requeue=True)
         if update_done:
             await self.revisions.truncate_history(round_)
             await self._restarts.prune_settled(round_)
         return None
 
-    async def _reconcile_scheduling(self, round_: Round) -> Result | None:
-        """A12/B4: scheduling prerequisites before the leader workload; a Result means retry."""
-        try:
-            round_.lws = await reconcile_prerequisites(
-                self._provider,
-                self._client,
-                self._recorder,
-                round_.lws,
-                replicas=lws_replicas(round_.lws),
-                revision=round_.revision_key,
-                clock=self._clock,
-            )
-        except Exception as err:
-            if is_conflict(err):
-                return Result(requeue=True)  # the condition write raced a newer LWS
-            raise
-        return None
+    async def _scheduling_prerequisites(self, round_: Round) -> None:
+        """A12/B4: scheduling prerequisites before the leader workload; their condition joins the
+        round's status, and a failure is raised (after that status is written) to retry."""
+        outcome = await reconcile_prerequisites(
+            self._provider,
+            self._recorder,
+            round_.lws,
+            replicas=lws_replicas(round_.lws),
+            revision=round_.revision_key,
+            clock=self._clock,
+        )
+        if outcome.conditions is not None:
+            round_.set_status({**statuswrite.status_of(round_.lws), "conditions": outcome.conditions})
+        if outcome.failure is not None:
+            raise outcome.failure

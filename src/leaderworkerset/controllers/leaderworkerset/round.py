@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.core.groups import ControllerEvent
 from leaderworkerset.core.revision import revision_key
 from leaderworkerset.core.rollout import RolloutDecision
 from leaderworkerset.core.rolloutcontrol import NO_ROLLOUT_CONTROL, RolloutControl, Stall
@@ -15,8 +16,12 @@ from leaderworkerset.runtime.objects import ObjectKey
 
 @dataclass
 class Round:
+    # The LWS with the status as the round's steps left it; `stored` is the LWS the server holds as
+    # far as we know (read at the start, or our last write): the round's status write is guarded by
+    # its resourceVersion, and its events name it.
     lws: Obj
     key: ObjectKey
+    stored: Obj
     leader_sts: Obj | None = None
     revision: Mapping[str, Any] | None = None
     revision_created: bool = False
@@ -27,14 +32,28 @@ class Round:
     under_way: bool = False
     requeue_after: float | None = None
     decision: RolloutDecision | None = None
+    # The status write: whether a step changed the status, and the events of those transitions,
+    # recorded once the write lands (status.py).
+    status_changed: bool = False
+    status_events: list[ControllerEvent] = field(default_factory=list)
     # The set's leader pods and StatefulSets from the cache, read once per round (each read converts
     # every one of them; the steps share one view of the set).
     _leader_pods: list[Obj] | None = None
     _statefulsets: list[Obj] | None = None
 
+    @classmethod
+    def of(cls, lws: Obj, key: ObjectKey) -> Round:
+        return cls(lws=lws, key=key, stored=lws)
+
     @property
     def revision_key(self) -> str:
         return revision_key(self.revision) if self.revision is not None else ""
+
+    def set_status(self, status: Mapping[str, Any], events: Iterable[ControllerEvent] = ()) -> None:
+        """A step's contribution to the round's status write, and the events of its transitions."""
+        self.lws = {**self.lws, "status": dict(status)}
+        self.status_changed = True
+        self.status_events.extend(events)
 
     def leader_pods(self, informers: SharedInformers) -> list[Obj]:
         if self._leader_pods is None:

@@ -1,13 +1,22 @@
-"""The LWS status: annotation flags, an invalid spec, the counts and conditions, and their events."""
+"""The LWS status of one round: every step's contribution, then one write with one conflict policy.
+
+The steps (annotation flags, scheduling prerequisites, counts and conditions, rollout control, an
+invalid spec) each leave the status they want in the round (`Round.set_status`); `persist` writes
+it once, guarded by the resourceVersion the round read, as kubernetes-sigs/jobset's
+`updateJobSetStatus`, and then records the events of the transitions it made. A conflict drops the
+write and its events: a newer LWS is on its way through the watch, and the next round decides again.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.informers import Obj, SharedInformers
-from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.core import statuswrite
@@ -33,57 +42,39 @@ class StatusWriter:
         informers: SharedInformers,
         recorder: EventRecorder,
         clock: Clock,
-        *,
-        observer: RolloutObserver,
     ) -> None:
         self._client = client
         self._informers = informers
         self._recorder = recorder
         self._clock = clock
-        self._observer = observer
         # Our own status writes, until the LWS watch delivers them: a reconcile right after a write
         # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
         # status PUTs answered 409 in a 250-group create).
         self.memo = WriteMemo()
 
-    async def annotation_conditions(self, lws: Obj) -> bool:
+    # ----- contributions: each step says what it wants in the status ------------------------------
+    def flag_annotations(self, round_: Round) -> bool:
         """Flag (or clear) each of our annotations whose value cannot be used (restart back-off,
-        not-ready events) in a condition of our own; True when the status was written. An LWS
-        without a bad value, now or before, is never written here."""
-        flagged = statuswrite.annotation_status(lws, self._clock.wall())
+        not-ready events) in a condition of our own; True when that changes the status. An LWS
+        without a bad value, now or before, is never written for it."""
+        flagged = statuswrite.annotation_status(round_.lws, self._clock.wall())
         if flagged is None:
             return False
-        status, events = flagged
-        try:
-            await self._client.update(
-                LEADERWORKERSETS, {**statuswrite.write_body(lws), "status": status}, "status"
-            )
-        except Exception as err:
-            if not is_conflict(err):
-                raise
-        for event in events:
-            record(self._recorder, lws, event)
+        round_.set_status(*flagged)
         return True
 
-    async def report_invalid_spec(self, lws: Obj, problem: str) -> None:
+    def report_invalid_spec(self, round_: Round, problem: str) -> None:
         """Log, Warning event and Progressing=False (InvalidSpec) for an LWS we cannot act on as
         written: nothing else tells its owner why no group appears or changes (ground rule 3)."""
         log.warning("LeaderWorkerSet cannot be reconciled as written", error=problem)
-        self._recorder.warning(lws_ref(lws), c.REASON_INVALID_SPEC, c.EVENT_ACTION_RECONCILE, problem)
-        status = statuswrite.invalid_spec_status(lws, problem, self._clock.wall())
-        if status is None:
-            return
-        try:
-            await self._client.update(
-                LEADERWORKERSETS, {**statuswrite.write_body(lws), "status": status}, "status"
-            )
-        except Exception as err:
-            if not is_conflict(err) and not is_not_found(err):
-                raise
-            # A newer LWS is on its way through the watch; its reconcile reports it again.
+        self._recorder.warning(lws_ref(round_.lws), c.REASON_INVALID_SPEC, c.EVENT_ACTION_RECONCILE, problem)
+        status = statuswrite.invalid_spec_status(round_.lws, problem, self._clock.wall())
+        if status is not None:
+            round_.set_status(status)
 
-    async def update_ordinal(self, round_: Round) -> bool:
-        """Write the counts and conditions when they changed; True when the rollout is done."""
+    def ordinal(self, round_: Round) -> tuple[Mapping[str, Any], bool]:
+        """The counts and conditions from the leader StatefulSet, leader pods and worker
+        StatefulSets: the status they make, and whether the rollout is done."""
         name = round_.key.name
         leader_pods = round_.leader_pods(self._informers)
         workers = {name_of(sts): sts for sts in round_.statefulsets(self._informers) if name_of(sts) != name}
@@ -95,39 +86,60 @@ class StatusWriter:
             worker_statefulsets=workers,
             now=self._clock.wall(),
         )
-        status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
-        if plan.changed or control_changed:
-            await self._write(round_, status, plan.event, control_events)
-        self._observer.observe(round_, status, plan.update_done)
-        return plan.update_done
+        return self._contribute(round_, plan.status, plan.changed, plan.event), plan.update_done
 
-    async def update_hash(self, round_: Round, applied: Obj, leaders: list[Obj]) -> bool:
+    def hash(self, round_: Round, applied: Obj, leaders: list[Obj]) -> bool:
         """The Hash status, read from the leader Deployment; True when the rollout is done."""
         plan = plan_hash_status(round_.lws, applied, leaders, self._clock.wall())
         # Rollout control is Ordinal-only: on a Hash set its annotations are reported, not acted on.
         round_.control = rollout_control(round_.lws)
-        status, control_changed, control_events = self._with_rollout_conditions(round_, plan.status)
-        if plan.changed or control_changed:
-            await self._write(round_, status, plan.event, control_events)
+        self._contribute(round_, plan.status, plan.changed, plan.event)
         return plan.update_done
 
-    async def _write(
-        self,
-        round_: Round,
-        status: dict[str, object],
-        event: ControllerEvent | None,
-        control_events: tuple[ControllerEvent, ...],
-    ) -> None:
-        body = {**statuswrite.write_body(round_.lws), "status": status}
-        self.memo.remember(round_.key, await self._client.update(LEADERWORKERSETS, body, "status"))
-        if event is not None:
-            record(self._recorder, round_.lws, event)
-        for control_event in control_events:
-            record(self._recorder, round_.lws, control_event)
+    def _contribute(
+        self, round_: Round, status: dict[str, Any], changed: bool, event: ControllerEvent | None
+    ) -> Mapping[str, Any]:
+        status, control_changed, control_events = self._with_rollout_conditions(round_, status)
+        if changed or control_changed:
+            round_.set_status(status, [*([] if event is None else [event]), *control_events])
+        return status
+
+    # ----- the round's one write --------------------------------------------------------------------
+    async def persist(self, round_: Round) -> bool:
+        """PUT the status the round's steps left, when one of them changed it, then record the
+        events of their transitions. False: the write conflicted, a newer LWS is on its way through
+        the watch and the round that reads it decides (and announces) again. Whatever fails, the
+        round's contributions are spent: a second call writes only what was added since."""
+        if not round_.status_changed:
+            return True
+        body, events = statuswrite.write_body(round_.lws), round_.status_events
+        round_.status_changed, round_.status_events = False, []
+        try:
+            written = await self._client.update(LEADERWORKERSETS, body, "status")
+        except Exception as err:
+            round_.lws = round_.stored  # nothing of it landed
+            if is_conflict(err):
+                return False
+            raise
+        self.memo.remember(round_.key, written)
+        round_.lws = round_.stored = written
+        for event in events:
+            record(self._recorder, body, event)
+        return True
+
+    async def persist_failed(self, round_: Round) -> None:
+        """The status a failing round decided (a scheduling condition, InvalidSpec) is written all
+        the same; the caller raises the round's own error, so a conflict or a deleted LWS is left to
+        the next round, as for any write."""
+        try:
+            await self.persist(round_)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
 
     def _with_rollout_conditions(
-        self, round_: Round, status: dict[str, object]
-    ) -> tuple[dict[str, object], bool, tuple[ControllerEvent, ...]]:
+        self, round_: Round, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], bool, tuple[ControllerEvent, ...]]:
         return statuswrite.rollout_control_status(
             round_.lws,
             status,
