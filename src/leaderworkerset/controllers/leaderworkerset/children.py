@@ -5,38 +5,32 @@ from __future__ import annotations
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.core.groups import name_of, namespace_of, uid_of
 from leaderworkerset.core.services import shared_service
 from leaderworkerset.core.termination import worker_statefulsets_to_delete_with_lws
-from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists
-from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.resources import SERVICES, STATEFULSETS
 
 
-class Children:
-    def __init__(self, client: KubeClient, informers: SharedInformers, recorder: EventRecorder) -> None:
-        self._client = client
-        self._informers = informers
-        self._recorder = recorder
-
+class Children(Shell):
     async def ensure_shared_service(self, round_: Round) -> None:
         service = shared_service(round_.lws)
-        if service is None or self._informers.has_service(round_.key.namespace, round_.key.name):
+        if service is None or self.informers.has_service(round_.key.namespace, round_.key.name):
             return
         try:
-            await self._client.create(SERVICES, service)
+            await self.client.create(SERVICES, service)
         except Exception as err:
             if is_already_exists(err):
                 return
             note = c.MSG_FAILED_CREATE_HEADLESS_SERVICE.replace("%v", "%s") % error_text(err)
-            self._recorder.warning(lws_ref(round_.lws), c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, note)
+            self.recorder.warning(lws_ref(round_.lws), c.EVENT_FAILED_CREATE, c.EVENT_ACTION_CREATE, note)
             raise
 
     async def delete_workers_in_parallel(self, lws: Obj) -> None:
         """podTerminationPolicy Parallel (A2): the workers go together with their leaders."""
-        statefulsets = self._informers.set_statefulsets(namespace_of(lws), name_of(lws))
+        statefulsets = self.informers.set_statefulsets(namespace_of(lws), name_of(lws))
         for sts in worker_statefulsets_to_delete_with_lws(lws, statefulsets):
-            await self._client.delete_incarnation(STATEFULSETS, namespace_of(sts), name_of(sts), uid_of(sts))
+            await self.client.delete_incarnation(STATEFULSETS, namespace_of(sts), name_of(sts), uid_of(sts))

@@ -2,52 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass, field
+
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import record
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.leaderworkerset.rollout import record_apply_failure
 from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.groups import ControllerEvent, name_of
 from leaderworkerset.core.hashidentity import leader_deployment
-from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import DEPLOYMENTS
 
 
-class LeaderDeployments:
-    def __init__(
-        self,
-        client: KubeClient,
-        informers: SharedInformers,
-        recorder: EventRecorder,
-        *,
-        intents: AppliedIntents,
-    ) -> None:
-        self._client = client
-        self._informers = informers
-        self._recorder = recorder
-        self._intents = intents  # shared with the leader StatefulSets (`rollout.py`): keyed by the LWS
-        self.memo = WriteMemo()
+@dataclass(eq=False)
+class LeaderDeployments(Shell):
+    _: KW_ONLY
+    intents: AppliedIntents  # shared with the leader StatefulSets (`rollout.py`): keyed by the LWS
+    memo: WriteMemo = field(default_factory=WriteMemo)
 
     def leader(self, key: ObjectKey) -> Obj | None:
-        return self.memo.freshest(
-            key,
-            self._informers.deployment(key.namespace, key.name),
-            self._informers.deployments.store.resource_version,
-        )
+        cached = self.informers.deployment(key.namespace, key.name)
+        return self.memo.freshest(key, cached, self.informers.deployments.store.resource_version)
 
     async def apply(self, round_: Round, existing: Obj | None) -> Obj:
         """Server-side apply the leader Deployment (skipped when it would change nothing)."""
         body = leader_deployment(round_.lws, revision_key=round_.revision_key)
-        if existing is not None and self._intents.unchanged(round_.key, body, existing):
+        if existing is not None and self.intents.unchanged(round_.key, body, existing):
             return existing
         try:
-            applied = await self._client.apply(DEPLOYMENTS, body)
+            applied = await self.client.apply(DEPLOYMENTS, body)
         except Exception as err:
             record_apply_failure(
-                self._recorder,
+                self.recorder,
                 round_,
                 err,
                 c.MSG_FAILED_CREATE_LEADER_DEPLOYMENT,
@@ -55,10 +44,10 @@ class LeaderDeployments:
             )
             raise
         self.memo.remember(round_.key, applied)
-        self._intents.remember(round_.key, body, applied)
+        self.intents.remember(round_.key, body, applied)
         if existing is None:
             record(
-                self._recorder,
+                self.recorder,
                 round_.lws,
                 ControllerEvent(
                     c.EVENT_TYPE_NORMAL,

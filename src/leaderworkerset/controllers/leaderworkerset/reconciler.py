@@ -43,12 +43,13 @@ class LeaderWorkerSetReconciler:
         self._provider = provider
         self._observer = RolloutObserver(rollout_metrics, clock)
         intents = AppliedIntents()
-        self.revisions = Revisions(client, informers, recorder)
-        self.rollout = Rollout(client, informers, recorder, clock, revisions=self.revisions, intents=intents)
-        self.deployments = LeaderDeployments(client, informers, recorder, intents=intents)
-        self.status = StatusWriter(client, informers, recorder, clock)
-        self._children = Children(client, informers, recorder)
-        self._restarts = RestartCounts(client)
+        shell = (client, informers, recorder, clock)
+        self.revisions = Revisions(*shell)
+        self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents)
+        self.deployments = LeaderDeployments(*shell, intents=intents)
+        self.status = StatusWriter(*shell)
+        self._children = Children(*shell)
+        self._restarts = RestartCounts(*shell)
         self._intents = intents
 
     def forget_on_delete(self, informers: SharedInformers) -> None:

@@ -9,6 +9,7 @@ import structlog
 
 from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.budget import (
     BudgetError,
@@ -20,16 +21,12 @@ from leaderworkerset.core.budget import (
 )
 from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.rollout import lws_replicas, rollout_budget
-from leaderworkerset.runtime.client import KubeClient
 
 # The package's logger, the one these lines had before the controller became a package.
 log = structlog.get_logger(__package__)
 
 
-class RestartCounts:
-    def __init__(self, client: KubeClient) -> None:
-        self._client = client
-
+class RestartCounts(Shell):
     async def prune_settled(self, round_: Round) -> None:
         """After a completed rollout, counts of old revisions and removed groups go (A15, C8).
 
@@ -63,4 +60,4 @@ class RestartCounts:
             log.warning("unreadable group restart counts; left as they are", error=str(err))
             return
         if needed:
-            await mutate_restart_counts(self._client, round_.key.namespace, round_.key.name, mutate)
+            await mutate_restart_counts(self.client, round_.key.namespace, round_.key.name, mutate)

@@ -3,36 +3,33 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from leaderworkerset.controllers.events import record
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import RecentRevisions
 from leaderworkerset.core import gojson
 from leaderworkerset.core.groups import is_deleting, name_of, namespace_of
 from leaderworkerset.core.revision import RevisionMatchCache, plan_revision, revisions_to_truncate
-from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found, outcome_unknown
-from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS
 
 
-class Revisions:
-    def __init__(self, client: KubeClient, informers: SharedInformers, recorder: EventRecorder) -> None:
-        self._client = client
-        self._informers = informers
-        self._recorder = recorder
-        self._matches = RevisionMatchCache()
-        # Revisions created here that the cache may not show yet (or whose create lost its answer).
-        self.recent = RecentRevisions()
+@dataclass(eq=False)
+class Revisions(Shell):
+    _matches: RevisionMatchCache = field(default_factory=RevisionMatchCache)
+    # Revisions created here that the cache may not show yet (or whose create lost its answer).
+    recent: RecentRevisions = field(default_factory=RecentRevisions)
 
     def of(self, key: ObjectKey) -> list[Obj]:
         """The set's revisions: the cached ones and those created here that the cache lags."""
-        cached = self._informers.set_revisions(key.namespace, key.name)
+        cached = self.informers.set_revisions(key.namespace, key.name)
         return self.recent.merged(cached, key.namespace, key.name)
 
     async def ensure(self, round_: Round) -> bool:
@@ -45,7 +42,7 @@ class Revisions:
             return False
         for revision, event in plan.create:
             await self._create_revision(revision)
-            record(self._recorder, round_.lws, event)
+            record(self.recorder, round_.lws, event)
         round_.revision, round_.revision_created = plan.revision, plan.updated
         return True
 
@@ -53,7 +50,7 @@ class Revisions:
         """After a completed rollout, the revisions of other templates go."""
         for revision in revisions_to_truncate(round_.lws, round_.revision_key, self.of(round_.key)):
             try:
-                await self._client.delete(CONTROLLER_REVISIONS, namespace_of(revision), name_of(revision))
+                await self.client.delete(CONTROLLER_REVISIONS, namespace_of(revision), name_of(revision))
             except Exception as err:
                 if not is_not_found(err):
                     raise
@@ -62,14 +59,14 @@ class Revisions:
     async def _still_live(self, key: ObjectKey) -> bool:
         """A fresh read: the LWS exists and is not being deleted (once per revision created for a
         set that already has its leader StatefulSet: a template change or a lost revision)."""
-        fresh = await self._client.get_or_none(LEADERWORKERSETS, key.namespace, key.name)
+        fresh = await self.client.get_or_none(LEADERWORKERSETS, key.namespace, key.name)
         return fresh is not None and not is_deleting(fresh)
 
     async def _create_revision(self, revision: Mapping[str, Any]) -> None:
         # The data goes out as Go renders it, so the API server stores exactly the hashed bytes.
         body = {**revision, "data": msgspec.Raw(gojson.dumps(revision["data"]))}
         try:
-            created = await self._client.create(CONTROLLER_REVISIONS, body)
+            created = await self.client.create(CONTROLLER_REVISIONS, body)
         except Exception as err:
             if not is_already_exists(err):
                 if outcome_unknown(err):
@@ -83,11 +80,11 @@ class Revisions:
         pending = self.recent.uncertain(key.namespace, key.name)
         if not pending:
             return
-        cached = {name_of(r) for r in self._informers.set_revisions(key.namespace, key.name)}
+        cached = {name_of(r) for r in self.informers.set_revisions(key.namespace, key.name)}
         for pending_key in pending:
             found = None
             if pending_key.name not in cached:
-                found = await self._client.get_or_none(
+                found = await self.client.get_or_none(
                     CONTROLLER_REVISIONS, pending_key.namespace, pending_key.name
                 )
             self.recent.settle(pending_key, found)

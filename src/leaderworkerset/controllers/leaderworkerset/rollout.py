@@ -7,11 +7,14 @@ then pause and progress deadline), and the result is server-side applied with it
 
 from __future__ import annotations
 
+from dataclasses import KW_ONLY, dataclass, field
+
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core import rolloutround
 from leaderworkerset.core.groups import name_of
@@ -19,44 +22,27 @@ from leaderworkerset.core.rollout import LeaderStatefulSetView, RolloutDecision,
 from leaderworkerset.core.rolloutcontrol import rollout_control
 from leaderworkerset.core.statefulsets import leader_statefulset
 from leaderworkerset.core.workloads import scheduling_template_annotations
-from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import STATEFULSETS
 
 
-class Rollout:
-    def __init__(
-        self,
-        client: KubeClient,
-        informers: SharedInformers,
-        recorder: EventRecorder,
-        clock: Clock,
-        *,
-        revisions: Revisions,
-        intents: AppliedIntents,
-    ) -> None:
-        self._client = client
-        self._informers = informers
-        self._recorder = recorder
-        self._clock = clock
-        self._revisions = revisions
-        # The leader StatefulSet (or Hash Deployment) intents are shared with `hash.py`: both are
-        # keyed by the LWS.
-        self._intents = intents
-        self.memo = WriteMemo()
+@dataclass(eq=False)
+class Rollout(Shell):
+    _: KW_ONLY
+    revisions: Revisions
+    # The leader StatefulSet (or Hash Deployment) intents are shared with `hash.py`: both are keyed
+    # by the LWS.
+    intents: AppliedIntents
+    memo: WriteMemo = field(default_factory=WriteMemo)
 
     def leader_statefulset(self, key: ObjectKey) -> Obj | None:
-        return self.memo.freshest(
-            key,
-            self._informers.statefulset(key.namespace, key.name),
-            self._informers.statefulsets.store.resource_version,
-        )
+        cached = self.informers.statefulset(key.namespace, key.name)
+        return self.memo.freshest(key, cached, self.informers.statefulsets.store.resource_version)
 
     async def step(self, round_: Round) -> None:
         """Decide the leader StatefulSet's partition and replicas and apply them."""
-        outcome = rolloutround.decide_rollout_round(self._gather(round_), self._clock.wall())
+        outcome = rolloutround.decide_rollout_round(self._gather(round_), self.clock.wall())
         round_.decision, round_.stall = outcome.decision, outcome.stall
         round_.requeue_after = outcome.requeue_after
         await self._apply(round_, outcome.decision)
@@ -64,13 +50,13 @@ class Rollout:
     def _gather(self, round_: Round) -> rolloutround.RolloutInputs:
         lws, key = round_.lws, round_.key
         round_.control = control = rollout_control(lws)
-        round_.under_way = rolloutround.rollout_under_way(lws, self._revisions.of(key), round_.revision_key)
+        round_.under_way = rolloutround.rollout_under_way(lws, self.revisions.of(key), round_.revision_key)
         leader_pods: list[Obj] = []
         statefulsets: list[Obj] = []
         if round_.leader_sts is not None:
             # Only needed mid-rollout, but cheap enough to gather every time from the indexes.
-            leader_pods = round_.leader_pods(self._informers)
-            statefulsets = round_.statefulsets(self._informers)
+            leader_pods = round_.leader_pods(self.informers)
+            statefulsets = round_.statefulsets(self.informers)
         pods: list[Obj] = []
         if rolloutround.reads_pods(
             control,
@@ -78,7 +64,7 @@ class Rollout:
             revision_created=round_.revision_created,
             under_way=round_.under_way,
         ):
-            pods = self._informers.set_pods(key.namespace, key.name)  # the stall's diagnosis reads workers
+            pods = self.informers.set_pods(key.namespace, key.name)  # the stall's diagnosis reads workers
         return rolloutround.RolloutInputs(
             lws=lws,
             leader_sts=round_.leader_sts,
@@ -94,7 +80,7 @@ class Rollout:
 
     async def _apply(self, round_: Round, decision: RolloutDecision) -> None:
         for event in decision.events:
-            record(self._recorder, round_.lws, event)
+            record(self.recorder, round_.lws, event)
         body = leader_statefulset(
             round_.lws,
             partition=decision.partition,
@@ -102,15 +88,15 @@ class Rollout:
             revision_key=round_.revision_key,
             extra_template_annotations=scheduling_template_annotations(round_.lws),
         )
-        if self._intents.unchanged(round_.key, body, round_.leader_sts):
+        if self.intents.unchanged(round_.key, body, round_.leader_sts):
             return  # nothing to change, and no partition moved: no event either
         try:
-            applied = await self._client.apply(STATEFULSETS, body)
+            applied = await self.client.apply(STATEFULSETS, body)
         except Exception as err:
-            record_apply_failure(self._recorder, round_, err)
+            record_apply_failure(self.recorder, round_, err)
             raise
         self.memo.remember(round_.key, applied)
-        self._intents.remember(round_.key, body, applied)
+        self.intents.remember(round_.key, body, applied)
         round_.applied_sts = applied
         previous = None if round_.leader_sts is None else LeaderStatefulSetView.of(round_.leader_sts)
         for event in after_apply_events(
@@ -120,7 +106,7 @@ class Rollout:
             revision_created=round_.revision_created,
             revision_name=None if round_.revision is None else name_of(round_.revision),
         ):
-            record(self._recorder, round_.lws, event)
+            record(self.recorder, round_.lws, event)
 
 
 def record_apply_failure(

@@ -10,14 +10,16 @@ write and its events: a newer LWS is on its way through the watch, and the next 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.core import statuswrite
 from leaderworkerset.core.groups import ControllerEvent, name_of
@@ -25,39 +27,26 @@ from leaderworkerset.core.hashidentity import plan_hash_status
 from leaderworkerset.core.rollout import LeaderStatefulSetView
 from leaderworkerset.core.rolloutcontrol import rollout_control
 from leaderworkerset.core.status import plan_status
-from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.errors import ApiStatusError, is_conflict, is_not_found
-from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
 # The package's logger, the one these lines had before the controller became a package.
 log = structlog.get_logger(__package__)
 
 
-class StatusWriter:
-    def __init__(
-        self,
-        client: KubeClient,
-        informers: SharedInformers,
-        recorder: EventRecorder,
-        clock: Clock,
-    ) -> None:
-        self._client = client
-        self._informers = informers
-        self._recorder = recorder
-        self._clock = clock
-        # Our own status writes, until the LWS watch delivers them: a reconcile right after a write
-        # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
-        # status PUTs answered 409 in a 250-group create).
-        self.memo = WriteMemo()
+@dataclass(eq=False)
+class StatusWriter(Shell):
+    # Our own status writes, until the LWS watch delivers them: a reconcile right after a write
+    # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
+    # status PUTs answered 409 in a 250-group create).
+    memo: WriteMemo = field(default_factory=WriteMemo)
 
     # ----- contributions: each step says what it wants in the status ------------------------------
     def flag_annotations(self, round_: Round) -> bool:
         """Flag (or clear) each of our annotations whose value cannot be used (restart back-off,
         not-ready events) in a condition of our own; True when that changes the status. An LWS
         without a bad value, now or before, is never written for it."""
-        flagged = statuswrite.annotation_status(round_.lws, self._clock.wall())
+        flagged = statuswrite.annotation_status(round_.lws, self.clock.wall())
         if flagged is None:
             return False
         round_.set_status(*flagged)
@@ -67,8 +56,8 @@ class StatusWriter:
         """Log, Warning event and Progressing=False (InvalidSpec) for an LWS we cannot act on as
         written: nothing else tells its owner why no group appears or changes (ground rule 3)."""
         log.warning("LeaderWorkerSet cannot be reconciled as written", error=problem)
-        self._recorder.warning(lws_ref(round_.lws), c.REASON_INVALID_SPEC, c.EVENT_ACTION_RECONCILE, problem)
-        status = statuswrite.invalid_spec_status(round_.lws, problem, self._clock.wall())
+        self.recorder.warning(lws_ref(round_.lws), c.REASON_INVALID_SPEC, c.EVENT_ACTION_RECONCILE, problem)
+        status = statuswrite.invalid_spec_status(round_.lws, problem, self.clock.wall())
         if status is not None:
             round_.set_status(status)
 
@@ -76,21 +65,21 @@ class StatusWriter:
         """The counts and conditions from the leader StatefulSet, leader pods and worker
         StatefulSets: the status they make, and whether the rollout is done."""
         name = round_.key.name
-        leader_pods = round_.leader_pods(self._informers)
-        workers = {name_of(sts): sts for sts in round_.statefulsets(self._informers) if name_of(sts) != name}
+        leader_pods = round_.leader_pods(self.informers)
+        workers = {name_of(sts): sts for sts in round_.statefulsets(self.informers) if name_of(sts) != name}
         plan = plan_status(
             round_.lws,
             round_.applied_sts or round_.leader_sts or {},
             revision_key=round_.revision_key,
             leader_pods=leader_pods,
             worker_statefulsets=workers,
-            now=self._clock.wall(),
+            now=self.clock.wall(),
         )
         return self._contribute(round_, plan.status, plan.changed, plan.event), plan.update_done
 
     def hash(self, round_: Round, applied: Obj, leaders: list[Obj]) -> bool:
         """The Hash status, read from the leader Deployment; True when the rollout is done."""
-        plan = plan_hash_status(round_.lws, applied, leaders, self._clock.wall())
+        plan = plan_hash_status(round_.lws, applied, leaders, self.clock.wall())
         # Rollout control is Ordinal-only: on a Hash set its annotations are reported, not acted on.
         round_.control = rollout_control(round_.lws)
         self._contribute(round_, plan.status, plan.changed, plan.event)
@@ -115,7 +104,7 @@ class StatusWriter:
         body, events = statuswrite.write_body(round_.lws), round_.status_events
         round_.status_changed, round_.status_events = False, []
         try:
-            written = await self._client.update(LEADERWORKERSETS, body, "status")
+            written = await self.client.update(LEADERWORKERSETS, body, "status")
         except Exception as err:
             round_.lws = round_.stored  # nothing of it landed
             if is_conflict(err):
@@ -124,7 +113,7 @@ class StatusWriter:
         self.memo.remember(round_.key, written)
         round_.lws = round_.stored = written
         for event in events:
-            record(self._recorder, body, event)
+            record(self.recorder, body, event)
         return True
 
     async def persist_failed(self, round_: Round) -> None:
@@ -145,7 +134,7 @@ class StatusWriter:
             status,
             round_.control,
             stall=round_.stall,
-            now=self._clock.wall(),
+            now=self.clock.wall(),
             partition=_standing_partition(round_),
             new_step=round_.revision_created,
         )
