@@ -31,7 +31,7 @@ from leaderworkerset.core.disaggregated.children import (
 from leaderworkerset.core.disaggregated.naming import scaler_name, slice_count
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.groups.state import is_leader_pod
-from leaderworkerset.core.objects import name_of
+from leaderworkerset.core.objects import MutableObj, name_of
 from leaderworkerset.core.observe import readiness
 from leaderworkerset.core.scheduling import accelerators
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
@@ -46,8 +46,6 @@ from leaderworkerset.runtime.resources import (
     ResourceRef,
 )
 
-Obj = dict[str, Any]
-
 EXIT_WARNINGS = 3
 
 
@@ -55,11 +53,11 @@ class PlanInputError(Exception):
     """The file or the live object cannot be planned; the message says why."""
 
 
-def load_manifest(path: Path) -> Obj:
+def load_manifest(path: Path) -> MutableObj:
     docs = [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise PlanInputError(f"{path}: expected exactly one object, found {len(docs)}")
-    doc: Obj = docs[0]
+    doc: MutableObj = docs[0]
     if doc.get("kind") not in (c.LWS_KIND, c.DS_KIND):
         raise PlanInputError(f"{path}: kind must be {c.LWS_KIND} or {c.DS_KIND}, not {doc.get('kind')!r}")
     if not (doc.get("metadata") or {}).get("name"):
@@ -67,7 +65,7 @@ def load_manifest(path: Path) -> Obj:
     return doc
 
 
-async def _stored_form(client: KubeClient, ref: ResourceRef, live: Obj, new: Obj) -> Obj:
+async def _stored_form(client: KubeClient, ref: ResourceRef, live: MutableObj, new: MutableObj) -> MutableObj:
     """The object as the API server would store it with the new spec (dry-run PUT)."""
     body = core_plan.with_spec(live, new)
     body.pop("status", None)
@@ -83,7 +81,7 @@ async def _free(client: KubeClient, selector: dict[str, str]) -> dict[str, int]:
     return accelerators.free_accelerators(nodes, pods, selector)
 
 
-async def plan_lws(client: KubeClient, namespace: str, live: Obj, new: Obj) -> core_plan.Plan:
+async def plan_lws(client: KubeClient, namespace: str, live: MutableObj, new: MutableObj) -> core_plan.Plan:
     name = name_of(live)
     stored = await _stored_form(client, LEADERWORKERSETS, live, new)
     selector = f"{c.LABEL_SET_NAME}={name}"
@@ -108,7 +106,7 @@ async def plan_lws(client: KubeClient, namespace: str, live: Obj, new: Obj) -> c
     )
 
 
-async def plan_ds(client: KubeClient, namespace: str, live: Obj, new: Obj) -> core_plan.Plan:
+async def plan_ds(client: KubeClient, namespace: str, live: MutableObj, new: MutableObj) -> core_plan.Plan:
     name = name_of(live)
     stored = await _stored_form(client, DISAGGREGATEDSETS, live, new)
     selector = f"{c.LABEL_DS_NAME}={name}"

@@ -21,12 +21,10 @@ from rich.table import Table
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.gocompat.gonormalize import normalize
-from leaderworkerset.core.objects import labels_of, metadata, revision_key_of
+from leaderworkerset.core.objects import MutableObj, labels_of, metadata, revision_key_of
 from leaderworkerset.core.rollout.undo import UndoError, history, revision_templates, undo_target, undone
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS, STATEFULSETS
-
-Obj = dict[str, Any]
 
 app = typer.Typer(
     help="Pause, resume, undo and list the rollouts of a LeaderWorkerSet.", no_args_is_help=True
@@ -71,7 +69,7 @@ def _run(options: ClientOptions, work: Callable[[KubeClient], Awaitable[str]]) -
         raise typer.Exit(1) from err
 
 
-async def _lws(client: KubeClient, namespace: str, name: str) -> Obj:
+async def _lws(client: KubeClient, namespace: str, name: str) -> MutableObj:
     lws = await client.get_or_none(LEADERWORKERSETS, namespace, name)
     if lws is None:
         raise RolloutCommandError(f"LeaderWorkerSet {namespace}/{name} not found")
@@ -96,7 +94,7 @@ async def _current_key(client: KubeClient, namespace: str, name: str) -> str:
     return labels_of(sts).get(c.LABEL_TEMPLATE_REVISION_HASH, "")
 
 
-async def _revisions(client: KubeClient, namespace: str, name: str) -> list[Obj]:
+async def _revisions(client: KubeClient, namespace: str, name: str) -> list[MutableObj]:
     return await client.list(CONTROLLER_REVISIONS, namespace, f"{c.LABEL_SET_NAME}={name}")
 
 
@@ -119,7 +117,7 @@ async def undo(client: KubeClient, namespace: str, name: str, to_revision: int |
     return head + ("\n" + diff if diff else "\nthe templates were already equal")
 
 
-def history_table(lws: Obj, revisions: list[Obj], current_key: str) -> Table:
+def history_table(lws: MutableObj, revisions: list[MutableObj], current_key: str) -> Table:
     table = Table(title=f"LeaderWorkerSet {metadata(lws).get('namespace')}/{metadata(lws).get('name')}")
     for column in ("revision", "key", "created"):
         table.add_column(column, no_wrap=True)

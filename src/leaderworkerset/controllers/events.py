@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import Obj
-from leaderworkerset.core.objects import ControllerEvent, namespace_of
+from leaderworkerset.core.objects import ControllerEvent, MutableObj, namespace_of
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 
@@ -16,7 +15,7 @@ _RELATED_API_VERSIONS = {
 }
 
 
-def record(recorder: EventRecorder, lws: Obj, event: ControllerEvent) -> None:
+def record(recorder: EventRecorder, lws: MutableObj, event: ControllerEvent) -> None:
     """Record a core-decided event on the LWS, resolving its related object (kind, name)."""
     related = None
     if event.related is not None:
@@ -37,5 +36,5 @@ def error_text(err: BaseException) -> str:
     return str(err)
 
 
-def lws_ref(lws: Obj) -> ObjectReference:
+def lws_ref(lws: MutableObj) -> ObjectReference:
     return object_ref(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)

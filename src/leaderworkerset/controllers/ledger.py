@@ -35,12 +35,10 @@ from leaderworkerset.core.lifecycle.ledger import (
     encode_entries,
     ledger_name,
 )
-from leaderworkerset.core.objects import controller_owner, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import MutableObj, controller_owner, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict
 from leaderworkerset.runtime.resources import CONFIGMAPS
-
-Obj = dict[str, Any]
 
 
 class LedgerNotOwnedError(RuntimeError):
@@ -70,7 +68,7 @@ def state_of(configmap: Mapping[str, Any] | None) -> LedgerState:
     return LedgerState(decode_entries(data), backoff)
 
 
-def new_configmap(lws: Mapping[str, Any]) -> Obj:
+def new_configmap(lws: Mapping[str, Any]) -> MutableObj:
     name = name_of(lws)
     return {
         "apiVersion": "v1",

@@ -14,12 +14,11 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.lifecycle.budget import Counts, counts_annotation_patch, parse_restart_counts
-from leaderworkerset.core.objects import annotations_of, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import MutableObj, annotations_of, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_conflict, is_not_found
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
 
-Obj = dict[str, Any]
 Mutation = Callable[[Counts], bool]
 PatchFor = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
@@ -53,7 +52,7 @@ async def mutate_restart_counts(client: KubeClient, namespace: str, name: str, m
     return False  # pragma: no cover - the loop either returns or raises
 
 
-async def patch_pod(client: KubeClient, pod: Mapping[str, Any], patch_for: PatchFor) -> Obj | None:
+async def patch_pod(client: KubeClient, pod: Mapping[str, Any], patch_for: PatchFor) -> MutableObj | None:
     """Merge-patch a pod with `patch_for(pod)` (which carries the pod's resourceVersion).
 
     On a conflict the pod is read again and the patch recomputed, so a finalizer list is never
@@ -67,7 +66,7 @@ async def patch_pod(client: KubeClient, pod: Mapping[str, Any], patch_for: Patch
         if patch is None:
             return None
         try:
-            patched: Obj = await client.merge_patch(PODS, namespace, name, patch)
+            patched: MutableObj = await client.merge_patch(PODS, namespace, name, patch)
             return patched
         except Exception as err:
             if is_not_found(err):

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry
 
-from leaderworkerset.controllers import disaggregatedset, group, leaderworkerset
+from leaderworkerset.controllers import disaggregatedset, group
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
-from leaderworkerset.controllers.leaderworkerset import Now
+from leaderworkerset.controllers.leaderworkerset import setup as lws_setup
 from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
@@ -29,8 +29,7 @@ class RegisteredControllers:
 def register_controllers(
     manager: Manager,
     *,
-    max_concurrent_reconciles: int = leaderworkerset.DEFAULT_MAX_CONCURRENT,
-    now: Now | None = None,
+    max_concurrent_reconciles: int = lws_setup.DEFAULT_MAX_CONCURRENT,
     namespace: str | None = None,
     scheduler_provider: str | None = None,
     enable_leaderworkerset: bool = True,
@@ -45,13 +44,14 @@ def register_controllers(
     gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
     switches let a manager (or a test) run one side without the other's caches.
     `failure_ledger=False` keeps no per-LWS failure history (controllers/ledger.py).
+    Every controller reads its time from the manager's clock (runtime/clock.py).
     """
     informers = lws_controller = pod_controller = provider = None
     if enable_leaderworkerset:
         informers = shared_informers(manager.cache, namespace)
         provider = new_provider(scheduler_provider, manager, informers, namespace)
-        lws_controller = leaderworkerset.setup(
-            manager, informers, max_concurrent=max_concurrent_reconciles, now=now, provider=provider
+        lws_controller = lws_setup.setup(
+            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
         )
         pod_controller = group.setup(
             manager,
@@ -65,7 +65,7 @@ def register_controllers(
     ds_controller = ds_caches = None
     if enable_disaggregatedset:
         ds_controller, ds_caches = disaggregatedset.setup(
-            manager, namespace=namespace, max_concurrent=max_concurrent_reconciles, now=now
+            manager, namespace=namespace, max_concurrent=max_concurrent_reconciles
         )
     return RegisteredControllers(
         lws_controller, pod_controller, informers, provider, ds_controller, ds_caches, manager.registry

@@ -25,7 +25,8 @@ from lightkube.resources.discovery_v1 import EndpointSlice
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.installation import CONTROLLER_MANAGER_NAME
-from leaderworkerset.install.manifests import Obj, object_key
+from leaderworkerset.core.objects import MutableObj
+from leaderworkerset.install.manifests import object_key
 from leaderworkerset.webhooks.certs import CA_CERT_KEY
 
 DEFAULT_READY_TIMEOUT: Final = 180.0
@@ -40,7 +41,7 @@ def _ignore(_: str) -> None:
 
 
 async def apply_objects(
-    client: AsyncClient, objects: Sequence[Obj], *, dry_run: bool = False, report: Report = _ignore
+    client: AsyncClient, objects: Sequence[MutableObj], *, dry_run: bool = False, report: Report = _ignore
 ) -> list[str]:
     """Server-side apply each object in order; returns their keys (``Kind/ns/name``)."""
     keys: list[str] = []
@@ -123,7 +124,7 @@ async def wait_ready(
 
 
 async def delete_objects(
-    client: AsyncClient, objects: Sequence[Obj], *, dry_run: bool = False, report: Report = _ignore
+    client: AsyncClient, objects: Sequence[MutableObj], *, dry_run: bool = False, report: Report = _ignore
 ) -> list[str]:
     """Delete in reverse apply order (the Deployment before the RBAC it runs under); 404 is fine."""
     deleted: list[str] = []

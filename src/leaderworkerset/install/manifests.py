@@ -33,10 +33,9 @@ from leaderworkerset.api.installation import (
     METRICS_SERVICE_NAME,
     SERVICE_ACCOUNT_NAME,
 )
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.install import rbac
 from leaderworkerset.webhooks.configurations import render_for_service
-
-Obj = dict[str, Any]
 
 DEFAULT_IMAGE_REPOSITORY = "ghcr.io/leaderworkerset/lws-python"
 DEFAULT_IMAGE = f"{DEFAULT_IMAGE_REPOSITORY}:v{__version__}"
@@ -55,7 +54,7 @@ class InstallOptions:
     replicas: int = 2
     features: tuple[rbac.Feature, ...] = (rbac.Feature.DISAGGREGATED_SET,)
     gang_scheduler_provider: str | None = None
-    resources: Obj = field(default_factory=lambda: {"requests": {"cpu": "1", "memory": "1Gi"}})
+    resources: MutableObj = field(default_factory=lambda: {"requests": {"cpu": "1", "memory": "1Gi"}})
 
 
 def selector_labels() -> dict[str, str]:
@@ -74,9 +73,9 @@ def common_labels() -> dict[str, str]:
     }
 
 
-def configuration(options: InstallOptions) -> Obj:
+def configuration(options: InstallOptions) -> MutableObj:
     """The manager's Configuration file (config.lws.x-k8s.io/v1)."""
-    cfg: Obj = {
+    cfg: MutableObj = {
         "apiVersion": c.CONFIG_API_VERSION_V1,
         "kind": c.CONFIG_KIND,
         "leaderElection": {"leaderElect": True},
@@ -87,15 +86,15 @@ def configuration(options: InstallOptions) -> Obj:
     return cfg
 
 
-def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> Obj:
-    meta: Obj = {"name": name}
+def _meta(name: str, namespace: str | None = None, labels: dict[str, str] | None = None) -> MutableObj:
+    meta: MutableObj = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
     meta["labels"] = labels if labels is not None else common_labels()
     return meta
 
 
-def _service(name: str, namespace: str, port: Obj) -> Obj:
+def _service(name: str, namespace: str, port: MutableObj) -> MutableObj:
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -104,9 +103,9 @@ def _service(name: str, namespace: str, port: Obj) -> Obj:
     }
 
 
-def deployment(options: InstallOptions) -> Obj:
+def deployment(options: InstallOptions) -> MutableObj:
     selector = selector_labels()
-    container: Obj = {
+    container: MutableObj = {
         "name": MANAGER_CONTAINER_NAME,
         "image": options.image,
         "imagePullPolicy": options.image_pull_policy,
@@ -197,12 +196,12 @@ def granted_features(options: InstallOptions) -> tuple[rbac.Feature, ...]:
     return (*options.features, *by_provider.get(options.gang_scheduler_provider or "", ()))
 
 
-def render(options: InstallOptions | None = None) -> list[Obj]:
+def render(options: InstallOptions | None = None) -> list[MutableObj]:
     """Every object of the install (CRDs excluded: ``crd.packaged`` has them), in apply order."""
     options = options or InstallOptions()
     ns = options.namespace
     labels = common_labels()
-    objects: list[Obj] = [
+    objects: list[MutableObj] = [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(ns)},
         {
             "apiVersion": "v1",
@@ -237,7 +236,7 @@ def render(options: InstallOptions | None = None) -> list[Obj]:
     return objects
 
 
-def object_key(obj: Obj) -> str:
+def object_key(obj: MutableObj) -> str:
     meta = obj["metadata"]
     ns = meta.get("namespace")
     return f"{obj['kind']}/{ns}/{meta['name']}" if ns else f"{obj['kind']}/{meta['name']}"
@@ -250,5 +249,5 @@ class _NoAliasDumper(yaml.SafeDumper):
         return True
 
 
-def to_yaml(objects: list[Obj]) -> str:
+def to_yaml(objects: list[MutableObj]) -> str:
     return "".join("---\n" + yaml.dump(obj, Dumper=_NoAliasDumper, sort_keys=False) for obj in objects)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.installation import (
@@ -29,8 +28,8 @@ from leaderworkerset.api.installation import (
     METRICS_READER_ROLE_NAME,
     SERVICE_ACCOUNT_NAME,
 )
+from leaderworkerset.core.objects import MutableObj
 
-Obj = dict[str, Any]
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 
 
@@ -64,8 +63,8 @@ class Rule:
             return False
         return not self.resource_names or name in self.resource_names
 
-    def render(self) -> Obj:
-        rule: Obj = {"apiGroups": [self.api_group], "resources": list(self.resources)}
+    def render(self) -> MutableObj:
+        rule: MutableObj = {"apiGroups": [self.api_group], "resources": list(self.resources)}
         if self.resource_names:
             rule["resourceNames"] = list(self.resource_names)
         rule["verbs"] = list(self.verbs)
@@ -353,19 +352,19 @@ def for_features(all_rules: Iterable[Rule], features: Iterable[Feature]) -> tupl
     return tuple(rule for rule in all_rules if rule.feature in wanted)
 
 
-def _meta(name: str, labels: dict[str, str], namespace: str | None = None) -> Obj:
-    meta: Obj = {"name": name}
+def _meta(name: str, labels: dict[str, str], namespace: str | None = None) -> MutableObj:
+    meta: MutableObj = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
     meta["labels"] = dict(labels)
     return meta
 
 
-def _subjects(namespace: str) -> list[Obj]:
+def _subjects(namespace: str) -> list[MutableObj]:
     return [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT_NAME, "namespace": namespace}]
 
 
-def render(granted: Iterable[Rule], namespace: str, labels: dict[str, str]) -> list[Obj]:
+def render(granted: Iterable[Rule], namespace: str, labels: dict[str, str]) -> list[MutableObj]:
     """ClusterRoles, the namespaced Role, and their bindings to the manager's ServiceAccount."""
     by_scope = {scope: [r.render() for r in granted if r.scope is scope] for scope in Scope}
     return [

@@ -22,12 +22,11 @@ from lightkube.config.kubeconfig import KubeConfig
 from prometheus_client import Counter
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.errors import ApiStatusError, status_from_response
 from leaderworkerset.runtime.ratelimit import TokenBucket
 from leaderworkerset.runtime.resources import ResourceRef
-
-Obj = dict[str, Any]
 
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
@@ -99,7 +98,7 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         params: Mapping[str, str] | None = None,
-    ) -> Obj:
+    ) -> MutableObj:
         headers = {"Content-Type": content_type} if body is not None else None
         content = _encode(body) if body is not None else None
         response = await self.http.request(
@@ -122,10 +121,10 @@ class KubeClient:
         return any(r.get("name") == plural for r in listing.get("resources") or [])
 
     # ----- reads (for the rare non-cached read, e.g. a live re-read after a conflict) -------------
-    async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj:
+    async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> MutableObj:
         return await self.request("GET", ref.object_path(namespace, name))
 
-    async def get_or_none(self, ref: ResourceRef, namespace: str | None, name: str) -> Obj | None:
+    async def get_or_none(self, ref: ResourceRef, namespace: str | None, name: str) -> MutableObj | None:
         """A GET that reads a missing object as None (a fresh read, e.g. before a guarded write)."""
         try:
             return await self.get(ref, namespace, name)
@@ -141,13 +140,13 @@ class KubeClient:
         label_selector: str | None = None,
         *,
         field_selector: str | None = None,
-    ) -> list[Obj]:
+    ) -> list[MutableObj]:
         params = {"labelSelector": label_selector} if label_selector else {}
         if field_selector:
             params["fieldSelector"] = field_selector
-        items: list[Obj] = (await self.request("GET", ref.collection_path(namespace), params=params)).get(
-            "items"
-        ) or []
+        items: list[MutableObj] = (
+            await self.request("GET", ref.collection_path(namespace), params=params)
+        ).get("items") or []
         return items
 
     # ----- writes -------------------------------------------------------------------------------
@@ -157,11 +156,11 @@ class KubeClient:
             params["dryRun"] = "All"
         return params
 
-    async def create(self, ref: ResourceRef, obj: Any, namespace: str | None = None) -> Obj:
+    async def create(self, ref: ResourceRef, obj: Any, namespace: str | None = None) -> MutableObj:
         ns = namespace if namespace is not None else _namespace_of(obj)
         return await self.request("POST", ref.collection_path(ns), body=obj, params=self._write_params())
 
-    async def update(self, ref: ResourceRef, obj: Any, subresource: str | None = None) -> Obj:
+    async def update(self, ref: ResourceRef, obj: Any, subresource: str | None = None) -> MutableObj:
         """PUT (optimistic concurrency through metadata.resourceVersion in `obj`)."""
         path = ref.object_path(_namespace_of(obj), _name_of(obj), subresource)
         return await self.request("PUT", path, body=obj, params=self._write_params())
@@ -174,13 +173,13 @@ class KubeClient:
         subresource: str | None = None,
         force: bool = True,
         dry_run: bool = False,
-    ) -> Obj:
+    ) -> MutableObj:
         """Server-side apply `obj` (must carry apiVersion, kind, metadata.name/namespace)."""
         path = ref.object_path(_namespace_of(obj), _name_of(obj), subresource)
         params = self._write_params(dry_run, force="true") if force else self._write_params(dry_run)
         return await self.request("PATCH", path, body=obj, content_type=APPLY_PATCH, params=params)
 
-    async def apply_status(self, ref: ResourceRef, obj: Any, *, force: bool = True) -> Obj:
+    async def apply_status(self, ref: ResourceRef, obj: Any, *, force: bool = True) -> MutableObj:
         return await self.apply(ref, obj, subresource="status", force=force)
 
     async def patch(
@@ -192,7 +191,7 @@ class KubeClient:
         *,
         patch_type: str = MERGE_PATCH,
         subresource: str | None = None,
-    ) -> Obj:
+    ) -> MutableObj:
         path = ref.object_path(namespace, name, subresource)
         return await self.request(
             "PATCH", path, body=patch, content_type=patch_type, params=self._write_params()
@@ -200,17 +199,17 @@ class KubeClient:
 
     async def merge_patch(
         self, ref: ResourceRef, namespace: str | None, name: str, patch: Mapping[str, Any], **kw: Any
-    ) -> Obj:
+    ) -> MutableObj:
         return await self.patch(ref, namespace, name, patch, patch_type=MERGE_PATCH, **kw)
 
     async def json_patch(
         self, ref: ResourceRef, namespace: str | None, name: str, ops: Sequence[Mapping[str, Any]], **kw: Any
-    ) -> Obj:
+    ) -> MutableObj:
         return await self.patch(ref, namespace, name, list(ops), patch_type=JSON_PATCH, **kw)
 
     async def patch_status(
         self, ref: ResourceRef, namespace: str | None, name: str, patch: Mapping[str, Any]
-    ) -> Obj:
+    ) -> MutableObj:
         return await self.merge_patch(ref, namespace, name, patch, subresource="status")
 
     async def delete(
@@ -223,9 +222,9 @@ class KubeClient:
         uid: str | None = None,
         resource_version: str | None = None,
         grace_period_seconds: int | None = None,
-    ) -> Obj:
+    ) -> MutableObj:
         """Delete with DeleteOptions; `uid`/`resource_version` become preconditions (409 if stale)."""
-        options: Obj = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        options: MutableObj = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation:
             options["propagationPolicy"] = propagation
         preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version)) if v}

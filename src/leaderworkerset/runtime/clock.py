@@ -1,12 +1,15 @@
 """Injectable clocks: the real one follows the event loop, the fake one moves only when a test says so.
 
 Everything in the runtime that waits (work queue delays, rate limiters, leader election, resync) asks a
-`Clock`, so unit tests are deterministic and never sleep.
+`Clock`, so unit tests are deterministic and never sleep. A controller that stamps times on objects
+(condition transitions, rollout deadlines) asks the same clock for `wall()`, so one injected object
+carries both kinds of time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import heapq
 import itertools
 import time
@@ -19,9 +22,13 @@ class TimerHandle(Protocol):
 
 
 class Clock(Protocol):
-    """Monotonic time in seconds plus the two ways the runtime waits for it."""
+    """Monotonic time in seconds plus the two ways the runtime waits for it, and the wall time."""
 
     def now(self) -> float: ...
+
+    def wall(self) -> datetime.datetime:
+        """The UTC time to write on objects (monotonic time means nothing to another process)."""
+        ...
 
     async def sleep(self, seconds: float) -> None: ...
 
@@ -33,6 +40,9 @@ class RealClock:
 
     def now(self) -> float:
         return time.monotonic()
+
+    def wall(self) -> datetime.datetime:
+        return datetime.datetime.now(datetime.UTC)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(seconds, 0.0))
@@ -52,15 +62,26 @@ class _FakeTimer:
 
 
 class FakeClock:
-    """A clock for tests: time only moves through `advance()`, which fires due timers in order."""
+    """A clock for tests: time only moves through `advance()`, which fires due timers in order.
 
-    def __init__(self, start: float = 1000.0) -> None:
+    Its wall time is `wall_start` moved on by as much as `advance()` moved it."""
+
+    def __init__(
+        self,
+        start: float = 1000.0,
+        wall_start: datetime.datetime = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC),
+    ) -> None:
         self._now = start
+        self._start = start
+        self._wall_start = wall_start
         self._timers: list[tuple[float, int, _FakeTimer]] = []
         self._seq = itertools.count()
 
     def now(self) -> float:
         return self._now
+
+    def wall(self) -> datetime.datetime:
+        return self._wall_start + datetime.timedelta(seconds=self._now - self._start)
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
         timer = _FakeTimer(self._now + max(delay, 0.0), callback)

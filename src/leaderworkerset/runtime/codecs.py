@@ -16,6 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import msgspec
 
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime.objects import MetaLike, ObjectMeta, meta_from_dict
 
 T = TypeVar("T")
@@ -88,9 +89,6 @@ def _interned(obj: S) -> S:
     return obj
 
 
-Obj = dict[str, Any]
-
-
 class DictCodec:
     """Keeps whole objects as plain dicts (what a JSON decode gives)."""
 
@@ -98,11 +96,11 @@ class DictCodec:
         self._object = msgspec.json.Decoder(dict[str, Any])
         self._list = msgspec.json.Decoder(ListPage[dict[str, Any]])
 
-    def decode_object(self, raw: bytes) -> Obj:
+    def decode_object(self, raw: bytes) -> MutableObj:
         return self._object.decode(raw)
 
-    def decode_list(self, raw: bytes) -> ListPage[Obj]:
+    def decode_list(self, raw: bytes) -> ListPage[MutableObj]:
         return self._list.decode(raw)
 
-    def meta(self, obj: Obj) -> ObjectMeta:
+    def meta(self, obj: MutableObj) -> ObjectMeta:
         return meta_from_dict(obj)

@@ -9,17 +9,16 @@ a mutation is a base64 JSON Patch computed as the diff of the original and the m
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.desired.podmutation import PodMutationError
 from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.webhooks import disaggregatedset, leaderworkerset, pod
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
-Obj = dict[str, Any]
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 ADMISSION_KIND = "AdmissionReview"
 # controller-runtime's decoder knows both versions and refuses any other kind or version.
@@ -45,7 +44,7 @@ class Outcome:
     code: int = 200
     reason: str = ""
     message: str = ""
-    mutated: Obj | None = None
+    mutated: MutableObj | None = None
     warnings: tuple[str, ...] = ()
     errors: tuple[v.FieldError, ...] = ()
 
@@ -54,7 +53,7 @@ class RequestError(ValueError):
     """The review cannot be decoded; answered with HTTP 400 as controller-runtime does."""
 
 
-Handler = Callable[[Obj, WebhookOptions], Outcome]
+Handler = Callable[[MutableObj, WebhookOptions], Outcome]
 
 
 def denied(message: str, errors: tuple[v.FieldError, ...] = (), warnings: tuple[str, ...] = ()) -> Outcome:
@@ -67,30 +66,30 @@ def _from_errors(errors: list[v.FieldError], warnings: list[str] | None = None) 
     return Outcome(warnings=tuple(warnings or ()))
 
 
-def _object(request: Obj, key: str = "object") -> Obj:
+def _object(request: MutableObj, key: str = "object") -> MutableObj:
     obj = request.get(key)
     if not isinstance(obj, dict):
         raise RequestError("there is no content to decode")
     return obj
 
 
-def _old_object(request: Obj) -> Obj | None:
+def _old_object(request: MutableObj) -> MutableObj | None:
     return _object(request, "oldObject") if request.get("operation") == OPERATION_UPDATE else None
 
 
-def mutate_lws(request: Obj, options: WebhookOptions) -> Outcome:
+def mutate_lws(request: MutableObj, options: WebhookOptions) -> Outcome:
     del options
     return Outcome(mutated=leaderworkerset.default_lws(_object(request)))
 
 
-def validate_lws(request: Obj, options: WebhookOptions) -> Outcome:
+def validate_lws(request: MutableObj, options: WebhookOptions) -> Outcome:
     new, old = _object(request), _old_object(request)
     if old is None:
         return _from_errors(leaderworkerset.validate_create(new, options.scheduling))
     return _from_errors(leaderworkerset.validate_update(old, new, options.scheduling))
 
 
-def mutate_pod(request: Obj, options: WebhookOptions) -> Outcome:
+def mutate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:
     obj = _object(request)
     shape_error = pod.shape_error(obj)
     if shape_error:
@@ -106,12 +105,12 @@ def mutate_pod(request: Obj, options: WebhookOptions) -> Outcome:
     return Outcome(mutated=mutated)
 
 
-def validate_pod(request: Obj, options: WebhookOptions) -> Outcome:
+def validate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:
     del options
     return Outcome(warnings=tuple(pod.validate_pod(_object(request), _old_object(request))))
 
 
-def validate_ds(request: Obj, options: WebhookOptions) -> Outcome:
+def validate_ds(request: MutableObj, options: WebhookOptions) -> Outcome:
     del options
     warnings, errors = disaggregatedset.validate(_object(request))
     return _from_errors(errors, warnings)
@@ -126,14 +125,14 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-def json_patch(original: Obj, mutated: Obj) -> list[Obj]:
+def json_patch(original: MutableObj, mutated: MutableObj) -> list[MutableObj]:
     """RFC 6902 operations turning `original` into `mutated`.
 
     Objects are diffed key by key; a list that changed is replaced whole. jsonpatch's list diff
     is avoided on purpose: with repeated equal elements (duplicate env entries) its move
     optimisation yields patches that do not reproduce the target.
     """
-    operations: list[Obj] = []
+    operations: list[MutableObj] = []
     _diff(original, mutated, "", operations)
     return operations
 
@@ -142,7 +141,7 @@ def _pointer(path: str, key: str) -> str:
     return f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
 
 
-def _diff(before: object, after: object, path: str, operations: list[Obj]) -> None:
+def _diff(before: object, after: object, path: str, operations: list[MutableObj]) -> None:
     if isinstance(before, dict) and isinstance(after, dict):
         for key in before:
             if key not in after:
@@ -157,9 +156,9 @@ def _diff(before: object, after: object, path: str, operations: list[Obj]) -> No
         operations.append({"op": "replace", "path": path, "value": after})
 
 
-def _response(uid: str, outcome: Outcome, original: Obj | None) -> Obj:
-    response: Obj = {"uid": uid, "allowed": outcome.allowed}
-    status: Obj = {"metadata": {}, "code": outcome.code}
+def _response(uid: str, outcome: Outcome, original: MutableObj | None) -> MutableObj:
+    response: MutableObj = {"uid": uid, "allowed": outcome.allowed}
+    status: MutableObj = {"metadata": {}, "code": outcome.code}
     if outcome.reason:
         status["reason"] = outcome.reason
     if outcome.message:
@@ -175,7 +174,7 @@ def _response(uid: str, outcome: Outcome, original: Obj | None) -> Obj:
     return response
 
 
-def review(path: str, body: object, options: WebhookOptions | None = None) -> Obj:
+def review(path: str, body: object, options: WebhookOptions | None = None) -> MutableObj:
     """Answer an AdmissionReview sent to `path`; never raises on malformed input."""
     options = options or WebhookOptions()
     request = body.get("request") if isinstance(body, dict) else None
@@ -200,7 +199,7 @@ def review(path: str, body: object, options: WebhookOptions | None = None) -> Ob
     return _envelope(body, _response(uid, outcome, original))
 
 
-def bad_request(message: str) -> Obj:
+def bad_request(message: str) -> MutableObj:
     """The answer to a request that is no AdmissionReview we can decode (HTTP 200, code 400)."""
     return _envelope(None, _response("", Outcome(False, 400, message=message), None))
 
@@ -218,7 +217,7 @@ def _review_type_error(body: object) -> str:
     return ""
 
 
-def _envelope(body: object, response: Obj) -> Obj:
+def _envelope(body: object, response: MutableObj) -> MutableObj:
     api_version = body.get("apiVersion") if isinstance(body, dict) else None
     return {
         "apiVersion": api_version if isinstance(api_version, str) and api_version else ADMISSION_API_VERSION,

@@ -17,7 +17,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 from cryptography import x509
@@ -27,13 +26,13 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime import certificates
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.resources import ResourceRef
 from leaderworkerset.webhooks.configurations import inject_ca_bundle
 
-Obj = dict[str, Any]
 _log = structlog.get_logger(__name__)
 
 CA_CERT_KEY = "ca.crt"
@@ -222,7 +221,7 @@ def write_cert_dir(cert_dir: Path, artifacts: CertArtifacts) -> bool:
     return changed
 
 
-def with_trusted(ca_bundle: bytes, configuration: Obj) -> bytes:
+def with_trusted(ca_bundle: bytes, configuration: MutableObj) -> bytes:
     """`ca_bundle` followed by the CAs the configuration's webhooks trust now (each once)."""
     bundle = ca_bundle
     for webhook in configuration.get("webhooks") or []:
@@ -296,7 +295,7 @@ class CertManager:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), interval)
 
-    async def _read_secret(self) -> Obj | None:
+    async def _read_secret(self) -> MutableObj | None:
         try:
             return await self._client.get(SECRETS, self._config.namespace, self._config.secret_name)
         except ApiStatusError as err:
@@ -319,9 +318,9 @@ class CertManager:
                     raise
         raise RuntimeError(f"could not store certificates in secret {self._config.secret_name}")
 
-    async def _write_secret(self, secret: Obj | None, artifacts: CertArtifacts) -> None:
+    async def _write_secret(self, secret: MutableObj | None, artifacts: CertArtifacts) -> None:
         if secret is None:
-            body: Obj = {
+            body: MutableObj = {
                 "apiVersion": "v1",
                 "kind": "Secret",
                 "metadata": {"name": self._config.secret_name, "namespace": self._config.namespace},

@@ -8,15 +8,14 @@ webhooks up by name keeps working.
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.installation import (
     ANNOTATION_CERT_MANAGER_INJECT_CA_FROM,
     CERT_MANAGER_CERTIFICATE_NAME,
 )
+from leaderworkerset.core.objects import MutableObj
 
-Obj = dict[str, Any]
 ADMISSION_REGISTRATION = "admissionregistration.k8s.io/v1"
 
 
@@ -77,8 +76,8 @@ WEBHOOKS = (
 )
 
 
-def _webhook(spec: WebhookSpec, client_config: Obj) -> Obj:
-    webhook: Obj = {
+def _webhook(spec: WebhookSpec, client_config: MutableObj) -> MutableObj:
+    webhook: MutableObj = {
         "admissionReviewVersions": ["v1"],
         "clientConfig": client_config,
         "failurePolicy": "Fail",
@@ -98,7 +97,7 @@ def _webhook(spec: WebhookSpec, client_config: Obj) -> Obj:
     return webhook
 
 
-def _configuration(kind: str, name: str, webhooks: list[Obj]) -> Obj:
+def _configuration(kind: str, name: str, webhooks: list[MutableObj]) -> MutableObj:
     return {
         "apiVersion": ADMISSION_REGISTRATION,
         "kind": kind,
@@ -108,15 +107,15 @@ def _configuration(kind: str, name: str, webhooks: list[Obj]) -> Obj:
 
 
 def render(
-    client_config_for: Callable[[str], Obj], ca_bundle: bytes | None = None, include_ds: bool = True
-) -> list[Obj]:
+    client_config_for: Callable[[str], MutableObj], ca_bundle: bytes | None = None, include_ds: bool = True
+) -> list[MutableObj]:
     """[MutatingWebhookConfiguration, ValidatingWebhookConfiguration] with the given client configs."""
-    mutating: list[Obj] = []
-    validating: list[Obj] = []
+    mutating: list[MutableObj] = []
+    validating: list[MutableObj] = []
     for spec in WEBHOOKS:
         if spec.name == c.WEBHOOK_NAME_VALIDATE_DS and not include_ds:
             continue
-        client_config: Obj = client_config_for(spec.path)
+        client_config: MutableObj = client_config_for(spec.path)
         if ca_bundle is not None:
             client_config["caBundle"] = base64.b64encode(ca_bundle).decode()
         (mutating if spec.mutating else validating).append(_webhook(spec, client_config))
@@ -131,7 +130,7 @@ def render_for_service(
     service_name: str = c.DEFAULT_WEBHOOK_SERVICE_NAME,
     ca_bundle: bytes | None = None,
     cert_manager: bool = False,
-) -> list[Obj]:
+) -> list[MutableObj]:
     """In-cluster configurations pointing at the webhook Service (port 443 → 9443).
 
     With `cert_manager`, the CA comes from cert-manager's injector instead of our rotator.
@@ -146,12 +145,12 @@ def render_for_service(
     return configurations
 
 
-def render_for_url(host: str, port: int, ca_bundle: bytes | None = None) -> list[Obj]:
+def render_for_url(host: str, port: int, ca_bundle: bytes | None = None) -> list[MutableObj]:
     """Configurations for the local dev cluster: the API server calls https://<host>:<port>/<path>."""
     return render(lambda path: {"url": f"https://{host}:{port}{path}"}, ca_bundle)
 
 
-def inject_ca_bundle(configuration: Obj, ca_bundle: bytes) -> Obj:
+def inject_ca_bundle(configuration: MutableObj, ca_bundle: bytes) -> MutableObj:
     """A copy of a webhook configuration with `caBundle` set on every webhook."""
     encoded = base64.b64encode(ca_bundle).decode()
     webhooks = []

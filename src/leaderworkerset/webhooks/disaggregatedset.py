@@ -4,10 +4,9 @@ There is no DisaggregatedSet mutating webhook and no DisaggregatedSetRoleScaler 
 defaulted by the CRD schema and scalers are only written by the controller and autoscalers.
 """
 
-from typing import Any
-
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.leaderworkerset import (
     validate_group_identity,
@@ -15,7 +14,6 @@ from leaderworkerset.webhooks.leaderworkerset import (
     validate_surge_and_unavailable,
 )
 
-Obj = dict[str, Any]
 FieldError = v.FieldError
 
 DNS1035_MAX_LENGTH = 63
@@ -31,7 +29,7 @@ HASH_WORKER_SUFFIX_LENGTH = 17 + STATEFULSET_REVISION_SUFFIX_LENGTH
 _EXCLUSIVE_ANNOTATIONS = (c.ANNOTATION_EXCLUSIVE_TOPOLOGY, c.ANNOTATION_SUBGROUP_EXCLUSIVE_TOPOLOGY)
 
 
-def validate(ds: Obj) -> tuple[list[str], list[FieldError]]:
+def validate(ds: MutableObj) -> tuple[list[str], list[FieldError]]:
     """Warnings and field errors for a DisaggregatedSet (create and update alike)."""
     warnings, errors = _validate_roles(ds)
     errors += _validate_generated_names(ds)
@@ -39,11 +37,11 @@ def validate(ds: Obj) -> tuple[list[str], list[FieldError]]:
     return warnings, errors
 
 
-def _roles(ds: Obj) -> list[Obj]:
+def _roles(ds: MutableObj) -> list[MutableObj]:
     return f.items(f.child(ds, "spec"), "roles")
 
 
-def _is_external(role: Obj) -> bool:
+def _is_external(role: MutableObj) -> bool:
     return f.string(f.child(role, "scaling"), "mode") == c.ROLE_SCALING_EXTERNAL
 
 
@@ -51,7 +49,7 @@ def _byte_len(text: str) -> int:
     return len(text.encode())
 
 
-def _validate_roles(ds: Obj) -> tuple[list[str], list[FieldError]]:
+def _validate_roles(ds: MutableObj) -> tuple[list[str], list[FieldError]]:
     warnings: list[str] = []
     errors: list[FieldError] = []
     ds_name = f.string(f.child(ds, "metadata"), "name")
@@ -84,7 +82,7 @@ def _validate_roles(ds: Obj) -> tuple[list[str], list[FieldError]]:
     return warnings, errors
 
 
-def _validate_role_rollout(spec: Obj, spec_path: str) -> list[FieldError]:
+def _validate_role_rollout(spec: MutableObj, spec_path: str) -> list[FieldError]:
     """Only RollingUpdate, no partition (the DS drives rollouts), surge/unavailable not both 0."""
     strategy = f.child(spec, "rolloutStrategy")
     path = f"{spec_path}.rolloutStrategy"
@@ -108,7 +106,7 @@ def _validate_role_rollout(spec: Obj, spec_path: str) -> list[FieldError]:
     return errors + _validate_role_surge(config, config_path, f.opt_int(spec, "replicas"))
 
 
-def _validate_role_surge(config: Obj, path: str, replicas: int | None) -> list[FieldError]:
+def _validate_role_surge(config: MutableObj, path: str, replicas: int | None) -> list[FieldError]:
     # Roles with no replicas are exempt: an all-zero DisaggregatedSet is legitimate.
     if not replicas:
         return []
@@ -122,7 +120,7 @@ def _validate_role_surge(config: Obj, path: str, replicas: int | None) -> list[F
     return validate_surge_and_unavailable(config, path, replicas)
 
 
-def hash_name_suffix_len(spec: Obj) -> int:
+def hash_name_suffix_len(spec: MutableObj) -> int:
     """Longest name suffix a Hash role's LWS name gets (leader hostname or worker STS revision label)."""
     size = f.opt_int(f.child(spec, "leaderWorkerTemplate"), "size")
     if size is None or size <= 1:
@@ -130,7 +128,7 @@ def hash_name_suffix_len(spec: Obj) -> int:
     return HASH_WORKER_SUFFIX_LENGTH
 
 
-def _name_suffix_len(spec: Obj) -> int:
+def _name_suffix_len(spec: MutableObj) -> int:
     if f.string(spec, "groupIdentity") == c.GROUP_IDENTITY_HASH:
         return hash_name_suffix_len(spec)
     replicas = f.opt_int(spec, "replicas")
@@ -139,7 +137,7 @@ def _name_suffix_len(spec: Obj) -> int:
     return 1 + group_index_digits + STATEFULSET_REVISION_SUFFIX_LENGTH
 
 
-def _validate_generated_names(ds: Obj) -> list[FieldError]:
+def _validate_generated_names(ds: MutableObj) -> list[FieldError]:
     slices = f.opt_int(f.child(ds, "spec"), "slices")
     slice_digits = len(str((1 if slices is None else slices) - 1))
     ds_name_len = _byte_len(f.string(f.child(ds, "metadata"), "name"))
@@ -161,7 +159,7 @@ def _validate_generated_names(ds: Obj) -> list[FieldError]:
     return errors
 
 
-def _validate_placement(ds: Obj) -> list[FieldError]:
+def _validate_placement(ds: MutableObj) -> list[FieldError]:
     spec = f.child(ds, "spec")
     policy = f.child(spec, "placementPolicy")
     policy_type = f.string(policy, "type")
@@ -182,7 +180,7 @@ def _validate_placement(ds: Obj) -> list[FieldError]:
     return errors
 
 
-def _role_exclusive_annotation(role: Obj) -> str | None:
+def _role_exclusive_annotation(role: MutableObj) -> str | None:
     """The first LWS exclusive-placement annotation on the role's metadata or pod templates."""
     template = f.child(role, "spec", "leaderWorkerTemplate")
     holders = [f.child(role, "metadata")]

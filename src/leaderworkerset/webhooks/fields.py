@@ -5,12 +5,10 @@ may not; these readers return Go's zero value for a missing or mistyped field in
 so a handler never fails with an exception on odd input.
 """
 
-from typing import Any
-
-Obj = dict[str, Any]
+from leaderworkerset.core.objects import MutableObj
 
 
-def child(obj: object, *keys: str) -> Obj:
+def child(obj: object, *keys: str) -> MutableObj:
     """The nested object at `keys`, or {} when any step is missing or not an object."""
     current: object = obj
     for key in keys:
@@ -60,7 +58,7 @@ def string_map(obj: object, key: str) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else str(v) for k, v in value.items()}
 
 
-def items(obj: object, key: str) -> list[Obj]:
+def items(obj: object, key: str) -> list[MutableObj]:
     value = obj.get(key) if isinstance(obj, dict) else None
     if not isinstance(value, list):
         return []

@@ -5,20 +5,18 @@ errors (path, rule, Go-rendered message); the admission layer aggregates them in
 """
 
 import copy
-from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.gocompat.strconv import go_mod
-from leaderworkerset.core.objects import spec_replicas, spec_size
+from leaderworkerset.core.objects import MutableObj, spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.notready import validate_not_ready_events
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
 from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
 
-Obj = dict[str, Any]
 FieldError = v.FieldError
 
 MAX_REPLICAS = 1_000_000
@@ -36,7 +34,7 @@ _RECREATING_RESTART_POLICIES = (
 # ---- defaulting --------------------------------------------------------------------------------
 
 
-def default_lws(lws: Obj) -> Obj:
+def default_lws(lws: MutableObj) -> MutableObj:
     """Return a defaulted copy of `lws`; applying it twice changes nothing more."""
     result = copy.deepcopy(lws)
     spec = result.setdefault("spec", {})
@@ -58,7 +56,7 @@ def default_lws(lws: Obj) -> Obj:
     return result
 
 
-def _default_template(template: Obj) -> None:
+def _default_template(template: MutableObj) -> None:
     if not template.get("restartPolicy"):
         template["restartPolicy"] = c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART
     if template["restartPolicy"] == c.RESTART_POLICY_DEPRECATED_DEFAULT:
@@ -67,7 +65,7 @@ def _default_template(template: Obj) -> None:
         template["size"] = 1
 
 
-def _default_rollout(spec: Obj) -> None:
+def _default_rollout(spec: MutableObj) -> None:
     strategy = spec.get("rolloutStrategy")
     if not isinstance(strategy, dict):
         strategy = {}
@@ -80,7 +78,7 @@ def _default_rollout(spec: Obj) -> None:
         strategy["rollingUpdateConfiguration"] = {"partition": 0, "maxUnavailable": 1, "maxSurge": 0}
 
 
-def _default_network(spec: Obj) -> None:
+def _default_network(spec: MutableObj) -> None:
     network = spec.get("networkConfig")
     if not isinstance(network, dict):
         spec["networkConfig"] = {"subdomainPolicy": c.SUBDOMAIN_SHARED}
@@ -91,13 +89,13 @@ def _default_network(spec: Obj) -> None:
 # ---- validation --------------------------------------------------------------------------------
 
 
-def validate_create(lws: Obj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
+def validate_create(lws: MutableObj, scheduling: SchedulingAdmission | None = None) -> list[FieldError]:
     return _general(lws) + validate_scheduling(None, lws, scheduling or SchedulingAdmission())
 
 
 def validate_update(
-    old: Obj,
-    new: Obj,
+    old: MutableObj,
+    new: MutableObj,
     scheduling: SchedulingAdmission | None = None,
 ) -> list[FieldError]:
     # podTerminationPolicy may change between valid values: upstream's update test allows it
@@ -112,7 +110,7 @@ def validate_update(
     return errors
 
 
-def _general(lws: Obj) -> list[FieldError]:
+def _general(lws: MutableObj) -> list[FieldError]:
     spec = f.child(lws, "spec")
     errors = v.validate_object_meta_names(f.child(lws, "metadata"), "metadata", "metadata")
     errors += _replicas_and_size(spec)
@@ -128,7 +126,7 @@ def _general(lws: Obj) -> list[FieldError]:
     return errors
 
 
-def _pod_termination_policy(spec: Obj) -> list[FieldError]:
+def _pod_termination_policy(spec: MutableObj) -> list[FieldError]:
     policy = f.string(spec, "podTerminationPolicy")
     if policy and policy not in c.POD_TERMINATION_POLICIES:
         supported = list(c.POD_TERMINATION_POLICIES)
@@ -140,7 +138,7 @@ def _pod_termination_policy(spec: Obj) -> list[FieldError]:
     return []
 
 
-def _replicas_and_size(spec: Obj) -> list[FieldError]:
+def _replicas_and_size(spec: MutableObj) -> list[FieldError]:
     errors: list[FieldError] = []
     replicas = f.opt_int(spec, "replicas")
     size = f.opt_int(f.child(spec, "leaderWorkerTemplate"), "size")
@@ -177,7 +175,7 @@ def _replicas_and_size(spec: Obj) -> list[FieldError]:
     return errors
 
 
-def validate_rolling_update(spec: Obj, spec_path: str, replicas: int) -> list[FieldError]:
+def validate_rolling_update(spec: MutableObj, spec_path: str, replicas: int) -> list[FieldError]:
     """maxUnavailable/maxSurge/partition rules; nothing to check without a configuration."""
     strategy = f.child(spec, "rolloutStrategy")
     if not f.present(strategy, "rollingUpdateConfiguration"):
@@ -195,7 +193,7 @@ def validate_rolling_update(spec: Obj, spec_path: str, replicas: int) -> list[Fi
     return errors
 
 
-def validate_surge_and_unavailable(config: Obj, path: str, replicas: int) -> list[FieldError]:
+def validate_surge_and_unavailable(config: MutableObj, path: str, replicas: int) -> list[FieldError]:
     """Both scaled to 0 (unavailable rounds down, surge up) would stall every rollout."""
     errors: list[FieldError] = []
     scaled: dict[str, int] = {}
@@ -215,7 +213,7 @@ def validate_surge_and_unavailable(config: Obj, path: str, replicas: int) -> lis
     return errors
 
 
-def _subgroup_policy(lws: Obj) -> list[FieldError]:
+def _subgroup_policy(lws: MutableObj) -> list[FieldError]:
     spec = f.child(lws, "spec")
     template = f.child(spec, "leaderWorkerTemplate")
     if not f.present(template, "subGroupPolicy"):
@@ -269,7 +267,7 @@ def _subgroup_policy(lws: Obj) -> list[FieldError]:
     return errors
 
 
-def validate_group_identity(spec: Obj, spec_path: str) -> list[FieldError]:
+def validate_group_identity(spec: MutableObj, spec_path: str) -> list[FieldError]:
     """Hash groups are Deployment-managed: no per-group PVCs, no partition; Immediate needs Hash."""
     errors: list[FieldError] = []
     template = f.child(spec, "leaderWorkerTemplate")
@@ -293,7 +291,7 @@ def validate_group_identity(spec: Obj, spec_path: str) -> list[FieldError]:
     return errors
 
 
-def validate_max_group_restarts(spec: Obj, spec_path: str) -> list[FieldError]:
+def validate_max_group_restarts(spec: MutableObj, spec_path: str) -> list[FieldError]:
     """A restart budget only applies to restart policies that recreate the group."""
     template = f.child(spec, "leaderWorkerTemplate")
     budget = f.opt_int(template, "maxGroupRestarts")
@@ -304,7 +302,7 @@ def validate_max_group_restarts(spec: Obj, spec_path: str) -> list[FieldError]:
     return [v.invalid(path, v.go_int(budget), detail, "max-group-restarts-policy")]
 
 
-def _subgroup_update(old_template: Obj, new_template: Obj) -> list[FieldError]:
+def _subgroup_update(old_template: MutableObj, new_template: MutableObj) -> list[FieldError]:
     old_on, new_on = f.present(old_template, "subGroupPolicy"), f.present(new_template, "subGroupPolicy")
     old_size = f.opt_int(f.child(old_template, "subGroupPolicy"), "subGroupSize")
     new_size = f.opt_int(f.child(new_template, "subGroupPolicy"), "subGroupSize")
@@ -322,7 +320,7 @@ def _subgroup_update(old_template: Obj, new_template: Obj) -> list[FieldError]:
     return []
 
 
-def _subdomain_update(old_spec: Obj, new_spec: Obj) -> list[FieldError]:
+def _subdomain_update(old_spec: MutableObj, new_spec: MutableObj) -> list[FieldError]:
     if not f.present(new_spec, "networkConfig") or f.present(
         f.child(new_spec, "networkConfig"), "subdomainPolicy"
     ):
@@ -336,12 +334,12 @@ def _subdomain_update(old_spec: Obj, new_spec: Obj) -> list[FieldError]:
     ]
 
 
-def normalized_group_identity(spec: Obj) -> str:
+def normalized_group_identity(spec: MutableObj) -> str:
     """ "" and Ordinal are the same identity scheme."""
     return f.string(spec, "groupIdentity") or c.GROUP_IDENTITY_ORDINAL
 
 
-def _group_identity_update(old_spec: Obj, new_spec: Obj) -> list[FieldError]:
+def _group_identity_update(old_spec: MutableObj, new_spec: MutableObj) -> list[FieldError]:
     if normalized_group_identity(old_spec) == normalized_group_identity(new_spec):
         return []
     value = v.go_quote(f.string(new_spec, "groupIdentity"))

@@ -7,7 +7,6 @@ already filters on it, the check here keeps the handler safe when called directl
 
 import secrets
 from collections.abc import Callable
-from typing import Any
 
 import msgspec
 
@@ -15,11 +14,11 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.desired import podmutation as pm
 from leaderworkerset.core.desired import tpu
 from leaderworkerset.core.gocompat.strconv import GoParseError
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.scheduling import gang, workloads
 
-Obj = dict[str, Any]
 # Adds scheduler-provider metadata (Volcano group name, Workload scheduling group) to a pod in place.
-PodGroupInjector = Callable[[Obj], None]
+PodGroupInjector = Callable[[MutableObj], None]
 # Source of the random token behind a Hash group key; injectable so tests are deterministic.
 TokenSource = Callable[[], str]
 
@@ -32,12 +31,12 @@ def random_token() -> str:
     return "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(_TOKEN_LENGTH))
 
 
-def volcano_pod_group_injector(pod: Obj) -> None:
+def volcano_pod_group_injector(pod: MutableObj) -> None:
     """Volcano: name the group's PodGroup `<lws>-<groupIndex>-<revisionKey>` on the pod."""
     gang.inject_volcano_group_name(pod)
 
 
-def workload_pod_group_injector(pod: Obj) -> None:
+def workload_pod_group_injector(pod: MutableObj) -> None:
     """Kubernetes Workload API: put a workload-aware pod into its PodGroup (`spec.schedulingGroup`)."""
     try:
         workloads.inject_scheduling_group(pod)
@@ -45,23 +44,23 @@ def workload_pod_group_injector(pod: Obj) -> None:
         raise pm.PodMutationError(str(err)) from err
 
 
-def _json_copy(obj: Obj) -> Obj:
+def _json_copy(obj: MutableObj) -> MutableObj:
     """A deep copy of a JSON-shaped object: a msgspec round trip is ~10x cheaper than
     copy.deepcopy, which was most of the pod webhook's handler time (issue 14)."""
-    copied: Obj = msgspec.json.decode(msgspec.json.encode(obj))
+    copied: MutableObj = msgspec.json.decode(msgspec.json.encode(obj))
     return copied
 
 
-def is_lws_pod(pod: Obj) -> bool:
+def is_lws_pod(pod: MutableObj) -> bool:
     return c.LABEL_SET_NAME in ((pod.get("metadata") or {}).get("labels") or {})
 
 
 def default_pod(
-    pod: Obj,
+    pod: MutableObj,
     *,
     pod_group_injector: PodGroupInjector | None = None,
     token_source: TokenSource = random_token,
-) -> Obj:
+) -> MutableObj:
     """Return the mutated copy of `pod`; raises PodMutationError with the denial message."""
     if not is_lws_pod(pod):
         return pod
@@ -88,7 +87,7 @@ def default_pod(
     return mutated
 
 
-def _label_leader(pod: Obj, token_source: TokenSource) -> None:
+def _label_leader(pod: MutableObj, token_source: TokenSource) -> None:
     if pm.is_hash_identity(pod):
         key = pm.label_hash_leader(pod, token_source())
         pm.gate_hash_leader(pod)
@@ -99,7 +98,7 @@ def _label_leader(pod: Obj, token_source: TokenSource) -> None:
     pm.label_leader_subgroup(pod, key)
 
 
-def shape_error(pod: Obj) -> str | None:
+def shape_error(pod: MutableObj) -> str | None:
     """Why the parts of `pod` the mutating handler reads do not have a pod's shape, or None.
 
     The API server decodes pods into typed structs before calling webhooks, so through it this never
@@ -151,7 +150,7 @@ def _container_shape_error(container: object) -> str:
     return ""
 
 
-def validate_pod(pod: Obj, old_pod: Obj | None = None) -> list[str]:
+def validate_pod(pod: MutableObj, old_pod: MutableObj | None = None) -> list[str]:
     """The validating pod webhook admits every pod; it returns no warnings."""
     del pod, old_pod
     return []

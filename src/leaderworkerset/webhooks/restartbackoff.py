@@ -4,18 +4,16 @@ Kept apart from upstream's rules in webhooks/leaderworkerset.py: it checks only 
 annotation, and an object without it is admitted exactly as upstream admits it.
 """
 
-from typing import Any
-
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.core.lifecycle.backoff import backoff_error
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.webhooks import fields as f
 
-Obj = dict[str, Any]
 PATH = f"metadata.annotations.{ext.ANNOTATION_RESTART_BACKOFF}"
 
 
-def validate_restart_backoff(lws: Obj) -> list[v.FieldError]:
+def validate_restart_backoff(lws: MutableObj) -> list[v.FieldError]:
     annotations = f.string_map(f.child(lws, "metadata"), "annotations")
     raw = annotations.get(ext.ANNOTATION_RESTART_BACKOFF)
     if raw is None:

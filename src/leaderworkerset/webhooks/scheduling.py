@@ -7,16 +7,15 @@ set (`lws`), each replica (`replica`, the default), or the leader and workers of
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.scheduling import mode
 from leaderworkerset.core.scheduling.gang import volcano_unsupported
 from leaderworkerset.core.scheduling.mode import SchedulingModeError, scheduling_mode
 from leaderworkerset.webhooks import fields as f
 
-Obj = dict[str, Any]
 FieldError = v.FieldError
 PATH = "spec.scheduling"
 _LEVEL_FIELDS = mode.SCHEDULING_LEVEL_FIELDS
@@ -41,7 +40,9 @@ class SchedulingAdmission:
         return probe() if callable(probe) else probe
 
 
-def validate_scheduling(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:
+def validate_scheduling(
+    old: MutableObj | None, new: MutableObj, admission: SchedulingAdmission
+) -> list[FieldError]:
     new_spec, old_spec = f.child(new, "spec"), f.child(old, "spec")
     new_on = f.present(new_spec, "scheduling")
     old_on = old is not None and f.present(old_spec, "scheduling")
@@ -74,7 +75,7 @@ def _opt_in(admission: SchedulingAdmission) -> list[FieldError]:
     return []
 
 
-def _phase_one(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> list[FieldError]:
+def _phase_one(old: MutableObj | None, new: MutableObj, admission: SchedulingAdmission) -> list[FieldError]:
     spec = f.child(new, "spec")
     scheduling = f.child(spec, "scheduling")
     try:
@@ -91,7 +92,7 @@ def _phase_one(old: Obj | None, new: Obj, admission: SchedulingAdmission) -> lis
     return errors
 
 
-def _templates(spec: Obj) -> tuple[Obj, Obj]:
+def _templates(spec: MutableObj) -> tuple[MutableObj, MutableObj]:
     """(leader template, worker template); the worker template stands in for a missing leader one."""
     template = f.child(spec, "leaderWorkerTemplate")
     worker = f.child(template, "workerTemplate")
@@ -99,14 +100,14 @@ def _templates(spec: Obj) -> tuple[Obj, Obj]:
     return leader, worker
 
 
-def _priority(spec: Obj) -> tuple[str, bool]:
+def _priority(spec: MutableObj) -> tuple[str, bool]:
     leader, worker = _templates(spec)
     leader_priority = f.string(f.child(leader, "spec"), "priorityClassName")
     worker_priority = f.string(f.child(worker, "spec"), "priorityClassName")
     return leader_priority, leader_priority == worker_priority
 
 
-def _selected_level(scheduling: Obj, mode: str) -> list[tuple[str, Obj]]:
+def _selected_level(scheduling: MutableObj, mode: str) -> list[tuple[str, MutableObj]]:
     if mode == c.SCHEDULING_MODE_LWS:
         return [(PATH, scheduling)]
     replica = f.child(scheduling, "replica")
@@ -115,7 +116,7 @@ def _selected_level(scheduling: Obj, mode: str) -> list[tuple[str, Obj]]:
     return [(f"{PATH}.replica.{role}", f.child(replica, role)) for role in ("leader", "worker")]
 
 
-def _update_rules(old_spec: Obj, new_spec: Obj, mode: str) -> list[FieldError]:
+def _update_rules(old_spec: MutableObj, new_spec: MutableObj, mode: str) -> list[FieldError]:
     old_scheduling = f.child(old_spec, "scheduling")
     try:
         old_mode = scheduling_mode(old_scheduling)
@@ -146,12 +147,12 @@ def _is_composite_gang(policy: object, default_gang: bool) -> bool:
     return not f.present(policy, "basic") and f.present(policy, "gang")
 
 
-def _is_leaf_gang(level: Obj) -> bool:
+def _is_leaf_gang(level: MutableObj) -> bool:
     policy = f.child(level, "schedulingPolicy")
     return not f.present(policy, "basic") and f.present(policy, "gang")
 
 
-def _gang_contains_both_roles(scheduling: Obj, mode: str) -> bool:
+def _gang_contains_both_roles(scheduling: MutableObj, mode: str) -> bool:
     if mode == c.SCHEDULING_MODE_LWS:
         return _is_composite_gang(scheduling.get("schedulingPolicy"), False)
     if mode == c.SCHEDULING_MODE_REPLICA:
@@ -159,21 +160,21 @@ def _gang_contains_both_roles(scheduling: Obj, mode: str) -> bool:
     return False
 
 
-def _gang_at_level(scheduling: Obj, mode: str) -> bool:
+def _gang_at_level(scheduling: MutableObj, mode: str) -> bool:
     if mode != c.SCHEDULING_MODE_ROLE:
         return _gang_contains_both_roles(scheduling, mode)
     replica = f.child(scheduling, "replica")
     return _is_leaf_gang(f.child(replica, "leader")) or _is_leaf_gang(f.child(replica, "worker"))
 
 
-def _topology_at_level(scheduling: Obj, mode: str) -> bool:
+def _topology_at_level(scheduling: MutableObj, mode: str) -> bool:
     return any(
         f.items(f.child(level, "schedulingConstraints"), "topology")
         for _, level in _selected_level(scheduling, mode)
     )
 
 
-def _semantics(lws: Obj, mode: str) -> list[FieldError]:
+def _semantics(lws: MutableObj, mode: str) -> list[FieldError]:
     spec = f.child(lws, "spec")
     scheduling = f.child(spec, "scheduling")
     size = f.opt_int(f.child(spec, "leaderWorkerTemplate"), "size")
@@ -199,7 +200,7 @@ def _semantics(lws: Obj, mode: str) -> list[FieldError]:
     return errors
 
 
-def _min_counts(scheduling: Obj, mode: str, size: int) -> list[FieldError]:
+def _min_counts(scheduling: MutableObj, mode: str, size: int) -> list[FieldError]:
     errors: list[FieldError] = []
     detail = "minGroupCount requires CompositePodGroup support and is not available in phase 1"
     if mode in (c.SCHEDULING_MODE_LWS, c.SCHEDULING_MODE_REPLICA):
@@ -231,7 +232,7 @@ def _min_counts(scheduling: Obj, mode: str, size: int) -> list[FieldError]:
     return errors
 
 
-def _template_rules(spec: Obj) -> list[FieldError]:
+def _template_rules(spec: MutableObj) -> list[FieldError]:
     errors: list[FieldError] = []
     _, consistent = _priority(spec)
     if not consistent:
@@ -246,7 +247,7 @@ def _template_rules(spec: Obj) -> list[FieldError]:
     return errors
 
 
-def _claims(spec: Obj, scheduling: Obj, mode: str) -> list[FieldError]:
+def _claims(spec: MutableObj, scheduling: MutableObj, mode: str) -> list[FieldError]:
     leader, worker = _templates(spec)
     members = {"leader": [leader], "worker": [worker]}
     errors: list[FieldError] = []
@@ -263,7 +264,7 @@ def _claims(spec: Obj, scheduling: Obj, mode: str) -> list[FieldError]:
     return errors
 
 
-def _claim_referenced(claim: Obj, template: Obj) -> bool:
+def _claim_referenced(claim: MutableObj, template: MutableObj) -> bool:
     for pod_claim in f.items(f.child(template, "spec"), "resourceClaims"):
         if all(
             pod_claim.get(k) == claim.get(k)
@@ -273,16 +274,16 @@ def _claim_referenced(claim: Obj, template: Obj) -> bool:
     return False
 
 
-def _volcano(scheduling: Obj) -> list[FieldError]:
+def _volcano(scheduling: MutableObj) -> list[FieldError]:
     return [v.forbidden(u.path, u.message, u.rule) for u in volcano_unsupported(scheduling)]
 
 
-def _has_controller(obj: Obj) -> bool:
+def _has_controller(obj: MutableObj) -> bool:
     """Delegation (KEP-6089) only applies to an LWS controlled by a parent workload."""
     return any(ref.get("controller") is True for ref in f.items(f.child(obj, "metadata"), "ownerReferences"))
 
 
-def _delegation(old: Obj | None, new: Obj, mode: str) -> list[FieldError]:
+def _delegation(old: MutableObj | None, new: MutableObj, mode: str) -> list[FieldError]:
     annotations = f.string_map(f.child(new, "metadata"), "annotations")
     errors: list[FieldError] = []
     delegated = c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME in annotations and _has_controller(new)

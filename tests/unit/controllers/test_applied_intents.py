@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from leaderworkerset.controllers.informers import AppliedIntents
+from leaderworkerset.controllers.memos import AppliedIntents
 from leaderworkerset.runtime.objects import ObjectKey
 
 KEY = ObjectKey("ns", "lws")

@@ -8,7 +8,7 @@ from typing import Any
 import httpx2
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import RecentRevisions
+from leaderworkerset.controllers.memos import RecentRevisions
 from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError, outcome_unknown
 from leaderworkerset.runtime.objects import ObjectKey
 

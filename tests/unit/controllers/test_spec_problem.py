@@ -3,7 +3,7 @@ retries (issue 12's bad-object chaos tests)."""
 
 import pytest
 
-from leaderworkerset.controllers.leaderworkerset import spec_problem
+from leaderworkerset.controllers.leaderworkerset.status import spec_problem
 from leaderworkerset.core.gocompat.gonormalize import GoDecodeError
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError
 from leaderworkerset.runtime.errors import ApiStatus, ApiStatusError

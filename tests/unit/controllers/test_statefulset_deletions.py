@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from leaderworkerset.controllers.informers import StatefulSetDeletions
+from leaderworkerset.controllers.memos import StatefulSetDeletions
 from leaderworkerset.runtime.clock import FakeClock
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import POD_CODEC, STATEFULSET_CODEC, Pod, StatefulSet

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from leaderworkerset.controllers.informers import WriteMemo
+from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.runtime.objects import ObjectKey
 
 KEY = ObjectKey("ns", "w")

@@ -27,18 +27,16 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.naming import revision_of, role_names, role_of, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
-from leaderworkerset.core.objects import labels_of, metadata, name_of
+from leaderworkerset.core.objects import MutableObj, labels_of, metadata, name_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS
 
-Obj = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class DSSnapshot:
-    ds: Obj
-    scalers: list[Obj]
+    ds: MutableObj
+    scalers: list[MutableObj]
     children: list[lws_view.Snapshot]
 
 
@@ -65,7 +63,7 @@ async def collect(client: KubeClient, namespace: str, name: str) -> DSSnapshot |
     return DSSnapshot(ds, scalers, snapshots)
 
 
-def _role_line(role: str, children: list[Obj], desired: int | None, slices: int) -> str:
+def _role_line(role: str, children: list[MutableObj], desired: int | None, slices: int) -> str:
     ready = sum(status_count(lws, "readyReplicas") for lws in children)
     asked = sum(spec_replicas(lws) for lws in children if not metadata(lws).get("deletionTimestamp"))
     if desired is None:

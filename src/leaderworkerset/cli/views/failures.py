@@ -21,11 +21,10 @@ from leaderworkerset.core.lifecycle.ledger import (
     decode_entries,
     ledger_name,
 )
+from leaderworkerset.core.objects import Obj
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import CONFIGMAPS
-
-Obj = Mapping[str, Any]
 
 
 async def read_ledger(client: KubeClient, namespace: str, name: str, *, optional: bool = False) -> Obj | None:

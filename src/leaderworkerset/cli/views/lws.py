@@ -23,24 +23,22 @@ from leaderworkerset.cli.views import failures as ledger_view
 from leaderworkerset.core import objects
 from leaderworkerset.core.groups import state as core_groups
 from leaderworkerset.core.groups.state import GroupView
-from leaderworkerset.core.objects import labels_of
+from leaderworkerset.core.objects import MutableObj, labels_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.rollout.control import rollout_notes
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
 
-Obj = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class Snapshot:
     """Everything the tree shows, read at one moment."""
 
-    lws: Obj
-    pods: list[Obj]
-    statefulsets: list[Obj]
-    leader_deployment: Obj | None = None  # Hash identity
+    lws: MutableObj
+    pods: list[MutableObj]
+    statefulsets: list[MutableObj]
+    leader_deployment: MutableObj | None = None  # Hash identity
     failures: Mapping[str, str] = field(default_factory=dict)  # FailedScheduling message by pod UID
     ledger: Mapping[str, Any] | None = (
         None  # the failure-ledger ConfigMap (back-off state), if the set has one
@@ -60,7 +58,7 @@ async def read_scheduling_failures(client: KubeClient, namespace: str) -> dict[s
     return scheduling_failures(listing.get("items") or [])
 
 
-def has_unscheduled(pods: list[Obj]) -> bool:
+def has_unscheduled(pods: list[MutableObj]) -> bool:
     return any(not (pod.get("spec") or {}).get("nodeName") for pod in pods)
 
 
@@ -86,17 +84,17 @@ async def collect(client: KubeClient, namespace: str, name: str, *, events: bool
     return Snapshot(lws, pods, statefulsets, deployment, failures, ledger)
 
 
-def _restarts(pod: Obj) -> int:
+def _restarts(pod: MutableObj) -> int:
     return sum(
         int(s.get("restartCount", 0)) for s in (pod.get("status") or {}).get("containerStatuses") or []
     )
 
 
-def _role(pod: Obj) -> str:
+def _role(pod: MutableObj) -> str:
     return "leader" if labels_of(pod).get(c.LABEL_WORKER_INDEX) == "0" else "worker"
 
 
-def _pod_line(pod: Obj) -> str:
+def _pod_line(pod: MutableObj) -> str:
     mark = "[green]●[/green]" if core_groups.pod_ready(pod) else "[yellow]○[/yellow]"
     node = (pod.get("spec") or {}).get("nodeName") or "unscheduled"
     restarts = _restarts(pod)
@@ -109,7 +107,7 @@ def _pod_line(pod: Obj) -> str:
 class Group:
     view: GroupView
     diagnosis: Diagnosis | None  # None when the group is ready
-    pods: list[Obj]  # leader first, then workers by index
+    pods: list[MutableObj]  # leader first, then workers by index
     backoff: str | None = None  # "backing off, next recreation in …" while its recreation waits
 
 

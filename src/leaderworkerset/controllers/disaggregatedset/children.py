@@ -13,14 +13,12 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.core.disaggregated.children import is_controlled_by, owned_children
-from leaderworkerset.core.objects import labels_of, metadata, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import Obj, labels_of, metadata, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.reflector import FuncHandler
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
-
-Obj = Mapping[str, Any]
 
 
 class AdoptionRefusedError(Exception):

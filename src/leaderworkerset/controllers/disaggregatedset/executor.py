@@ -8,7 +8,6 @@ to be called again after 1 s. On completion it deletes the slice's drained old-r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.children import Children
@@ -19,13 +18,11 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.rollout import RolloutDecision, ScaleChange, decide_rollout
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
-from leaderworkerset.core.objects import name_of
+from leaderworkerset.core.objects import Obj, name_of
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 
 ROLLOUT_REQUEUE_SECONDS = 1.0
-
-Obj = Mapping[str, Any]
 
 
 class RolloutExecutor:

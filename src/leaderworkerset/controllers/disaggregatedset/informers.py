@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import Obj, as_dict
+from leaderworkerset.controllers.informers import as_dict
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.objects import ObjectKey
@@ -31,22 +32,22 @@ def _ds_index() -> dict[str, IndexFunc[T]]:
 
 @dataclass
 class DisaggregatedSetInformers:
-    sets: Informer[Obj]
-    children: Informer[Obj]
+    sets: Informer[MutableObj]
+    children: Informer[MutableObj]
     services: Informer[MetadataOnly]
-    scalers: Informer[Obj]
+    scalers: Informer[MutableObj]
 
-    def set_children(self, namespace: str, ds_name: str) -> list[Obj]:
+    def set_children(self, namespace: str, ds_name: str) -> list[MutableObj]:
         return list(self.children.store.by_index(BY_DS, label_values(namespace, ds_name)))
 
-    def set_services(self, namespace: str, ds_name: str) -> list[Obj]:
+    def set_services(self, namespace: str, ds_name: str) -> list[MutableObj]:
         return [as_dict(s) for s in self.services.store.by_index(BY_DS, label_values(namespace, ds_name))]
 
-    def service(self, namespace: str, name: str) -> Obj | None:
+    def service(self, namespace: str, name: str) -> MutableObj | None:
         service = self.services.store.get(ObjectKey(namespace, name))
         return None if service is None else as_dict(service)
 
-    def set_scalers(self, namespace: str, ds_name: str) -> list[Obj]:
+    def set_scalers(self, namespace: str, ds_name: str) -> list[MutableObj]:
         return list(self.scalers.store.by_index(BY_DS, label_values(namespace, ds_name)))
 
 

@@ -11,10 +11,8 @@
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
 
@@ -43,8 +41,9 @@ from leaderworkerset.core.disaggregated.current import (
 from leaderworkerset.core.disaggregated.naming import role_names, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.disaggregated.status import plan_status
-from leaderworkerset.core.objects import is_deleting, name_of
+from leaderworkerset.core.objects import Obj, is_deleting, name_of
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.errors import is_conflict
 from leaderworkerset.runtime.events import EventRecorder, object_ref
@@ -52,10 +51,6 @@ from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS
 
 log = structlog.get_logger(__name__)
-
-Now = Callable[[], datetime.datetime]
-
-Obj = Mapping[str, Any]
 
 
 class SliceReconcileError(Exception):
@@ -86,12 +81,13 @@ class DisaggregatedSetReconciler:
         informers: DisaggregatedSetInformers,
         recorder: EventRecorder,
         *,
-        now: Now | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._client = client
         self._informers = informers
         self._recorder = recorder
-        self._now: Now = now or (lambda: datetime.datetime.now(datetime.UTC))
+        # Wall time for the status it writes (condition transitions, scaler status).
+        self._clock = clock or RealClock()
         self.children = Children(client, informers)
         self._scalers = Scalers(client, informers, recorder)
         self._services = Services(client, informers)
@@ -117,7 +113,7 @@ class DisaggregatedSetReconciler:
             result, failures = await self._reconcile_slices(round_, targets)
         children = self.children.of(ds)
         await self._services.migrate_legacy(ds, children)
-        await self._scalers.write_status(ds, bound, children, self._now())
+        await self._scalers.write_status(ds, bound, children, self._clock.wall())
         try:
             await self._update_status(round_, children, targets, unresolved)
         except Exception as err:
@@ -202,7 +198,7 @@ class DisaggregatedSetReconciler:
         self, round_: _Round, children: Sequence[Obj], targets: Mapping[str, int], unresolved: Sequence[str]
     ) -> None:
         plan = plan_status(
-            round_.ds, children, round_.revision, targets, unresolved, round_.slices, self._now()
+            round_.ds, children, round_.revision, targets, unresolved, round_.slices, self._clock.wall()
         )
         if not plan.changed:
             return

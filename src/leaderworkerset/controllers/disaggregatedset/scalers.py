@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
@@ -16,13 +15,11 @@ from leaderworkerset.core.disaggregated.scalers import (
     plan_scalers,
     scaler_status,
 )
-from leaderworkerset.core.objects import labels_of, name_of, namespace_of
+from leaderworkerset.core.objects import Obj, labels_of, name_of, namespace_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.events import EventRecorder, object_ref
 from leaderworkerset.runtime.resources import DS_ROLE_SCALERS
-
-Obj = Mapping[str, Any]
 
 
 def ds_ref(ds: Obj) -> object:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.children import AdoptionRefusedError
@@ -15,12 +14,10 @@ from leaderworkerset.core.disaggregated.services import (
     lws_owner_reference,
     wanted_services,
 )
-from leaderworkerset.core.objects import name_of, namespace_of
+from leaderworkerset.core.objects import Obj, name_of, namespace_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.resources import SERVICES
-
-Obj = Mapping[str, Any]
 
 
 class Services:

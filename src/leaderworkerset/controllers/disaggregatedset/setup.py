@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers, ds_informers
-from leaderworkerset.controllers.disaggregatedset.reconciler import DisaggregatedSetReconciler, Now
+from leaderworkerset.controllers.disaggregatedset.reconciler import DisaggregatedSetReconciler
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
@@ -35,12 +35,11 @@ def setup(
     *,
     namespace: str | None = None,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-    now: Now | None = None,
 ) -> tuple[Controller, DisaggregatedSetInformers]:
     """Declare the DS caches, create the controller with upstream's watches and add it."""
     informers = ds_informers(manager.cache, namespace)
     reconciler = DisaggregatedSetReconciler(
-        manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_DS), now=now
+        manager.client, informers, manager.event_recorder(c.EVENT_COMPONENT_DS), clock=manager.clock
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics

@@ -7,10 +7,11 @@ from __future__ import annotations
 import structlog
 
 from leaderworkerset.controllers.group.reads import group_pods_of
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.core.lifecycle.restart import orphaned_workers
 from leaderworkerset.core.lifecycle.termination import lingering_worker_pod, worker_statefulset_to_delete
 from leaderworkerset.core.objects import (
+    MutableObj,
     controller_owner,
     is_deleting,
     lws_size,
@@ -29,7 +30,7 @@ class WorkerCleanup:
         self._client = client
         self._informers = informers
 
-    async def with_leader(self, lws: Obj | None, leader: Obj) -> None:
+    async def with_leader(self, lws: MutableObj | None, leader: MutableObj) -> None:
         """podTerminationPolicy Parallel (C13): a terminating leader takes its workers with it."""
         cached = self._informers.statefulset(namespace_of(leader), name_of(leader))
         doomed = worker_statefulset_to_delete(lws, leader, cached)
@@ -40,7 +41,7 @@ class WorkerCleanup:
         ):
             log.info("deleted worker statefulset with its leader", pod=name_of(leader), policy="Parallel")
 
-    async def names_taken(self, lws: Obj, leader: Obj) -> bool:
+    async def names_taken(self, lws: MutableObj, leader: MutableObj) -> bool:
         """A predecessor's worker pod still holds one of this group's names (issue 14): creating
         the worker StatefulSet now would put kube-controller-manager into exponential back-off.
 
@@ -64,7 +65,7 @@ class WorkerCleanup:
             log.info("deleted a worker pod whose statefulset is gone", pod=taken, namespace=namespace)
         return True
 
-    async def orphans(self, leader: Obj, workers: Obj) -> None:
+    async def orphans(self, leader: MutableObj, workers: MutableObj) -> None:
         """Delete worker pods still controlled by the group's previous worker StatefulSet.
 
         The garbage collector deletes them once that StatefulSet is gone, but it can miss the

@@ -4,8 +4,7 @@ leader's group-ready condition mirrors its worker StatefulSet."""
 from __future__ import annotations
 
 from leaderworkerset.controllers.events import record
-from leaderworkerset.controllers.group.wallclock import WallClock, utc
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.hashidentity import (
@@ -16,22 +15,23 @@ from leaderworkerset.core.hashidentity import (
     remove_gate_patch,
 )
 from leaderworkerset.core.lifecycle.budget import claim_hash_count, max_group_restarts
-from leaderworkerset.core.objects import name_of, namespace_of, revision_key_of
+from leaderworkerset.core.objects import MutableObj, name_of, namespace_of, revision_key_of
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.resources import PODS
 
 
 class HashIdentity:
     def __init__(
-        self, client: KubeClient, informers: SharedInformers, recorder: EventRecorder, clock: WallClock
+        self, client: KubeClient, informers: SharedInformers, recorder: EventRecorder, clock: Clock
     ) -> None:
         self._client = client
         self._informers = informers
         self._recorder = recorder
         self._clock = clock
 
-    async def admit(self, lws: Obj, leader: Obj) -> bool:
+    async def admit(self, lws: MutableObj, leader: MutableObj) -> bool:
         """Lift the group-replacement gate when C12 allows; True once the leader may schedule."""
         namespace = namespace_of(leader)
         deploy = self._informers.deployment(namespace, name_of(lws))
@@ -54,8 +54,8 @@ class HashIdentity:
             record(self._recorder, lws, event)
         return admission.step is AdmissionStep.ADMIT
 
-    async def sync_group_ready(self, leader: Obj, workers_ready: bool) -> None:
-        patch = group_ready_status_patch(leader, workers_ready, utc(self._clock()))
+    async def sync_group_ready(self, leader: MutableObj, workers_ready: bool) -> None:
+        patch = group_ready_status_patch(leader, workers_ready, self._clock.wall())
         if patch is not None:
             await self._client.patch(
                 PODS,

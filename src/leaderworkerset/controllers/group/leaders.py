@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from leaderworkerset.controllers.events import record
-from leaderworkerset.controllers.informers import Obj
-from leaderworkerset.core.objects import ControllerEvent
+from leaderworkerset.core.objects import ControllerEvent, MutableObj
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.resources import PODS
@@ -27,7 +26,7 @@ class LeaderDeletions:
         return uid in self._deleted
 
     async def delete(
-        self, lws: Obj, namespace: str, name: str, uid: str, event: ControllerEvent | None
+        self, lws: MutableObj, namespace: str, name: str, uid: str, event: ControllerEvent | None
     ) -> bool:
         """Foreground deletion (workers go first), preconditioned on the leader's UID so a
         same-name replacement is never hit; at most once per leader incarnation."""

@@ -11,15 +11,23 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import record
 from leaderworkerset.controllers.group.reads import lws_of
-from leaderworkerset.controllers.group.wallclock import WallClock
 from leaderworkerset.controllers.groupmetrics import GroupMetrics
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.groups.state import is_leader_pod, pod_ready
-from leaderworkerset.core.objects import is_deleting, labels_of, lws_size, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import (
+    MutableObj,
+    is_deleting,
+    labels_of,
+    lws_size,
+    name_of,
+    namespace_of,
+    uid_of,
+)
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group
 from leaderworkerset.core.observe.notready import members_to_diagnose, next_report, wants_not_ready_events
 from leaderworkerset.core.observe.readiness import group_milestones, ready_before
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.objects import ObjectKey
 
@@ -31,13 +39,13 @@ _OBSERVED_MEMORY = 10_000
 
 class GroupObserver:
     def __init__(
-        self, informers: SharedInformers, recorder: EventRecorder, clock: WallClock, metrics: GroupMetrics
+        self, informers: SharedInformers, recorder: EventRecorder, clock: Clock, metrics: GroupMetrics
     ) -> None:
         self._informers = informers
         self._recorder = recorder
         self._metrics = metrics
         # Groups that were ready before this process started were observed by its predecessor.
-        self._started = clock()
+        self._started = clock.wall().timestamp()
         self._observed: OrderedDict[str, None] = OrderedDict()
         # The problem last reported per group of a set with not-ready events on (core/observe/notready.py).
         self._said: dict[tuple[str, str], dict[str, Diagnosis]] = {}
@@ -79,7 +87,7 @@ class GroupObserver:
         if event is not None:
             record(self._recorder, lws, event)
 
-    def time_to_ready(self, pod: Obj, lws: Obj) -> None:
+    def time_to_ready(self, pod: MutableObj, lws: MutableObj) -> None:
         """Observe each phase of a group incarnation's way to ready, once, when it gets there."""
         if is_deleting(pod) or not pod_ready(pod):
             return

@@ -22,8 +22,6 @@ The scheduler provider (if configured) makes the group's PodGroup before its wor
 
 from __future__ import annotations
 
-import time
-
 import structlog
 
 from leaderworkerset.api import constants as c
@@ -36,7 +34,6 @@ from leaderworkerset.controllers.group.recovery import Recovery
 from leaderworkerset.controllers.group.retention import Retention
 from leaderworkerset.controllers.group.snapshots import DeletionSnapshots
 from leaderworkerset.controllers.group.startup import Startup
-from leaderworkerset.controllers.group.wallclock import WallClock
 from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger
@@ -45,6 +42,7 @@ from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
 from leaderworkerset.core.lifecycle.restart import GroupRestartError, check_group_pod
 from leaderworkerset.core.objects import is_deleting
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.events import EventRecorder, object_ref
 from leaderworkerset.runtime.objects import ObjectKey
@@ -62,8 +60,10 @@ class GroupReconciler:
         *,
         metrics: GroupMetrics | None = None,
         ledger: FailureLedger | None = None,
-        clock: WallClock = time.time,
+        clock: Clock | None = None,
     ) -> None:
+        # Wall time for what the controller stamps (ledger entries, back-off state, conditions).
+        clock = clock or RealClock()
         self._informers = informers
         self._recorder = recorder
         # Fed by the pod informer's deletions (setup.py).

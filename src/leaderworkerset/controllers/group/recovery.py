@@ -10,6 +10,7 @@ never let a group restart past its limit.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 
 import structlog
@@ -20,8 +21,7 @@ from leaderworkerset.controllers.group.leaders import LeaderDeletions
 from leaderworkerset.controllers.group.observe import GroupObserver
 from leaderworkerset.controllers.group.reads import lws_of
 from leaderworkerset.controllers.group.retention import Retention
-from leaderworkerset.controllers.group.wallclock import WallClock, utc
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
@@ -32,8 +32,9 @@ from leaderworkerset.core.lifecycle.restart import (
     decide_restart,
     restart_lookup,
 )
-from leaderworkerset.core.objects import is_deleting, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import MutableObj, is_deleting, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.resources import CORE_EVENTS, LEADERWORKERSETS, NODES, PODS
 
@@ -64,7 +65,7 @@ class Recovery:
         client: KubeClient,
         informers: SharedInformers,
         recorder: EventRecorder,
-        clock: WallClock,
+        clock: Clock,
         *,
         failure_ledger: FailureLedger,
         leaders: LeaderDeletions,
@@ -80,7 +81,7 @@ class Recovery:
         self._retention = retention
         self._observer = observer
 
-    async def restart_policy(self, pod: Obj, lws: Obj | None = None) -> RestartOutcome:
+    async def restart_policy(self, pod: MutableObj, lws: MutableObj | None = None) -> RestartOutcome:
         """Apply the group restart policy: whether the pod's reconcile ends here, or waits."""
         lws = lws or lws_of(self._informers, pod)
         if lws is None:
@@ -109,7 +110,7 @@ class Recovery:
         return RestartOutcome(stop=decision.stop, wait=wait)
 
     async def _recreate_group(
-        self, lws: Obj, pod: Obj, namespace: str, decision: RestartDecision
+        self, lws: MutableObj, pod: MutableObj, namespace: str, decision: RestartDecision
     ) -> float | None:
         """Delete the leader to recreate the group — after charging the restart budget, decided on
         fresh reads (a lagging cache must never let a group restart past its limit), and once the
@@ -141,14 +142,15 @@ class Recovery:
         if charge is not None and charge.step is budget.BudgetStep.EXHAUST:
             entry = ledger.entry_for(
                 trigger, group=ledger.group_of(leader), action=ledger.Action.BUDGET_EXHAUSTED,
-                when=utc(self._clock()), leader_uid=uid_of(leader),
+                when=self._clock.wall(), leader_uid=uid_of(leader),
             )  # fmt: skip
             await self._record(fresh_lws, entry)
             await self._retention.terminate(fresh_lws, leader)
             return None
         # One instant for the back-off state and the ledger entry, so the ledger's gaps between
         # recreations are the delays the back-off measured (the budget writes below take time).
-        decided_at = self._clock()
+        decided = self._clock.wall()
+        decided_at = decided.timestamp()
         gate = await self._backoff_gate(fresh_lws, leader, trigger, now=decided_at)
         if gate.wait is not None:
             return gate.wait
@@ -165,7 +167,7 @@ class Recovery:
                 lambda counts: budget.raise_count(counts, charge.key, charge.count),
             )
         entry = ledger.entry_for(
-            trigger, group=ledger.group_of(leader), action=ledger.Action.RECREATED, when=utc(decided_at),
+            trigger, group=ledger.group_of(leader), action=ledger.Action.RECREATED, when=decided,
             leader_uid=uid_of(leader), delay_seconds=gate.delay,
         )  # fmt: skip
         # Written before the delete: the back-off state must name this incarnation before it goes.
@@ -176,11 +178,11 @@ class Recovery:
             self._observer.recreated(namespace, name_of(lws), str(trigger.cause))
         return None
 
-    async def _classify(self, pod: Obj) -> ledger.Trigger:
+    async def _classify(self, pod: MutableObj) -> ledger.Trigger:
         """The trigger's cause; the node and the probe events are read only when they can change
         it (a bare deletion; an exit code a probe kill leaves), once per recreation. A failed read
         leaves the cause less specific, never blocks the recreation."""
-        node: Obj | None = None
+        node: MutableObj | None = None
         probes: set[str] = set()
         try:
             if ledger.needs_node(pod):
@@ -196,7 +198,7 @@ class Recovery:
         return ledger.classify_trigger(pod, node=node, probe_failures=probes)
 
     async def _record(
-        self, lws: Obj, entry: ledger.LedgerEntry, *, backoff_state: backoff.GroupBackoff | None = None
+        self, lws: MutableObj, entry: ledger.LedgerEntry, *, backoff_state: backoff.GroupBackoff | None = None
     ) -> None:
         """Write the ledger. Without back-off state a failed write is logged and the recreation goes
         on (the ledger is a record, not a gate); back-off state must be stored, so its failure is
@@ -210,7 +212,9 @@ class Recovery:
                 raise
             log.warning("failure ledger not written", lws=name_of(lws), error=error_text(err))
 
-    async def _backoff_gate(self, lws: Obj, leader: Obj, trigger: ledger.Trigger, *, now: float) -> _Gate:
+    async def _backoff_gate(
+        self, lws: MutableObj, leader: MutableObj, trigger: ledger.Trigger, *, now: float
+    ) -> _Gate:
         """Whether the LWS's restart back-off lets this recreation happen `now`."""
         try:
             policy = backoff.backoff_policy(lws)
@@ -230,8 +234,9 @@ class Recovery:
         assert state is not None  # decide_backoff only waits after a previous recreation
         if state.waiting_until != decision.not_before:
             # The first look at this failure: record the wait once, not on every retry.
+            when = datetime.datetime.fromtimestamp(now, datetime.UTC)
             entry = ledger.entry_for(
-                trigger, group=group, action=ledger.Action.BACKING_OFF, when=utc(now),
+                trigger, group=group, action=ledger.Action.BACKING_OFF, when=when,
                 leader_uid=uid_of(leader), delay_seconds=decision.delay,
             )  # fmt: skip
             await self._record(lws, entry, backoff_state=backoff.waiting_state(state, decision))

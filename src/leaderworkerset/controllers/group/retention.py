@@ -7,13 +7,14 @@ from __future__ import annotations
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.group.leaders import LeaderDeletions
 from leaderworkerset.controllers.group.reads import group_pods_of
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle import budget
 from leaderworkerset.core.lifecycle.restart import owner_statefulset_name, worker_belongs_to_leader
 from leaderworkerset.core.objects import (
+    MutableObj,
     is_deleting,
     labels_of,
     lws_replicas,
@@ -32,7 +33,7 @@ class Retention:
         self._informers = informers
         self._leaders = leaders
 
-    async def exhausted_leader(self, leader: Obj, lws: Obj) -> None:
+    async def exhausted_leader(self, leader: MutableObj, lws: MutableObj) -> None:
         teardown = await self._teardown_requested(leader, lws)
         step = budget.exhausted_leader_step(leader, teardown=teardown)
         if step is budget.ExhaustedStep.RECOVER:
@@ -42,7 +43,7 @@ class Retention:
         elif step is budget.ExhaustedStep.TERMINATE:
             await self.terminate(lws, leader)
 
-    async def _teardown_requested(self, leader: Obj, lws: Obj) -> bool:
+    async def _teardown_requested(self, leader: MutableObj, lws: MutableObj) -> bool:
         """Scale-down or rollout wants the retained group gone (C11)."""
         namespace = namespace_of(leader)
         if not is_hash(lws):
@@ -61,14 +62,14 @@ class Retention:
             await self._clear_count(leader, lws)
         return teardown.release
 
-    async def _clear_count(self, leader: Obj, lws: Obj) -> None:
+    async def _clear_count(self, leader: MutableObj, lws: MutableObj) -> None:
         """Forget the group's restart count (of the leader's revision): it starts afresh."""
         key = budget.restart_count_key(leader)
         await mutate_restart_counts(
             self._client, namespace_of(leader), name_of(lws), lambda counts: budget.clear_count(counts, key)
         )
 
-    async def terminate(self, lws: Obj, leader: Obj) -> None:
+    async def terminate(self, lws: MutableObj, leader: MutableObj) -> None:
         """Mark and hold the group (leader first, then its members), then delete the leader."""
         leader = await patch_pod(self._client, leader, budget.exhaust_leader_patch) or leader
         for member in self._group_members(leader):
@@ -80,7 +81,7 @@ class Retention:
             lws, namespace_of(leader), name_of(leader), uid_of(leader), budget.budget_exceeded_event(leader)
         )
 
-    async def release_on_teardown(self, pod: Obj) -> None:
+    async def release_on_teardown(self, pod: MutableObj) -> None:
         """The cache says the LWS is gone or going: confirm with a fresh read before letting a
         retained group go (a lagging LWS cache must not end a retention)."""
         targets = self._release_targets(pod)
@@ -92,7 +93,7 @@ class Retention:
         if lws is None or is_deleting(lws):
             await self.release(pod)
 
-    def _release_targets(self, pod: Obj) -> list[Obj]:
+    def _release_targets(self, pod: MutableObj) -> list[MutableObj]:
         """A leader's whole group (workers first, then the leader), or a worker alone."""
         if not is_leader_pod(pod):
             return [pod]
@@ -101,16 +102,16 @@ class Retention:
             targets.append(pod)
         return targets
 
-    async def release(self, pod: Obj) -> None:
+    async def release(self, pod: MutableObj) -> None:
         """Remove the cleanup finalizer: a leader releases its whole group, workers first."""
         for target in self._release_targets(pod):
             if budget.holds_budget_finalizer(target):
                 await patch_pod(self._client, target, budget.release_pod_patch)
 
-    def _group_members(self, leader: Obj) -> list[Obj]:
+    def _group_members(self, leader: MutableObj) -> list[MutableObj]:
         return [dict(p) for p in budget.group_members(leader, group_pods_of(self._informers, leader))]
 
-    def _belongs_to(self, worker: Obj, leader: Obj) -> bool:
+    def _belongs_to(self, worker: MutableObj, leader: MutableObj) -> bool:
         sts_name = owner_statefulset_name(worker)
         owner_sts = self._informers.statefulset(namespace_of(worker), sts_name) if sts_name else None
         return worker_belongs_to_leader(worker, leader, owner_sts)

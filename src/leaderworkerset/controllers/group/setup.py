@@ -116,6 +116,7 @@ def setup(
         provider,
         metrics=new_group_metrics(manager.registry),
         ledger=FailureLedger(manager.client, enabled=failure_ledger),
+        clock=manager.clock,
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics

@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.group.recovery import RestartOutcome
-from leaderworkerset.controllers.informers import Obj, as_dict
+from leaderworkerset.controllers.informers import as_dict
 from leaderworkerset.core.lifecycle.restart import replay_deleted_pod
-from leaderworkerset.core.objects import labels_of, name_of, namespace_of
+from leaderworkerset.core.objects import MutableObj, labels_of, name_of, namespace_of
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod
 
@@ -21,12 +21,12 @@ from leaderworkerset.runtime.projections import Pod
 _SNAPSHOT_MEMORY = 10_000
 _DELETED_MARK = "1970-01-01T00:00:00Z"
 
-RestartPolicy = Callable[[Obj], Awaitable[RestartOutcome]]
+RestartPolicy = Callable[[MutableObj], Awaitable[RestartOutcome]]
 
 
 class DeletionSnapshots:
     def __init__(self) -> None:
-        self._snapshots: OrderedDict[ObjectKey, list[Obj]] = OrderedDict()
+        self._snapshots: OrderedDict[ObjectKey, list[MutableObj]] = OrderedDict()
 
     def remember(self, pod: Pod) -> None:
         snapshot = as_dict(pod)

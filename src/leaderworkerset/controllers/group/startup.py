@@ -14,7 +14,8 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.group.cleanup import WorkerCleanup
 from leaderworkerset.controllers.group.identity import HashIdentity
-from leaderworkerset.controllers.informers import Obj, SharedInformers, StatefulSetDeletions, WriteMemo
+from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.memos import StatefulSetDeletions, WriteMemo
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.desired.services import replica_service
 from leaderworkerset.core.desired.statefulsets import require_leader_dns, worker_statefulset
@@ -22,7 +23,14 @@ from leaderworkerset.core.groups.state import has_replacement_gate, statefulset_
 from leaderworkerset.core.hashidentity import GROUP_REPLACEMENT_REQUEUE_SECONDS, is_hash
 from leaderworkerset.core.lifecycle import restart
 from leaderworkerset.core.lifecycle.termination import WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS
-from leaderworkerset.core.objects import is_deleting, name_of, namespace_of, revision_key_of, uid_of
+from leaderworkerset.core.objects import (
+    MutableObj,
+    is_deleting,
+    name_of,
+    namespace_of,
+    revision_key_of,
+    uid_of,
+)
 from leaderworkerset.core.rollout.revision import find_revision, revision_spec
 from leaderworkerset.core.scheduling.gang import SchedulingError
 from leaderworkerset.core.scheduling.workloads import scheduling_template_annotations
@@ -58,7 +66,7 @@ class Startup:
         # same leader in between would otherwise create it again, to an AlreadyExists (issue 14).
         self.created_workers = WriteMemo()
 
-    async def reconcile(self, leader: Obj, lws: Obj) -> Result | None:
+    async def reconcile(self, leader: MutableObj, lws: MutableObj) -> Result | None:
         event = restart.misannotated_leader_event(lws, leader)
         if event is not None:
             record(self._recorder, lws, event)
@@ -105,7 +113,7 @@ class Startup:
             return None  # the leader's scheduling re-triggers us
         return await self._create_worker_statefulset(lws, fresh, revision)
 
-    async def _leader_to_build_from(self, leader: Obj) -> Obj | None:
+    async def _leader_to_build_from(self, leader: MutableObj) -> MutableObj | None:
         """The leader a new worker StatefulSet is built from: the cached one when the pod cache has
         seen the worker StatefulSet's absence (`StatefulSetDeletions`), else a fresh read, so no
         group is built for a leader that is already gone. Upstream reads its cache only; the GET
@@ -114,7 +122,7 @@ class Startup:
             return leader
         return await self._client.get_or_none(PODS, namespace_of(leader), name_of(leader))
 
-    async def _ensure_pod_group(self, lws: Obj, leader: Obj) -> None:
+    async def _ensure_pod_group(self, lws: MutableObj, leader: MutableObj) -> None:
         """The provider's PodGroup for this group, before workers exist (their gang needs it)."""
         if self._provider is None:
             return
@@ -133,7 +141,7 @@ class Startup:
                 )
             raise
 
-    async def _ensure_replica_service(self, lws: Obj, leader: Obj) -> None:
+    async def _ensure_replica_service(self, lws: MutableObj, leader: MutableObj) -> None:
         service = replica_service(lws, leader)
         if service is None or self._informers.has_service(namespace_of(leader), name_of(service)):
             return
@@ -143,7 +151,7 @@ class Startup:
             if not is_already_exists(err):
                 raise
 
-    async def _node_selector(self, lws: Obj, leader: Obj) -> dict[str, str] | None:
+    async def _node_selector(self, lws: MutableObj, leader: MutableObj) -> dict[str, str] | None:
         topology_key = restart.exclusive_topology_key(lws)
         if topology_key is None:
             return None
@@ -155,7 +163,7 @@ class Startup:
         return restart.topology_node_selector(node, topology_key)
 
     async def _create_worker_statefulset(
-        self, lws: Obj, leader: Obj, revision: Mapping[str, Any]
+        self, lws: MutableObj, leader: MutableObj, revision: Mapping[str, Any]
     ) -> Result | None:
         """`leader` is the cached projection (it keeps the containers' TPU requests) or a full pod."""
         extra = dict(scheduling_template_annotations(lws))
@@ -179,7 +187,7 @@ class Startup:
         record(self._recorder, lws, restart.worker_statefulset_created_event(leader))
         return None
 
-    async def _worker_statefulset_exists(self, lws: Obj, leader: Obj) -> Result | None:
+    async def _worker_statefulset_exists(self, lws: MutableObj, leader: MutableObj) -> Result | None:
         """The create met a StatefulSet of the worker name. Ours (its create raced the cache) is no
         failure, as upstream; one outside our caches (no set-name label) that we never made is
         reported, where upstream stays silent and the group never gets workers."""
@@ -189,7 +197,7 @@ class Startup:
         self._report_foreign_workers(lws, leader, existing)
         return Result(requeue_after=restart.FOREIGN_WORKERS_RECHECK_SECONDS)
 
-    def _report_foreign_workers(self, lws: Obj, leader: Obj, workers: Obj) -> None:
+    def _report_foreign_workers(self, lws: MutableObj, leader: MutableObj, workers: MutableObj) -> None:
         """Left alone (it is not ours to delete or adopt), but never in silence."""
         event = restart.foreign_worker_statefulset_event(workers, leader)
         log.warning("a statefulset we did not make holds the group's worker name", message=event.message)

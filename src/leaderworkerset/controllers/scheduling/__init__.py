@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
@@ -52,13 +53,13 @@ class ProviderApiMissingError(RuntimeError):
 class SchedulerProvider(Protocol):
     name: str
 
-    async def reconcile_scheduling(self, lws: Obj, replicas: int, revision: str) -> None:
+    async def reconcile_scheduling(self, lws: MutableObj, replicas: int, revision: str) -> None:
         """Create/update the objects `spec.scheduling` needs; raise core.scheduling.gang.SchedulingError."""
 
-    async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
+    async def create_pod_group_if_not_exists(self, lws: MutableObj, leader: MutableObj) -> None:
         """Make sure the leader's group has its PodGroup(s); raise core.scheduling.gang.SchedulingError."""
 
-    def inject_pod_group_metadata(self, pod: Obj) -> None:
+    def inject_pod_group_metadata(self, pod: MutableObj) -> None:
         """Stamp the pod with the PodGroup it belongs to (in place)."""
 
     def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:

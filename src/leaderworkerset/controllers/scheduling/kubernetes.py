@@ -22,8 +22,9 @@ from typing import Any
 import structlog
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import Obj, SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.core.objects import (
+    MutableObj,
     annotations_of,
     controller_owner,
     is_deleting,
@@ -64,8 +65,8 @@ class KubernetesProvider:
     def __init__(
         self,
         client: KubeClient,
-        workloads: Informer[Obj],
-        pod_groups: Informer[Obj],
+        workloads: Informer[MutableObj],
+        pod_groups: Informer[MutableObj],
         informers: SharedInformers,
     ) -> None:
         self._client = client
@@ -94,7 +95,7 @@ class KubernetesProvider:
         return cls(manager.client, workloads, pod_groups, informers)
 
     # ----- the interface ---------------------------------------------------------------------------
-    async def reconcile_scheduling(self, lws: Obj, replicas: int, revision: str) -> None:
+    async def reconcile_scheduling(self, lws: MutableObj, replicas: int, revision: str) -> None:
         if (lws.get("spec") or {}).get("scheduling") is None:
             return
         workload = await self._reconcile_workload(lws)
@@ -105,7 +106,7 @@ class KubernetesProvider:
             lws, {g.name for g in groups} | podgroups.live_group_pod_group_names(lws, pods), pods
         )
 
-    async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
+    async def create_pod_group_if_not_exists(self, lws: MutableObj, leader: MutableObj) -> None:
         """Hash identity only: the leader's group key is drawn at admission, so its PodGroups are
         made here, from the Workload the LWS controller already created."""
         groups = podgroups.leader_pod_groups(lws, leader)
@@ -114,7 +115,7 @@ class KubernetesProvider:
         workload = await self._existing_workload(lws)
         await self._ensure_pod_groups(lws, workload, groups)
 
-    def inject_pod_group_metadata(self, pod: Obj) -> None:
+    def inject_pod_group_metadata(self, pod: MutableObj) -> None:
         wl.inject_scheduling_group(pod)
 
     def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
@@ -124,11 +125,11 @@ class KubernetesProvider:
         lws_controller.watch(self._pod_groups, lws_owner)
 
     # ----- the Workload ------------------------------------------------------------------------------
-    def _owned_workload(self, lws: Obj) -> Obj | None:
+    def _owned_workload(self, lws: MutableObj) -> MutableObj | None:
         candidates = self._workloads.store.by_index(CONTROLLER_UID_INDEX, uid_of(lws))
         return wl.find_owned_workload([w for w in candidates if namespace_of(w) == namespace_of(lws)], lws)
 
-    async def _existing_workload(self, lws: Obj) -> Obj:
+    async def _existing_workload(self, lws: MutableObj) -> MutableObj:
         if annotations_of(lws).get(c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME):
             return await self._delegated_workload(lws)
         workload = self._owned_workload(lws)
@@ -139,7 +140,7 @@ class KubernetesProvider:
             )
         return workload
 
-    async def _reconcile_workload(self, lws: Obj) -> Obj:
+    async def _reconcile_workload(self, lws: MutableObj) -> MutableObj:
         if annotations_of(lws).get(c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME):
             return await self._delegated_workload(lws)
         desired = wl.desired_workload(lws)
@@ -166,7 +167,7 @@ class KubernetesProvider:
             )
         return await self._update_workload(existing, desired, lws)
 
-    async def _update_workload(self, current: Obj, desired: Obj, lws: Obj) -> Obj:
+    async def _update_workload(self, current: MutableObj, desired: MutableObj, lws: MutableObj) -> MutableObj:
         updated = wl.workload_update(current, desired, lws)
         if updated is None:
             return current
@@ -178,7 +179,7 @@ class KubernetesProvider:
                 f"update Workload {namespace_of(current)}/{name_of(current)} gang minCount values: {err}",
             ) from err
 
-    async def _delegated_workload(self, lws: Obj) -> Obj:
+    async def _delegated_workload(self, lws: MutableObj) -> MutableObj:
         try:
             return await self._walk_owner_chain(lws)
         except SchedulingError:
@@ -186,7 +187,7 @@ class KubernetesProvider:
         except Exception as err:
             raise SchedulingError(c.REASON_PARENT_WORKLOAD_NOT_READY, str(err)) from err
 
-    async def _walk_owner_chain(self, lws: Obj) -> Obj:
+    async def _walk_owner_chain(self, lws: MutableObj) -> MutableObj:
         namespace = namespace_of(lws)
         owner = controller_owner(lws)
         if owner is None:
@@ -227,7 +228,7 @@ class KubernetesProvider:
             c.REASON_PARENT_WORKLOAD_NOT_READY, "no parent Workload matches the LWS controller-owner chain"
         )
 
-    async def _get_owner(self, namespace: str, owner: Mapping[str, Any]) -> Obj:
+    async def _get_owner(self, namespace: str, owner: Mapping[str, Any]) -> MutableObj:
         """GET an owner of any kind: discovery of its group/version gives the resource name."""
         api_version = str(owner.get("apiVersion") or "")
         path = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
@@ -250,7 +251,7 @@ class KubernetesProvider:
 
     # ----- PodGroups -----------------------------------------------------------------------------------
     async def _ensure_pod_groups(
-        self, lws: Obj, workload: Obj, groups: list[podgroups.DesiredPodGroup]
+        self, lws: MutableObj, workload: MutableObj, groups: list[podgroups.DesiredPodGroup]
     ) -> None:
         template = annotations_of(lws).get(c.ANNOTATION_SCHEDULING_GROUP_TEMPLATE_NAME) or None
         for group in groups:
@@ -268,7 +269,9 @@ class KubernetesProvider:
                 existing = await self._client.get(POD_GROUPS, key.namespace, key.name)
             await self._update_pod_group(existing, desired, group)
 
-    async def _update_pod_group(self, existing: Obj, desired: Obj, group: podgroups.DesiredPodGroup) -> None:
+    async def _update_pod_group(
+        self, existing: MutableObj, desired: MutableObj, group: podgroups.DesiredPodGroup
+    ) -> None:
         key = f"{namespace_of(existing)}/{name_of(existing)}"
         if is_deleting(existing):
             raise SchedulingError(c.REASON_POD_GROUP_CLEANUP_BLOCKED, f"PodGroup {key} is still terminating")
@@ -284,7 +287,7 @@ class KubernetesProvider:
                 c.REASON_INVALID_SCHEDULING_CONFIGURATION, f"update mutable PodGroup fields for {key}: {err}"
             ) from err
 
-    async def _cleanup(self, lws: Obj, desired: set[str], pods: list[Obj]) -> None:
+    async def _cleanup(self, lws: MutableObj, desired: set[str], pods: list[MutableObj]) -> None:
         namespace = namespace_of(lws)
         existing = [
             g

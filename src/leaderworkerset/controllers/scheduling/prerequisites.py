@@ -1,38 +1,47 @@
 """Step A12 of the LWS reconcile: scheduling prerequisites before the leader workload.
 
-With `spec.scheduling` set, the provider's `reconcile_scheduling` runs and the outcome lands in
-the `WorkloadSchedulingCreated` condition (written only when it changes); a failure also records
-a Warning event named after the reason and is raised again so the key is retried with backoff,
-before any leader StatefulSet exists. Without `spec.scheduling` nothing happens.
+With `spec.scheduling` set, the provider's `reconcile_scheduling` runs and the outcome is the
+`WorkloadSchedulingCreated` condition to put in the status (when it changes); a failure also records
+a Warning event named after the reason and comes back for the LWS controller to raise, so the key is
+retried with backoff before any leader StatefulSet exists. Without `spec.scheduling` nothing
+happens. The condition is written by the LWS controller with the rest of the round's status (one
+write per round), not here.
 """
 
 from __future__ import annotations
 
-import datetime
+from dataclasses import dataclass
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import Obj
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.conditions import format_time
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.scheduling import gang
-from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder, object_ref
-from leaderworkerset.runtime.resources import LEADERWORKERSETS
+
+
+@dataclass(frozen=True)
+class Prerequisites:
+    """The LWS conditions with WorkloadSchedulingCreated set (None: already so), and the failure
+    to raise once they are in the status (None: the prerequisites exist)."""
+
+    conditions: list[MutableObj] | None = None
+    failure: gang.SchedulingError | None = None
 
 
 async def reconcile_prerequisites(
     provider: SchedulerProvider | None,
-    client: KubeClient,
     recorder: EventRecorder,
-    lws: Obj,
+    lws: MutableObj,
     *,
     replicas: int,
     revision: str,
-    now: datetime.datetime,
-) -> Obj:
-    """Return the LWS to continue with (the status write moves its resourceVersion on)."""
+    clock: Clock,
+) -> Prerequisites:
     if (lws.get("spec") or {}).get("scheduling") is None:
-        return lws
+        return Prerequisites()
+    now = format_time(clock.wall())  # the condition's transition time is when the provider was asked
     if provider is None:
         failure = gang.SchedulingError(c.REASON_UNSUPPORTED_PROVIDER_CAPABILITY, gang.MESSAGE_NO_PROVIDER)
     else:
@@ -42,30 +51,12 @@ async def reconcile_prerequisites(
         except gang.SchedulingError as err:
             failure = err
     if failure is None:
-        return await _write(
-            client,
-            lws,
-            c.CONDITION_TRUE,
-            c.REASON_SCHEDULING_PREREQUISITES_CREATED,
-            gang.MESSAGE_SCHEDULING_PREREQUISITES_CREATED,
-            now,
+        created = gang.MESSAGE_SCHEDULING_PREREQUISITES_CREATED
+        conditions = gang.scheduling_conditions(
+            lws, c.CONDITION_TRUE, c.REASON_SCHEDULING_PREREQUISITES_CREATED, created, now
         )
+        return Prerequisites(conditions)
     ref = object_ref(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)
     recorder.warning(ref, failure.reason, c.EVENT_ACTION_CREATE, str(failure))
-    await _write(client, lws, c.CONDITION_FALSE, failure.reason, str(failure), now)
-    raise failure
-
-
-async def _write(
-    client: KubeClient, lws: Obj, status: str, reason: str, message: str, now: datetime.datetime
-) -> Obj:
-    conditions = gang.scheduling_conditions(lws, status, reason, message, format_time(now))
-    if conditions is None:
-        return lws
-    body = {
-        **lws,
-        "apiVersion": c.LWS_API_VERSION,
-        "kind": c.LWS_KIND,
-        "status": {**(lws.get("status") or {}), "conditions": conditions},
-    }
-    return await client.update(LEADERWORKERSETS, body, "status")
+    conditions = gang.scheduling_conditions(lws, c.CONDITION_FALSE, failure.reason, str(failure), now)
+    return Prerequisites(conditions, failure)

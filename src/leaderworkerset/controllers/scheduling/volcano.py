@@ -19,8 +19,7 @@ from __future__ import annotations
 import structlog
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.informers import Obj
-from leaderworkerset.core.objects import controller_owner, name_of, namespace_of
+from leaderworkerset.core.objects import MutableObj, controller_owner, name_of, namespace_of
 from leaderworkerset.core.scheduling import gang
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.codecs import DictCodec
@@ -39,7 +38,7 @@ VOLCANO_POD_GROUPS = ResourceRef("scheduling.volcano.sh", "v1beta1", gang.POD_GR
 class VolcanoProvider:
     name = c.SCHEDULER_PROVIDER_VOLCANO
 
-    def __init__(self, client: KubeClient, pod_groups: Informer[Obj]) -> None:
+    def __init__(self, client: KubeClient, pod_groups: Informer[MutableObj]) -> None:
         self._client = client
         self._pod_groups = pod_groups
 
@@ -50,11 +49,11 @@ class VolcanoProvider:
         )
         return cls(manager.client, informer)
 
-    async def reconcile_scheduling(self, lws: Obj, replicas: int, revision: str) -> None:
+    async def reconcile_scheduling(self, lws: MutableObj, replicas: int, revision: str) -> None:
         for desired in gang.volcano_replica_pod_groups(lws, replicas, revision):
             await self._ensure(desired)
 
-    async def create_pod_group_if_not_exists(self, lws: Obj, leader: Obj) -> None:
+    async def create_pod_group_if_not_exists(self, lws: MutableObj, leader: MutableObj) -> None:
         if not gang.volcano_leader_pod_group_wanted(lws):
             return  # H2, Ordinal: the LWS controller owns these PodGroups
         desired = gang.volcano_leader_pod_group(lws, leader)
@@ -69,7 +68,7 @@ class VolcanoProvider:
             )
         await self._ensure(desired)
 
-    def inject_pod_group_metadata(self, pod: Obj) -> None:
+    def inject_pod_group_metadata(self, pod: MutableObj) -> None:
         gang.inject_volcano_group_name(pod)
 
     def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
@@ -77,7 +76,7 @@ class VolcanoProvider:
         lws_controller.watch(self._pod_groups, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
         pod_controller.watch(self._pod_groups, owner_mapper("Pod", ""))
 
-    async def _ensure(self, desired: Obj) -> None:
+    async def _ensure(self, desired: MutableObj) -> None:
         """Create-if-absent; an existing PodGroup must be ours (never updated, as upstream)."""
         key = ObjectKey(namespace_of(desired), name_of(desired))
         owner = controller_owner(desired) or {}

@@ -1,0 +1,75 @@
+"""Wiring of the LeaderWorkerSet controller: its reconciler and watches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
+from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
+from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.runtime.controller import Controller, label_mapper, own_key, owner_mapper
+from leaderworkerset.runtime.manager import Manager
+from leaderworkerset.runtime.objects import MetaLike, ObjectKey
+from leaderworkerset.runtime.projections import Pod
+from leaderworkerset.runtime.reflector import FuncHandler
+
+CONTROLLER_NAME = "leaderworkerset"
+DEFAULT_MAX_CONCURRENT = 4
+
+
+def _leader_pod_to_lws(meta: MetaLike, obj: object) -> Iterable[ObjectKey]:
+    """Leader pods wake their LWS: readiness feeds status even where no StatefulSet controller
+    mirrors it into the leader StatefulSet's status (upstream relies on that echo)."""
+    if (meta.labels or {}).get(c.LABEL_WORKER_INDEX) != c.LEADER_WORKER_INDEX:
+        return ()
+    return label_mapper(c.LABEL_SET_NAME)(meta, obj)
+
+
+def _scheduled_pod_deletions(controller: Controller) -> FuncHandler[Pod]:
+    """A deleted pod that joined a PodGroup wakes its LWS: the provider deletes a PodGroup only
+    once no pod names it, which with Hash groups (one PodGroup per group key) is the last pod of
+    a replaced or scaled-down group, usually a worker removed by garbage collection."""
+
+    def deleted(pod: Pod) -> None:
+        meta = pod.metadata
+        if c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING not in (meta.annotations or {}):
+            return
+        for key in label_mapper(c.LABEL_SET_NAME)(meta, pod):
+            controller.queue.add(key)
+
+    return FuncHandler(delete=deleted)
+
+
+def setup(
+    manager: Manager,
+    informers: SharedInformers,
+    *,
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    provider: SchedulerProvider | None = None,
+) -> Controller:
+    """Create the LWS controller, declare its watches and add it to the manager.
+
+    Its times (conditions, rollout deadlines and steps) come from the manager's clock."""
+    reconciler = LeaderWorkerSetReconciler(
+        manager.client,
+        informers,
+        manager.event_recorder(c.EVENT_COMPONENT_LWS),
+        manager.clock,
+        provider=provider,
+        rollout_metrics=new_rollout_metrics(manager.metrics.registry),
+    )
+    controller = Controller(
+        CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
+    )
+    controller.watch(informers.lws, own_key)
+    # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
+    controller.watch(informers.statefulsets, label_mapper(c.LABEL_SET_NAME))
+    controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
+    controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
+    controller.watch(informers.pods, _leader_pod_to_lws)
+    informers.pods.add_handler(_scheduled_pod_deletions(controller))
+    reconciler.forget_on_delete(informers)
+    manager.add_controller(controller)
+    return controller

@@ -1,0 +1,121 @@
+"""The LWS status one reconcile round writes, built from the contributions of its steps.
+
+Several steps of a round have something to say in the status: the annotation checks, the
+scheduling prerequisites, the counts and conditions, rollout control, a spec the controller cannot
+use. Each returns the status it wants on top of what the steps before it left (or None: nothing to
+change); the controller keeps the result and writes it once, at the end of the round, with one
+conflict policy (as jobset's `updateJobSetStatus`). Two writes per round would each need their own
+resourceVersion and their own answer to a conflict.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.conditions import (
+    format_time,
+    invalid_annotation_conditions,
+    invalid_spec_conditions,
+)
+from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
+from leaderworkerset.core.objects import ControllerEvent, Obj
+from leaderworkerset.core.observe import notready
+from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
+
+Status = dict[str, Any]
+
+
+def status_of(lws: Obj) -> Status:
+    return dict(lws.get("status") or {})
+
+
+def generation_of(lws: Obj) -> int:
+    return int((lws.get("metadata") or {}).get("generation") or 0)
+
+
+def write_body(lws: Obj) -> dict[str, Any]:
+    """The status PUT of `lws` (its resourceVersion guards it: a stale read conflicts instead of
+    going backwards). List items of some kinds come without apiVersion and kind."""
+    return {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND}
+
+
+def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
+    """Each of our annotations whose value cannot be used (restart back-off, not-ready events)
+    flagged, or cleared, in a condition of our own, with the events of the new flags; None when
+    nothing changes (always, for an LWS without a bad value now or before)."""
+    stamp = format_time(now)
+    backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
+    checks = (
+        (
+            ext.CONDITION_RESTART_BACKOFF_INVALID,
+            invalid_message(backoff) if backoff else None,
+            invalid_backoff_event(backoff) if backoff else None,
+        ),
+        (
+            ext.CONDITION_NOT_READY_EVENTS_INVALID,
+            notready.invalid_message(not_ready) if not_ready else None,
+            notready.invalid_event(not_ready) if not_ready else None,
+        ),
+    )
+    current: Obj = lws
+    events: list[ControllerEvent] = []
+    changed = False
+    for condition_type, message, event in checks:
+        conditions = invalid_annotation_conditions(current, condition_type, message, stamp)
+        if conditions is None:
+            continue
+        changed = True
+        current = {**current, "status": {**status_of(current), "conditions": conditions}}
+        if event is not None:
+            events.append(event)
+    if not changed:
+        return None
+    status = status_of(current)
+    if not status.get("conditions"):
+        status.pop("conditions", None)
+    return status, events
+
+
+def invalid_spec_status(lws: Obj, problem: str, now: datetime) -> Status | None:
+    """Progressing=False (InvalidSpec) for an LWS the controller cannot act on as written; None
+    when it already says so."""
+    status = status_of(lws)
+    conditions, changed = invalid_spec_conditions(
+        status.get("conditions") or [], problem, generation_of(lws), now
+    )
+    return {**status, "conditions": conditions} if changed else None
+
+
+def rollout_control_status(
+    lws: Obj,
+    status: Status,
+    control: RolloutControl,
+    *,
+    stall: Stall | None,
+    now: datetime,
+    partition: int,
+    new_step: bool,
+) -> tuple[Status, bool, tuple[ControllerEvent, ...]]:
+    """`status` with our rollout-control conditions merged in (only for a set that opts in or
+    still carries them), whether that changed it, and the events of the transitions."""
+    stored = status.get("conditions") or []
+    if not control.opted_in and not any(cond.get("type") in OUR_CONDITIONS for cond in stored):
+        return status, False, ()
+    conditions, changed, events = rollout_conditions(
+        stored,
+        control,
+        stall=stall,
+        generation=generation_of(lws),
+        now=now,
+        lws_name=str((lws.get("metadata") or {}).get("name") or ""),
+        partition=partition,
+        new_step=new_step,
+    )
+    if not changed:
+        return status, False, ()
+    if conditions:
+        return {**status, "conditions": conditions}, True, events
+    return {k: v for k, v in status.items() if k != "conditions"}, True, events
