@@ -18,14 +18,12 @@ import pytest
 from lightkube import AsyncClient
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.setup import register_controllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import ApiStatusError
-from leaderworkerset.runtime.manager import Manager, ManagerOptions
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
@@ -33,6 +31,7 @@ from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.controllers import expect
 from tests.support import clusters, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.inprocess import running_controllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -104,19 +103,8 @@ async def full_stack(
     for configuration in configurations:
         await full_api.create(CONFIGURATION_REFS[configuration["kind"]], configuration)
 
-    manager = Manager(
-        new_client(ClientOptions(kubeconfig=str(full_cluster.kubeconfig))),
-        ManagerOptions(
-            leader_elect=False, health_probe_bind_address="0", metrics_bind_address="0", handle_signals=False
-        ),
-    )
-    register_controllers(manager)
-    task = asyncio.create_task(manager.run(), name="lws-manager-e2e")
-    yield
-    manager.stop()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(task, timeout=15)
-    await manager.client.close()
+    async with running_controllers(full_cluster):
+        yield
     for configuration in configurations:
         with contextlib.suppress(ApiStatusError):
             await full_api.delete(
