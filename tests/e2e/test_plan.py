@@ -19,19 +19,12 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import NODES, PODS
-from tests.e2e.test_lws_journeys import (
-    NEW_IMAGE,
-    Watch,
-    create,
-    current_revision_key,
-    expect_deployed,
-    group_of,
-    is_leader,
-    labels,
-    update_worker_image,
-)
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import run_lws
+from tests.support.expect import expect_deployed
+from tests.support.lwsapi import NEW_IMAGE, create, leader_statefulset_revision_key, update_worker_image
+from tests.support.objects import group_of, is_leader, labels
+from tests.support.watch import Watch
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
@@ -86,7 +79,7 @@ async def test_plan_equals_the_rollout_the_controller_runs(
 ) -> None:
     await create(api, gpu_lws(ns).obj())
     await expect_deployed(api, ns, REPLICAS, SIZE)
-    old_key = await current_revision_key(api, ns)
+    old_key = await leader_statefulset_revision_key(api, ns)
 
     # Nothing to roll: same spec, then only replicas.
     _, same = await lws_plan(full_cluster, ns, gpu_lws(ns).obj(), tmp_path, "-o", "json")

@@ -21,10 +21,10 @@ from leaderworkerset.core.observe import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, NODES
-from tests.e2e.test_lws_journeys import create
 from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import lws_argv, lws_ok
+from tests.support.lwsapi import create
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]

@@ -29,6 +29,7 @@ Obj = dict[str, Any]
 
 IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.27"
 NS = "default"
+NAME = "test-sample"  # upstream's default name of a test LeaderWorkerSet
 LWS_UID = "lws-uid"
 
 
@@ -45,7 +46,7 @@ def worker_pod_spec() -> Obj:
 
 
 class LeaderWorkerSetBuilder:
-    def __init__(self, namespace: str = NS, name: str = "test-sample") -> None:
+    def __init__(self, namespace: str = NS, name: str = NAME) -> None:
         self._lws: Obj = {
             "apiVersion": c.LWS_API_VERSION,
             "kind": c.LWS_KIND,

@@ -16,7 +16,7 @@ from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from tests.integration.controllers import processed
+from tests.support import processed
 from tests.support.inprocess import running_controllers
 
 

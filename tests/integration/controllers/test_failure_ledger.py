@@ -18,8 +18,7 @@ from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.core.lifecycle.ledger import Action, Cause, Trigger, entry_for, ledger_name
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONFIGMAPS, CORE_EVENTS, LEADERWORKERSETS, NODES, PODS
-from tests.integration.controllers import expect
-from tests.support import kubelet
+from tests.support import expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
 

@@ -28,8 +28,7 @@ from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
-from tests.integration.controllers import expect
-from tests.support import clusters, kubelet
+from tests.support import clusters, expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.inprocess import running_controllers
 from tests.support.wait import LONG_TIMEOUT, eventually
@@ -151,7 +150,7 @@ async def test_lws_becomes_available_and_recovers_a_group(
     await full_api.create(LEADERWORKERSETS, lws)
 
     pods = await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
     env = {e["name"]: e.get("value") for e in pods[0]["spec"]["containers"][0].get("env") or []}
     assert env[c.ENV_LWS_GROUP_SIZE] == "3", env
     leader_uid = (await full_api.get(PODS, ns, f"{NAME}-1"))["metadata"]["uid"]
@@ -177,7 +176,7 @@ async def test_lws_becomes_available_and_recovers_a_group(
         f"Worker pod {NAME}-1-2 failed, deleted leader pod {NAME}-1 to recreate group 1",
     )
     await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
     assert (await full_api.get(PODS, ns, f"{NAME}-0"))["metadata"]["uid"] == untouched_uid
     assert len(await expect.events_with(full_api, ns, c.EVENT_RECREATE_GROUP)) == 1
 
@@ -194,7 +193,7 @@ async def test_rolling_update_with_surge_replaces_every_group(
         container["resources"] = {"requests": {"cpu": "100m"}}
     await full_api.create(LEADERWORKERSETS, lws)
     await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
 
     def new_image(obj: dict[str, Any]) -> None:
         worker = obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
@@ -210,7 +209,7 @@ async def test_rolling_update_with_surge_replaces_every_group(
         return True
 
     await eventually(all_on_new_revision, timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
     await expect.expect_valid_leader_statefulset(full_api, ns, 3)
     await expect.expect_revisions(full_api, ns, 1)
     await expect.expect_event(full_api, ns, c.EVENT_GROUPS_PROGRESSING, f"deleting surge replica {NAME}-3")
