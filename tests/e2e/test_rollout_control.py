@@ -23,7 +23,6 @@ from leaderworkerset.core.observe import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, NODES, STATEFULSETS
-from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import lws_ok
 from tests.support.expect import expect_groups_available
@@ -167,7 +166,9 @@ async def test_a_rollout_that_cannot_progress_hits_its_deadline_and_undo_rolls_b
 
     most = max(int(node["status"]["allocatable"].get(GPU, "0")) for node in await api.list(NODES))
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
-    starved = worker_gpus(LeaderWorkerSetBuilder(ns, NAME).replicas(2).size(2), str(most + 1)).obj()
+    starved = (
+        LeaderWorkerSetBuilder(ns, NAME).replicas(2).size(2).worker_resources({GPU: str(most + 1)}).obj()
+    )
     lws["spec"]["leaderWorkerTemplate"]["workerTemplate"] = starved["spec"]["leaderWorkerTemplate"][
         "workerTemplate"
     ]

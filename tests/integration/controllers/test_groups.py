@@ -22,7 +22,7 @@ from leaderworkerset.runtime.resources import (
     STATEFULSETS,
 )
 from tests.support import expect, kubelet, processed
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.builders import LeaderWorkerSetBuilder, NodeBuilder
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster]
@@ -326,12 +326,9 @@ async def exclusive_placement_pins_workers(api: KubeClient, ns: str) -> None:
     """Once a leader is bound, its workers are pinned to the leader's topology domain; a node
     without the topology label is an error (retried), never a wrongly placed group."""
     node = f"node-{ns[-6:]}"
-    await api.create(
-        NODES,
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {TOPOLOGY_KEY: "pool-a"}}},
-    )
+    await api.create(NODES, NodeBuilder(node).label(TOPOLOGY_KEY, "pool-a").obj())
     bare = f"bare-{ns[-6:]}"
-    await api.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": bare}})
+    await api.create(NODES, NodeBuilder(bare).obj())
     try:
         lws = await kubelet.get_lws(api, ns, NAME)
         await expect.expect_worker_statefulsets_not_created(api, ns)
