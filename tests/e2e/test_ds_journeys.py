@@ -28,7 +28,6 @@ from leaderworkerset.runtime.resources import (
     PODS,
     SERVICES,
 )
-from tests.e2e.test_lws_journeys import Watch, kubectl
 from tests.integration.disaggregatedset.helpers import (
     DS,
     create,
@@ -40,7 +39,9 @@ from tests.integration.disaggregatedset.helpers import (
 )
 from tests.support import upstream
 from tests.support.builders import DisaggregatedSetBuilder
+from tests.support.cli import kubectl
 from tests.support.wait import LONG_TIMEOUT, eventually
+from tests.support.watch import Watch
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 

@@ -26,12 +26,13 @@ from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONFIGMAPS, LEADERWORKERSETS, PODS
-from tests.e2e.test_lws_journeys import create, expect_deployed, uid
-from tests.integration.controllers.expect import NAME
 from tests.support import grafana
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.builders import NAME, LeaderWorkerSetBuilder
 from tests.support.cli import lws_ok
+from tests.support.expect import expect_deployed
+from tests.support.lwsapi import create
 from tests.support.manager import ManagerProcess
+from tests.support.objects import uid
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]

@@ -12,9 +12,10 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import DEPLOYMENTS, PODS, STATEFULSETS
-from tests.e2e.test_lws_journeys import create, expect_available, is_ready, update_worker_image
-from tests.integration.controllers.expect import NAME, expect_event
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.builders import NAME, LeaderWorkerSetBuilder
+from tests.support.expect import expect_event, expect_groups_available
+from tests.support.lwsapi import create, update_worker_image
+from tests.support.objects import is_ready
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -69,7 +70,7 @@ async def test_a_hash_lws_of_three_groups_of_four_becomes_available_and_rolls_ou
     replicas, size = 3, 4
     await create(api, hash_lws(ns, replicas, size, max_surge=1))
     keys = await expect_hash_groups(api, ns, replicas, size)
-    await expect_available(api, ns, replicas)
+    await expect_groups_available(api, ns, replicas)
     deploy = await api.get(DEPLOYMENTS, ns, NAME)
     assert deploy["spec"]["strategy"]["rollingUpdate"]["maxSurge"] == 1
     gates = deploy["spec"]["template"]["spec"].get("readinessGates")
@@ -90,7 +91,7 @@ async def test_a_hash_lws_of_three_groups_of_four_becomes_available_and_rolls_ou
     revision = await eventually(new_revision)
     new_keys = await expect_hash_groups(api, ns, replicas, size, revision=revision)
     assert not new_keys & keys, "a rolled group kept its key"
-    await expect_available(api, ns, replicas)
+    await expect_groups_available(api, ns, replicas)
 
 
 async def _gated_leaders(api: KubeClient, ns: str) -> list[dict[str, object]]:
@@ -152,7 +153,7 @@ async def test_group_replacement_policy(api: KubeClient, ns: str, policy: str, w
         await api.merge_patch(PODS, ns, worker_name, {"metadata": {"finalizers": None}})
     new_keys = await expect_hash_groups(api, ns, replicas, size)
     assert old_key not in new_keys
-    await expect_available(api, ns, replicas)
+    await expect_groups_available(api, ns, replicas)
 
 
 def _gated_leaders_one(api: KubeClient, ns: str) -> Callable[[], Awaitable[list[dict[str, object]]]]:

@@ -19,41 +19,24 @@ from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
-from tests.e2e.test_lws_journeys import (
-    Watch,
-    create,
-    expect_deployed,
-    is_ready,
-    lws_revisions,
-    pods_by_name,
-    uid,
-)
-from tests.integration.controllers.expect import NAME, events_with, expect_condition, expect_event
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.builders import NAME, LeaderWorkerSetBuilder
 from tests.support.cli import lws_ok
+from tests.support.expect import (
+    events_with,
+    expect_condition,
+    expect_deployed,
+    expect_event,
+    expect_first_group_back,
+)
+from tests.support.lwsapi import create, lws_revisions, pods_by_name
 from tests.support.manager import ManagerProcess
+from tests.support.objects import LEADER, WORKER, is_ready, uid
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
+from tests.support.watch import Watch
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
 Obj = dict[str, Any]
-
-LEADER = f"{NAME}-0"
-WORKER = f"{NAME}-0-1"
-
-
-async def _group_back_after(api: KubeClient, ns: str, old_leader_uid: str, size: int) -> str:
-    """Group 0 runs again with a new leader, every pod Ready; returns the new leader's UID."""
-
-    async def back() -> str:
-        pods = await pods_by_name(api, ns)
-        group = {n: p for n, p in pods.items() if n == LEADER or n.startswith(f"{LEADER}-")}
-        assert len(group) == size, sorted(group)
-        assert uid(group[LEADER]) != old_leader_uid, "leader not recreated yet"
-        assert all(is_ready(p) for p in group.values()), "group not ready yet"
-        return uid(group[LEADER])
-
-    return await eventually(back, timeout=LONG_TIMEOUT)
 
 
 def _occurrences(events: list[dict[str, Any]]) -> int:
@@ -98,7 +81,7 @@ async def test_a_crash_looping_group_stops_after_max_group_restarts_and_recover_
     async with Watch(api, PODS, ns, lambda _: None) as watch:
         for recreation in range(1, limit + 1):
             await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
-            leader_uid = await _group_back_after(api, ns, leader_uid, size)
+            leader_uid = await expect_first_group_back(api, ns, leader_uid, size)
             assert list((await _restart_counts(api, ns)).values()) == [recreation]
 
         # One failure too many: the group is stopped and retained, not recreated.
@@ -121,7 +104,7 @@ async def test_a_crash_looping_group_stops_after_max_group_restarts_and_recover_
 
     # recover=true on the retained leader: released, recreated with a fresh budget.
     await api.merge_patch(PODS, ns, LEADER, {"metadata": {"annotations": {c.ANNOTATION_RECOVER: "true"}}})
-    await _group_back_after(api, ns, leader_uid, size)
+    await expect_first_group_back(api, ns, leader_uid, size)
     await expect_deployed(api, ns, replicas, size)
     await expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_FALSE, c.MESSAGE_DEGRADED_FALSE)
     assert await _restart_counts(api, ns) == {}
@@ -161,7 +144,7 @@ async def test_manager_killed_mid_budget_write_counts_the_failure_exactly_once(
     await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
     await restartable_manager.start()
 
-    await _group_back_after(api, ns, leader_uid, 2)
+    await expect_first_group_back(api, ns, leader_uid, 2)
     await expect_deployed(api, ns, 1, 2)
 
     async def charged_once() -> bool:
@@ -187,7 +170,7 @@ async def test_changing_max_group_restarts_restarts_no_pod_and_applies_at_the_ne
     leader_uid = uid(await api.get(PODS, ns, LEADER))
 
     await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
-    leader_uid = await _group_back_after(api, ns, leader_uid, size)
+    leader_uid = await expect_first_group_back(api, ns, leader_uid, size)
     assert list((await _restart_counts(api, ns)).values()) == [1]
     revisions = sorted(name_of(r) for r in await lws_revisions(api, ns))
 
@@ -198,7 +181,7 @@ async def test_changing_max_group_restarts_restarts_no_pod_and_applies_at_the_ne
         assert watch.added[existing:] == [], "a pod was created after the budget change"
 
         await asyncio.to_thread(chaos.restart_container, rest, ns, WORKER)
-        leader_uid = await _group_back_after(api, ns, leader_uid, size)
+        leader_uid = await expect_first_group_back(api, ns, leader_uid, size)
         assert list((await _restart_counts(api, ns)).values()) == [2]
 
         await _set_budget_and_wait_processed(api, ns, 1)

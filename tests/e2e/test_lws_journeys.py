@@ -9,10 +9,8 @@ a group was recreated), it watches the objects from a consistent list onward ins
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,267 +20,46 @@ from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.listwatch import HttpListerWatcher
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
     LEADERWORKERSETS,
     PODS,
     SERVICES,
     STATEFULSETS,
-    ResourceRef,
 )
-from tests.integration.controllers.expect import (
-    NAME,
+from tests.support.builders import NAME, LeaderWorkerSetBuilder
+from tests.support.cli import kubectl
+from tests.support.expect import (
     events_with,
-    expect_condition,
+    expect_deployed,
     expect_event,
-    expect_status_replicas,
-    expect_valid_leader_statefulset,
+    expect_gone,
+    expect_groups_available,
+    expect_lws_owned_revisions,
     expect_valid_services,
     expect_valid_worker_statefulsets,
 )
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.lwsapi import create, leader_statefulset_revision_key, pods_by_name, update_worker_image
 from tests.support.manager import ManagerProcess
+from tests.support.objects import (
+    group_of,
+    group_states,
+    is_leader,
+    is_ready,
+    labels,
+    ordinals,
+    ready_groups,
+    uid,
+)
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
+from tests.support.watch import Watch
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
 Obj = dict[str, Any]
-NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
 
 
-# ----- reading the cluster -------------------------------------------------------------------------
-def labels(obj: Obj) -> dict[str, str]:
-    return obj["metadata"].get("labels") or {}
-
-
-def uid(obj: Obj) -> str:
-    return str(obj["metadata"]["uid"])
-
-
-def is_ready(pod: Obj) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []
-    return pod["metadata"].get("deletionTimestamp") is None and any(
-        cond["type"] == "Ready" and cond["status"] == "True" for cond in conditions
-    )
-
-
-def is_leader(pod: Obj) -> bool:
-    return labels(pod).get(c.LABEL_WORKER_INDEX) == "0"
-
-
-def ordinals(pod_name: str, name: str = NAME) -> tuple[int, int]:
-    """(group, worker) from a pod's name: `<lws>-<group>` leads, `<lws>-<group>-<worker>` works."""
-    group, _, worker = pod_name.removeprefix(f"{name}-").partition("-")
-    return int(group), int(worker or 0)
-
-
-def group_of(pod: Obj) -> int:
-    return int(labels(pod)[c.LABEL_GROUP_INDEX])
-
-
-def group_states(pods: list[Obj], size: int) -> dict[int, str]:
-    """Each group's state, e.g. ``{0: "ready", 3: "1/2 ready"}`` (whatever its revision)."""
-    by_group: dict[int, list[Obj]] = defaultdict(list)
-    for pod in pods:
-        if c.LABEL_GROUP_INDEX in labels(pod):
-            by_group[group_of(pod)].append(pod)
-    states = {}
-    for group, members in sorted(by_group.items()):
-        ready = sum(map(is_ready, members))
-        states[group] = "ready" if ready == len(members) == size else f"{ready}/{len(members)} ready"
-    return states
-
-
-def ready_groups(pods: list[Obj], size: int) -> int:
-    """Groups whose `size` pods all exist and are Ready (whatever their revision)."""
-    return sum(1 for state in group_states(pods, size).values() if state == "ready")
-
-
-async def current_revision_key(api: KubeClient, ns: str, name: str = NAME) -> str:
-    """The revision key every up-to-date object carries: the leader StatefulSet's."""
-    sts = await api.get(STATEFULSETS, ns, name)
-    return labels(sts)[c.LABEL_TEMPLATE_REVISION_HASH]
-
-
-async def pods_by_name(api: KubeClient, ns: str, name: str = NAME) -> dict[str, Obj]:
-    pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
-    return {pod["metadata"]["name"]: pod for pod in pods}
-
-
-class Watch:
-    """Every change of one kind in a namespace, in resourceVersion order, from a consistent list on.
-
-    ``observe(objects)`` is called with the current objects (by name) after the list and after
-    each event, so it sees every state the API server went through — nothing is sampled.
-    """
-
-    def __init__(self, api: KubeClient, ref: ResourceRef, ns: str, observe: Callable[[dict[str, Obj]], None]):
-        self.api, self.ref, self.ns, self.observe = api, ref, ns, observe
-        self.objects: dict[str, Obj] = {}
-        self.added: list[Obj] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Watch:
-        listing = await self.api.request("GET", self.ref.collection_path(self.ns))
-        self.objects = {obj["metadata"]["name"]: obj for obj in listing.get("items") or []}
-        self.added = list(self.objects.values())
-        self.observe(self.objects)
-        self._task = asyncio.create_task(self._run(listing["metadata"]["resourceVersion"]))
-        return self
-
-    async def _run(self, resource_version: str) -> None:
-        watcher = HttpListerWatcher(self.api.http, self.ref, self.ns)
-        while True:
-            async for line in watcher.watch(resource_version, 300):
-                event = json.loads(line)
-                obj = event["object"]
-                if event["type"] == "ERROR":
-                    raise RuntimeError(f"watch {self.ref.kind}: {obj}")
-                resource_version = obj["metadata"]["resourceVersion"]
-                if event["type"] == "BOOKMARK":
-                    continue
-                name = obj["metadata"]["name"]
-                if event["type"] == "DELETED":
-                    self.objects.pop(name, None)
-                else:
-                    if event["type"] == "ADDED":
-                        self.added.append(obj)
-                    self.objects[name] = obj
-                self.observe(self.objects)
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self._task is not None
-        if self._task.done():
-            self._task.result()  # surface a broken watch instead of silently checking nothing
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
-
-
-# ----- acting on the cluster -----------------------------------------------------------------------
-async def create(api: KubeClient, lws: Obj) -> Obj:
-    return await api.create(LEADERWORKERSETS, lws, lws["metadata"]["namespace"])
-
-
-async def update_worker_image(api: KubeClient, ns: str, image: str = NEW_IMAGE, name: str = NAME) -> None:
-    """upstream's UpdateWorkerTemplate: a new worker image, hence a new revision and a rollout."""
-    path = "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/image"
-    await api.json_patch(LEADERWORKERSETS, ns, name, [{"op": "replace", "path": path, "value": image}])
-
-
-async def kubectl(cluster: LocalCluster, *args: str) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        str(cluster.kubectl),
-        "--kubeconfig",
-        str(cluster.kubeconfig),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    assert proc.returncode == 0, f"kubectl {' '.join(args)}: {err.decode()}"
-    return out.decode()
-
-
-# ----- expectations --------------------------------------------------------------------------------
-async def expect_available(api: KubeClient, ns: str, replicas: int, name: str = NAME) -> None:
-    """Available with upstream's message, every group ready and updated, status counts agree."""
-    await expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_TRUE, c.MESSAGE_ALL_GROUPS_READY, name)
-    await expect_status_replicas(api, ns, ready=replicas, updated=replicas, name=name)
-
-    async def counts() -> bool:
-        lws = await api.get(LEADERWORKERSETS, ns, name)
-        status = lws["status"]
-        assert status.get("replicas") == replicas, f"status.replicas {status.get('replicas')} != {replicas}"
-        conditions = {cond["type"]: cond["status"] for cond in status["conditions"]}
-        assert conditions.get(c.CONDITION_PROGRESSING) != c.CONDITION_TRUE, f"still progressing: {conditions}"
-        assert conditions.get(c.CONDITION_UPDATE_IN_PROGRESS) != c.CONDITION_TRUE, f"updating: {conditions}"
-        return True
-
-    await eventually(counts)
-
-
-async def expect_valid_pods(api: KubeClient, ns: str, replicas: int, size: int, name: str = NAME) -> None:
-    """upstream's ExpectValidPods and more: every group complete, Ready, on the current revision,
-    labelled and annotated by the webhook, with the LWS_* variables first in every container."""
-
-    async def check() -> bool:
-        lws = await api.get(LEADERWORKERSETS, ns, name)
-        key = await current_revision_key(api, ns, name)
-        unique = (lws["spec"].get("networkConfig") or {}).get(
-            "subdomainPolicy"
-        ) == c.SUBDOMAIN_UNIQUE_PER_REPLICA
-        pods = await pods_by_name(api, ns, name)
-        want = {f"{name}-{g}" if w == 0 else f"{name}-{g}-{w}" for g in range(replicas) for w in range(size)}
-        assert set(pods) == want, f"pods {sorted(pods)} != {sorted(want)}"
-        for pod_name, pod in pods.items():
-            group, worker = ordinals(pod_name, name)
-            assert is_ready(pod), f"{pod_name} not ready"
-            assert labels(pod).get(c.LABEL_SET_NAME) == name
-            assert labels(pod).get(c.LABEL_GROUP_INDEX) == str(group), f"{pod_name} group index"
-            assert labels(pod).get(c.LABEL_WORKER_INDEX) == str(worker), f"{pod_name} worker index"
-            assert labels(pod).get(c.LABEL_TEMPLATE_REVISION_HASH) == key, f"{pod_name} not on revision {key}"
-            assert labels(pod).get(c.LABEL_GROUP_KEY), f"{pod_name} has no group key"
-            annotations = pod["metadata"].get("annotations") or {}
-            assert annotations.get(c.ANNOTATION_SIZE) == str(size), f"{pod_name} size annotation"
-            if worker:
-                assert annotations.get(c.ANNOTATION_LEADER_NAME) == f"{name}-{group}", (
-                    f"{pod_name} leader-name"
-                )
-            subdomain = f"{name}-{group}" if unique else name
-            want_env = [
-                {"name": c.ENV_LWS_LEADER_ADDRESS, "value": f"{name}-{group}.{subdomain}.{ns}"},
-                {"name": c.ENV_LWS_GROUP_SIZE, "value": str(size)},
-                {"name": c.ENV_LWS_WORKER_INDEX, "value": str(worker)},
-            ]
-            for container in pod["spec"]["containers"]:
-                env = container.get("env") or []
-                assert env[:3] == want_env, f"{pod_name}/{container['name']} env {env}"
-        return True
-
-    await eventually(check, timeout=LONG_TIMEOUT)
-
-
-async def expect_deployed(api: KubeClient, ns: str, replicas: int, size: int, name: str = NAME) -> None:
-    await expect_available(api, ns, replicas, name)
-    await expect_valid_leader_statefulset(api, ns, replicas, name)
-    await expect_valid_worker_statefulsets(api, ns, name=name)
-    await expect_valid_pods(api, ns, replicas, size, name)
-
-
-async def expect_gone(api: KubeClient, ns: str, ref: ResourceRef) -> None:
-    async def none_left() -> bool:
-        left = [obj["metadata"]["name"] for obj in await api.list(ref, ns)]
-        assert not left, f"{ref.kind}s left: {left}"
-        return True
-
-    await eventually(none_left, timeout=LONG_TIMEOUT)
-
-
-async def lws_revisions(api: KubeClient, ns: str, name: str = NAME) -> list[Obj]:
-    """The LWS's own ControllerRevisions (the StatefulSet controller keeps its own beside them)."""
-    revisions = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
-    return [
-        r
-        for r in revisions
-        if any(o["kind"] == c.LWS_KIND for o in r["metadata"].get("ownerReferences") or [])
-    ]
-
-
-async def revision_count(api: KubeClient, ns: str, name: str = NAME) -> int:
-    return len(await lws_revisions(api, ns, name))
-
-
-async def expect_revisions(api: KubeClient, ns: str, count: int, name: str = NAME) -> None:
-    async def check() -> bool:
-        keys = [labels(r).get(c.LABEL_TEMPLATE_REVISION_HASH) for r in await lws_revisions(api, ns, name)]
-        assert len(keys) == count, f"{len(keys)} revisions {keys}, want {count}"
-        return True
-
-    await eventually(check)
-
-
+# ----- how often a group was recreated, and by whom ------------------------------------------------
 def leader_uids_by_group(watch: Watch) -> dict[int, set[str]]:
     """Every leader pod UID each group ever had while ``watch`` ran: >1 means the group was recreated."""
     seen: dict[int, set[str]] = defaultdict(set)
@@ -348,12 +125,12 @@ async def test_deploy_four_groups_of_five(api: KubeClient, ns: str) -> None:
     for sts in workers:
         for key in (c.LABEL_SET_NAME, c.LABEL_GROUP_INDEX, c.LABEL_GROUP_KEY, c.LABEL_TEMPLATE_REVISION_HASH):
             assert labels(sts).get(key), f"{sts['metadata']['name']} has no {key}"
-    await expect_revisions(api, ns, 1)
+    await expect_lws_owned_revisions(api, ns, 1)
 
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
     assert lws["status"]["observedGeneration"] == lws["metadata"]["generation"]
     assert lws["status"]["hpaPodSelector"] == f"{c.LABEL_SET_NAME}={NAME},{c.LABEL_WORKER_INDEX}=0"
-    key = await current_revision_key(api, ns)
+    key = await leader_statefulset_revision_key(api, ns)
     await expect_event(
         api, ns, "CreatingRevision", f"Creating revision with key {key} for a newly created LeaderWorkerSet"
     )
@@ -372,7 +149,7 @@ async def test_rolling_update_with_max_surge_grows_the_leader_statefulset_to_sev
 ) -> None:
     await create(api, LeaderWorkerSetBuilder(ns).replicas(4).max_surge(4).obj())
     await expect_deployed(api, ns, replicas=4, size=2)
-    old_key = await current_revision_key(api, ns)
+    old_key = await leader_statefulset_revision_key(api, ns)
 
     replicas_seen: list[int] = []
 
@@ -388,9 +165,9 @@ async def test_rolling_update_with_max_surge_grows_the_leader_statefulset_to_sev
     # upstream caps the surge at replicas - 1 (the last group is updated in place): 4 + 3.
     assert max(replicas_seen) == 7, replicas_seen
     assert replicas_seen[-1] == 4
-    new_key = await current_revision_key(api, ns)
+    new_key = await leader_statefulset_revision_key(api, ns)
     assert new_key != old_key
-    await expect_revisions(api, ns, 1)  # the old revision is truncated once the update is done
+    await expect_lws_owned_revisions(api, ns, 1)  # the old revision is truncated once the update is done
     await expect_event(api, ns, "CreatingRevision", f"Creating revision with key {new_key} for updated LWS")
     notes = [e.get("note", "") for e in await events_with(api, ns, c.REASON_GROUPS_PROGRESSING)]
     assert any(
@@ -578,7 +355,7 @@ async def test_leader_ready_startup_creates_workers_only_after_the_leader_is_rea
 
     await api.json_patch(PODS, ns, "ready-0", [{"op": "remove", "path": "/spec/schedulingGates"}])
     await expect_valid_worker_statefulsets(api, ns, name="ready")
-    await expect_available(api, ns, 1, name="ready")
+    await expect_groups_available(api, ns, 1, name="ready")
     leader = await api.get(PODS, ns, "ready-0")
     ready_at = next(cond for cond in leader["status"]["conditions"] if cond["type"] == "Ready")
     workers = await api.get(STATEFULSETS, ns, "ready-0")
@@ -621,8 +398,8 @@ async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twic
     replicas, size = 4, 3
     await create(api, LeaderWorkerSetBuilder(ns).replicas(replicas).size(size).obj())
     await expect_deployed(api, ns, replicas, size)
-    await expect_revisions(api, ns, 1)
-    old_key = await current_revision_key(api, ns)
+    await expect_lws_owned_revisions(api, ns, 1)
+    old_key = await leader_statefulset_revision_key(api, ns)
 
     async with (
         Watch(api, PODS, ns, lambda _: None) as pods,
@@ -656,4 +433,4 @@ async def test_manager_killed_mid_rollout_resumes_without_restarting_groups_twic
     assert len(lws_owned) == 2, (
         f"LWS revisions created: {[r['metadata']['name'] for r in lws_owned]}"
     )  # old + new
-    await expect_revisions(api, ns, 1)
+    await expect_lws_owned_revisions(api, ns, 1)

@@ -20,9 +20,8 @@ import yaml
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS, ResourceRef
 from tests.e2e.conftest import SamplesEnv
-from tests.e2e.test_lws_journeys import expect_available, expect_valid_pods
-from tests.integration.controllers.expect import expect_valid_worker_statefulsets
 from tests.support import upstream
+from tests.support.expect import expect_groups_available, expect_valid_pods, expect_valid_worker_statefulsets
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -109,7 +108,7 @@ async def test_upstream_sample_reaches_available(
     if scheduler_names(lws) != {"default-scheduler"}:
         await expect_pods_wait_for_their_scheduler(api, ns, name, replicas * size)
         return
-    await expect_available(api, ns, replicas, name)
+    await expect_groups_available(api, ns, replicas, name)
     await expect_valid_worker_statefulsets(api, ns, name=name)
     await expect_valid_pods(api, ns, replicas, size, name)
 

@@ -19,19 +19,12 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import NODES, PODS
-from tests.e2e.test_lws_journeys import (
-    NEW_IMAGE,
-    Watch,
-    create,
-    current_revision_key,
-    expect_deployed,
-    group_of,
-    is_leader,
-    labels,
-    update_worker_image,
-)
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import run_lws
+from tests.support.expect import expect_deployed
+from tests.support.lwsapi import NEW_IMAGE, create, leader_statefulset_revision_key, update_worker_image
+from tests.support.objects import group_of, is_leader, labels
+from tests.support.watch import Watch
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
@@ -43,22 +36,15 @@ PLAN_FILES = itertools.count()
 
 def gpu_lws(ns: str) -> LeaderWorkerSetBuilder:
     """4 groups of 2 pods with one GPU each, one surge group, never below 4 ready groups."""
-    builder = (
+    return (
         LeaderWorkerSetBuilder(ns)
         .replicas(REPLICAS)
         .size(SIZE)
         .max_surge(1)
         .max_unavailable(0)
         .leader_resources({GPU: "1"})
+        .worker_resources({GPU: "1"})
     )
-    return worker_gpus(builder, "1")
-
-
-def worker_gpus(builder: LeaderWorkerSetBuilder, count: str) -> LeaderWorkerSetBuilder:
-    # Extended resources need limits (equal to requests) on a real pod.
-    container = builder.template["workerTemplate"]["spec"]["containers"][0]
-    container["resources"] = {"requests": {GPU: count}, "limits": {GPU: count}}
-    return builder
 
 
 async def lws_plan(
@@ -86,7 +72,7 @@ async def test_plan_equals_the_rollout_the_controller_runs(
 ) -> None:
     await create(api, gpu_lws(ns).obj())
     await expect_deployed(api, ns, REPLICAS, SIZE)
-    old_key = await current_revision_key(api, ns)
+    old_key = await leader_statefulset_revision_key(api, ns)
 
     # Nothing to roll: same spec, then only replicas.
     _, same = await lws_plan(full_cluster, ns, gpu_lws(ns).obj(), tmp_path, "-o", "json")
@@ -114,7 +100,7 @@ async def test_plan_equals_the_rollout_the_controller_runs(
     planned = [(0, REPLICAS)] + [(step["updated"], step["old"]) for step in plan["steps"]]
 
     # A surge that cannot fit is a warning, and --fail-on-warning exits non-zero.
-    huge = worker_gpus(gpu_lws(ns), "100000").obj()
+    huge = gpu_lws(ns).worker_resources({GPU: "100000"}).obj()
     code, table = await lws_plan(full_cluster, ns, huge, tmp_path, "--fail-on-warning")
     assert code == 3, table
     assert "warning: needs " in table

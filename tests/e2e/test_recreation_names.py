@@ -16,11 +16,11 @@ import pytest
 
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import PODS, STATEFULSETS
-from tests.e2e.test_lifecycle import LEADER, WORKER
-from tests.e2e.test_lws_journeys import create, expect_deployed, pods_by_name, uid, update_worker_image
-from tests.integration.controllers.expect import events_with
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.expect import events_with, expect_deployed
+from tests.support.lwsapi import create, pods_by_name, update_worker_image
 from tests.support.manager import ManagerProcess
+from tests.support.objects import LEADER, WORKER, uid
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]

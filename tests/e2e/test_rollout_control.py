@@ -23,10 +23,10 @@ from leaderworkerset.core.observe import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, NODES, STATEFULSETS
-from tests.e2e.test_lws_journeys import create, current_revision_key, expect_available, pods_by_name
-from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import lws_ok
+from tests.support.expect import expect_groups_available
+from tests.support.lwsapi import create, leader_statefulset_revision_key, pods_by_name
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
@@ -96,7 +96,7 @@ async def test_pause_mid_rollout_holds_the_partition_and_resume_completes_it(
     api: KubeClient, ns: str, full_cluster: LocalCluster, lws_manager: ManagerProcess
 ) -> None:
     await create(api, LeaderWorkerSetBuilder(ns, NAME).replicas(4).size(2).obj())
-    await expect_available(api, ns, 4, name=NAME)
+    await expect_groups_available(api, ns, 4, name=NAME)
     # Mid-rollout: the user's partition stops it with groups 2 and 3 updated.
     await api.merge_patch(
         LEADERWORKERSETS,
@@ -139,7 +139,7 @@ async def test_pause_mid_rollout_holds_the_partition_and_resume_completes_it(
 
     assert "rollout resumed" in await rollout(full_cluster, ns, "resume")
     await condition(api, ns, ext.CONDITION_ROLLOUT_PAUSED, c.CONDITION_FALSE)
-    await expect_available(api, ns, 4, name=NAME)
+    await expect_groups_available(api, ns, 4, name=NAME)
     assert (await leader_sts(api, ns))[:2] == (0, 4)
     await expect_events(
         api, ns, ext.EVENT_ROLLOUT_RESUMED, [("Normal", f"Rollout of {NAME} resumed at partition 2")]
@@ -160,13 +160,15 @@ async def test_a_rollout_that_cannot_progress_hits_its_deadline_and_undo_rolls_b
 ) -> None:
     builder = LeaderWorkerSetBuilder(ns, NAME).replicas(2).size(2)
     await create(api, builder.annotation(ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE, "5").obj())
-    await expect_available(api, ns, 2, name=NAME)
-    original = await current_revision_key(api, ns, NAME)
+    await expect_groups_available(api, ns, 2, name=NAME)
+    original = await leader_statefulset_revision_key(api, ns, NAME)
     untouched = (await pods_by_name(api, ns, NAME))[f"{NAME}-0"]["metadata"]["uid"]
 
     most = max(int(node["status"]["allocatable"].get(GPU, "0")) for node in await api.list(NODES))
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
-    starved = worker_gpus(LeaderWorkerSetBuilder(ns, NAME).replicas(2).size(2), str(most + 1)).obj()
+    starved = (
+        LeaderWorkerSetBuilder(ns, NAME).replicas(2).size(2).worker_resources({GPU: str(most + 1)}).obj()
+    )
     lws["spec"]["leaderWorkerTemplate"]["workerTemplate"] = starved["spec"]["leaderWorkerTemplate"][
         "workerTemplate"
     ]
@@ -200,8 +202,8 @@ async def test_a_rollout_that_cannot_progress_hits_its_deadline_and_undo_rolls_b
     )
     assert re.search(rf"^-\s+{GPU}: '{most + 1}'$", undone, re.M), undone  # the diff names what changed
 
-    await expect_available(api, ns, 2, name=NAME)
-    assert await current_revision_key(api, ns, NAME) == original
+    await expect_groups_available(api, ns, 2, name=NAME)
+    assert await leader_statefulset_revision_key(api, ns, NAME) == original
     assert (await leader_sts(api, ns))[2] == original
     assert (await pods_by_name(api, ns, NAME))[f"{NAME}-0"]["metadata"]["uid"] == untouched
     await condition(api, ns, ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED, c.CONDITION_FALSE)

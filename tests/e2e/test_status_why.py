@@ -21,10 +21,9 @@ from leaderworkerset.core.observe import diagnosis
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, NODES
-from tests.e2e.test_lws_journeys import create
-from tests.e2e.test_plan import worker_gpus
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import lws_argv, lws_ok
+from tests.support.lwsapi import create
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -50,7 +49,7 @@ async def test_unschedulable_worker_is_explained_by_the_schedulers_message(
     too_many = str(most + 1)
     builder = LeaderWorkerSetBuilder(ns, NAME).replicas(1).size(2)
     builder.annotations({ext.ANNOTATION_NOT_READY_EVENTS: ext.NOT_READY_EVENTS_TRUE})
-    await create(api, worker_gpus(builder, too_many).obj())
+    await create(api, builder.worker_resources({GPU: too_many}).obj())
 
     async def explained() -> Obj | None:
         doc = await status_json(full_cluster, ns)

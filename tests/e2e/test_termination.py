@@ -9,9 +9,10 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import PODS, STATEFULSETS
-from tests.e2e.test_lifecycle import LEADER, _group_back_after
-from tests.e2e.test_lws_journeys import create, expect_deployed, pods_by_name, uid
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.expect import expect_deployed, expect_first_group_back
+from tests.support.lwsapi import create, pods_by_name
+from tests.support.objects import LEADER, uid
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -50,6 +51,6 @@ async def test_parallel_workers_go_away_together_with_their_terminating_leader(
     await eventually(workers_gone_leader_terminating, timeout=LONG_TIMEOUT)
 
     await api.merge_patch(PODS, ns, LEADER, {"metadata": {"finalizers": None}})
-    await _group_back_after(api, ns, uid(leader), size)
+    await expect_first_group_back(api, ns, uid(leader), size)
     assert uid(await api.get(STATEFULSETS, ns, LEADER)) != old_sts_uid
     await expect_deployed(api, ns, 1, size)

@@ -24,19 +24,7 @@ from pathlib import Path
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
-from leaderworkerset.runtime.manager import ManagerOptions
 from tests.support.wait import LONG_TIMEOUT, eventually
-
-
-def in_process_options() -> ManagerOptions:
-    """Options of a manager running on the test's event loop: no leader election, no ports."""
-    return ManagerOptions(
-        leader_elect=False,
-        health_probe_bind_address="0",
-        metrics_bind_address="0",
-        handle_signals=False,
-        graceful_shutdown_timeout=5.0,
-    )
 
 
 class ManagerProcess:

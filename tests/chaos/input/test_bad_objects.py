@@ -191,18 +191,8 @@ FOREIGN_OWNER = {
 
 
 def _sts(namespace: str, name: str, labels: dict[str, str]) -> Obj:
-    selector = {"intruder": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": {
-            "replicas": 1,
-            "serviceName": "healthy",
-            "selector": {"matchLabels": selector},
-            "template": {"metadata": {"labels": selector}, "spec": b.worker_pod_spec()},
-        },
-    }
+    sts = b.StatefulSetBuilder(name, namespace).labels(labels).replicas(1).service_name("healthy")
+    return sts.pods({"intruder": name}, b.worker_pod_spec()).obj()
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,9 @@ from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, LEASES, PODS, STATEFULSETS, ResourceRef
 from tests.e2e.install.conftest import InstallEnv, started, stopped
-from tests.e2e.test_lws_journeys import (
-    create,
-    expect_available,
-    expect_gone,
-    expect_revisions,
-    update_worker_image,
-)
-from tests.integration.controllers.expect import NAME
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.builders import NAME, LeaderWorkerSetBuilder
+from tests.support.expect import expect_gone, expect_groups_available, expect_lws_owned_revisions
+from tests.support.lwsapi import create, update_worker_image
 from tests.support.manager import ManagerProcess
 from tests.support.serviceaccount import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, binding, rbac_denials
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
@@ -106,10 +100,10 @@ async def test_the_manager_under_its_service_account_never_gets_403(
 
         lws = LeaderWorkerSetBuilder(namespace, NAME).replicas(2).size(2).obj()
         await create(api, lws)
-        await expect_available(api, namespace, 2)
+        await expect_groups_available(api, namespace, 2)
         await update_worker_image(api, namespace)
-        await expect_available(api, namespace, 2)
-        await expect_revisions(api, namespace, 1)
+        await expect_groups_available(api, namespace, 2)
+        await expect_lws_owned_revisions(api, namespace, 1)
         await api.delete(LEADERWORKERSETS, namespace, NAME)
         await expect_gone(api, namespace, STATEFULSETS)
         await expect_gone(api, namespace, PODS)

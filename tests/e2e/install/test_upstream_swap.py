@@ -36,8 +36,9 @@ from leaderworkerset.runtime.resources import (
     STATEFULSETS,
 )
 from tests.e2e.install.conftest import InstallEnv, started, stopped
-from tests.e2e.test_lws_journeys import create, expect_available, update_worker_image
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.expect import expect_groups_available
+from tests.support.lwsapi import create, update_worker_image
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
@@ -129,7 +130,7 @@ async def settled(api: KubeClient, ns: str) -> Obj:
 async def expect_quiet_takeover(api: KubeClient, ns: str, before: Obj, probe: str) -> None:
     """The new controller is working (it brings a fresh LWS to Available), and touched nothing else."""
     await create(api, LeaderWorkerSetBuilder(ns, probe).replicas(1).size(2).obj())
-    await expect_available(api, ns, 1, name=probe)
+    await expect_groups_available(api, ns, 1, name=probe)
 
     async def unchanged() -> bool:
         now = _without(await snapshot(api, ns), probe)
@@ -202,7 +203,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
             api, LeaderWorkerSetBuilder(ns, "budgeted").replicas(2).size(2).max_group_restarts(2).obj()
         )
         for name, replicas in (("plain", 2), ("unique", 2), ("held", 3), ("budgeted", 2)):
-            await expect_available(api, ns, replicas, name=name)
+            await expect_groups_available(api, ns, replicas, name=name)
         await api.merge_patch(
             LEADERWORKERSETS,
             ns,
@@ -238,7 +239,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
             "held",
             {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"partition": 0}}}},
         )
-        await expect_available(api, ns, 3, name="held")
+        await expect_groups_available(api, ns, 3, name="held")
         after_rollout = await settled(api, ns)
         # No new LeaderWorkerSet revision (the superseded one is truncated); the StatefulSet
         # controller records its own for the recreated group 0, which is expected.
@@ -287,7 +288,7 @@ async def test_every_feature_on_swaps_ours_upstream_ours_without_a_restart(
         features = every_user_extension()
         lws = LeaderWorkerSetBuilder(ns, "featured").replicas(2).size(2).annotations(features).obj()
         await create(api, lws)
-        await expect_available(api, ns, 2, name="featured")
+        await expect_groups_available(api, ns, 2, name="featured")
         stored = (await api.get(LEADERWORKERSETS, ns, "featured"))["metadata"]["annotations"]
         ours_stored = {
             key: value for key, value in stored.items() if key.startswith(ext.EXTENSION_DOMAIN + "/")

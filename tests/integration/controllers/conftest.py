@@ -6,21 +6,18 @@ the StatefulSet controller, the kubelet and the pod webhook (tests/support/kubel
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from lightkube import AsyncClient
 
-from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
+from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.manager import Manager
-from tests.integration.controllers import processed
-from tests.support.manager import in_process_options
+from tests.support import processed
+from tests.support.inprocess import running_controllers
 
 
 @pytest.fixture(scope="session")
@@ -40,17 +37,12 @@ async def lws_controllers(
     await install_crds(kube)
     client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
     _record_writes(client)
-    manager = Manager(client, in_process_options())
-    registered = register_controllers(manager, enable_disaggregatedset=False)
-    task = asyncio.create_task(manager.run(), name="lws-manager")
-    await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
-    processed.RUNNING.append(registered)
-    yield registered
-    processed.RUNNING.remove(registered)
-    manager.stop()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(task, timeout=15)
-    await client.close()
+    async with running_controllers(
+        apiserver_cluster, client=client, enable_disaggregatedset=False
+    ) as registered:
+        processed.RUNNING.append(registered)
+        yield registered
+        processed.RUNNING.remove(registered)
 
 
 def _record_writes(client: KubeClient) -> None:

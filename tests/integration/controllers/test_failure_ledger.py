@@ -18,9 +18,8 @@ from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.core.lifecycle.ledger import Action, Cause, Trigger, entry_for, ledger_name
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONFIGMAPS, CORE_EVENTS, LEADERWORKERSETS, NODES, PODS
-from tests.integration.controllers import expect
-from tests.support import kubelet
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support import expect, kubelet
+from tests.support.builders import LeaderWorkerSetBuilder, NodeBuilder
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster]
@@ -311,7 +310,7 @@ async def test_a_pod_deleted_on_a_not_ready_node_is_recorded_as_node_not_ready(
     api: KubeClient, ns: str, lws_controllers: RegisteredControllers
 ) -> None:
     node = f"ledger-node-{ns[-6:]}"
-    await api.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    await api.create(NODES, NodeBuilder(node).obj())
     try:
         not_ready = {
             "status": {"conditions": [{"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown"}]}

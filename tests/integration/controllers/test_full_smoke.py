@@ -18,21 +18,19 @@ import pytest
 from lightkube import AsyncClient
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.setup import register_controllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import ApiStatusError
-from leaderworkerset.runtime.manager import Manager, ManagerOptions
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
-from tests.integration.controllers import expect
-from tests.support import clusters, kubelet
+from tests.support import clusters, expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.inprocess import running_controllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -104,19 +102,8 @@ async def full_stack(
     for configuration in configurations:
         await full_api.create(CONFIGURATION_REFS[configuration["kind"]], configuration)
 
-    manager = Manager(
-        new_client(ClientOptions(kubeconfig=str(full_cluster.kubeconfig))),
-        ManagerOptions(
-            leader_elect=False, health_probe_bind_address="0", metrics_bind_address="0", handle_signals=False
-        ),
-    )
-    register_controllers(manager)
-    task = asyncio.create_task(manager.run(), name="lws-manager-e2e")
-    yield
-    manager.stop()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(task, timeout=15)
-    await manager.client.close()
+    async with running_controllers(full_cluster):
+        yield
     for configuration in configurations:
         with contextlib.suppress(ApiStatusError):
             await full_api.delete(
@@ -163,7 +150,7 @@ async def test_lws_becomes_available_and_recovers_a_group(
     await full_api.create(LEADERWORKERSETS, lws)
 
     pods = await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
     env = {e["name"]: e.get("value") for e in pods[0]["spec"]["containers"][0].get("env") or []}
     assert env[c.ENV_LWS_GROUP_SIZE] == "3", env
     leader_uid = (await full_api.get(PODS, ns, f"{NAME}-1"))["metadata"]["uid"]
@@ -189,7 +176,7 @@ async def test_lws_becomes_available_and_recovers_a_group(
         f"Worker pod {NAME}-1-2 failed, deleted leader pod {NAME}-1 to recreate group 1",
     )
     await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
     assert (await full_api.get(PODS, ns, f"{NAME}-0"))["metadata"]["uid"] == untouched_uid
     assert len(await expect.events_with(full_api, ns, c.EVENT_RECREATE_GROUP)) == 1
 
@@ -206,7 +193,7 @@ async def test_rolling_update_with_surge_replaces_every_group(
         container["resources"] = {"requests": {"cpu": "100m"}}
     await full_api.create(LEADERWORKERSETS, lws)
     await eventually(lambda: _all_ready(full_api, ns, 6), timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
 
     def new_image(obj: dict[str, Any]) -> None:
         worker = obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]
@@ -222,7 +209,7 @@ async def test_rolling_update_with_surge_replaces_every_group(
         return True
 
     await eventually(all_on_new_revision, timeout=LONG_TIMEOUT)
-    await expect.expect_available(full_api, ns)
+    await expect.expect_available_condition(full_api, ns)
     await expect.expect_valid_leader_statefulset(full_api, ns, 3)
     await expect.expect_revisions(full_api, ns, 1)
     await expect.expect_event(full_api, ns, c.EVENT_GROUPS_PROGRESSING, f"deleting surge replica {NAME}-3")

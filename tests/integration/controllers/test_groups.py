@@ -21,9 +21,8 @@ from leaderworkerset.runtime.resources import (
     PODS,
     STATEFULSETS,
 )
-from tests.integration.controllers import expect, processed
-from tests.support import kubelet
-from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support import expect, kubelet, processed
+from tests.support.builders import LeaderWorkerSetBuilder, NodeBuilder
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster]
@@ -111,7 +110,7 @@ async def container_restart_recreates_once(api: KubeClient, ns: str) -> None:
 async def leader_restarted_once_during_update(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 4)
     await _start_workers(api, ns, leader=f"{NAME}-3")
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await kubelet.update_lws(api, ns, NAME, _rename_worker("new-worker-name"))
     await expect.expect_valid_leader_statefulset(api, ns, 4)
     await expect.expect_status_replicas(api, ns, 4, 0)
@@ -124,7 +123,7 @@ async def leader_restarted_once_during_update(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 4)
     await _start_workers(api, ns, leader=f"{NAME}-3")
     await expect.expect_valid_worker_statefulsets(api, ns)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     # A failure in the new group recreates it.
     await api.delete(PODS, ns, f"{NAME}-3-1")
     await _expect_recreated(api, ns, f"{NAME}-3-1", leader=f"{NAME}-3")
@@ -206,7 +205,7 @@ async def _recreate_leader_at_first_revision(api: KubeClient, ns: str, index: in
 
 async def old_group_rebuilt_with_old_spec(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 4)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_revisions(api, ns, 1)
     await kubelet.update_lws(api, ns, NAME, _rename_worker("new-worker-name"))
     await expect.expect_valid_leader_statefulset(api, ns, 4)
@@ -223,13 +222,13 @@ async def old_group_rebuilt_with_old_spec(api: KubeClient, ns: str) -> None:
     await expect.expect_revisions(api, ns, 2)
     await kubelet.set_groups_ready(api, ns, 4)
     await expect.expect_valid_worker_statefulsets(api, ns)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_revisions(api, ns, 1)
 
 
 async def old_group_rebuilt_with_old_size(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 4)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
 
     def resize(lws: dict[str, Any]) -> None:
         _rename_worker("new-worker-name")(lws)
@@ -293,7 +292,7 @@ async def worker_of_a_gone_statefulset_is_freed(api: KubeClient, ns: str) -> Non
 
 async def missing_revision_matches_leader_sts(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 2)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_revisions(api, ns, 1)
 
     async def relabel() -> bool:
@@ -313,7 +312,7 @@ async def missing_revision_matches_leader_sts(api: KubeClient, ns: str) -> None:
 
     await eventually(revision_created)
     await kubelet.set_groups_ready(api, ns, 2)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_revisions(api, ns, 1)
     await expect.expect_status_replicas(api, ns, 2, 2)
 
@@ -327,12 +326,9 @@ async def exclusive_placement_pins_workers(api: KubeClient, ns: str) -> None:
     """Once a leader is bound, its workers are pinned to the leader's topology domain; a node
     without the topology label is an error (retried), never a wrongly placed group."""
     node = f"node-{ns[-6:]}"
-    await api.create(
-        NODES,
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {TOPOLOGY_KEY: "pool-a"}}},
-    )
+    await api.create(NODES, NodeBuilder(node).label(TOPOLOGY_KEY, "pool-a").obj())
     bare = f"bare-{ns[-6:]}"
-    await api.create(NODES, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": bare}})
+    await api.create(NODES, NodeBuilder(bare).obj())
     try:
         lws = await kubelet.get_lws(api, ns, NAME)
         await expect.expect_worker_statefulsets_not_created(api, ns)

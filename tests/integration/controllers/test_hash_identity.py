@@ -29,8 +29,7 @@ from leaderworkerset.runtime.resources import (
     SERVICES,
     STATEFULSETS,
 )
-from tests.integration.controllers import expect, processed
-from tests.support import kubelet
+from tests.support import expect, kubelet, processed
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
 
@@ -185,7 +184,7 @@ async def deployment_shape_and_first_group(api: KubeClient, ns: str) -> None:
         "updatedReplicas": 1,
     }
     await api.patch_status(DEPLOYMENTS, ns, NAME, {"status": status})
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_status_replicas(api, ns, 1, 1)
 
 

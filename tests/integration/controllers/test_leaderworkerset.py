@@ -23,8 +23,7 @@ from leaderworkerset.runtime.resources import (
     SERVICES,
     STATEFULSETS,
 )
-from tests.integration.controllers import expect, processed
-from tests.support import kubelet
+from tests.support import expect, kubelet, processed
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import eventually
 
@@ -104,7 +103,7 @@ async def size_one(api: KubeClient, ns: str) -> None:
     await expect.expect_valid_leader_statefulset(api, ns, 2)
     await expect.expect_valid_worker_statefulsets(api, ns)
     await _all_groups_ready(api, ns, 2)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
 
 
 async def zero_replicas(api: KubeClient, ns: str) -> None:
@@ -205,7 +204,7 @@ async def scale_through_scale_endpoint(api: KubeClient, ns: str) -> None:
 
 async def available_state(api: KubeClient, ns: str) -> None:
     await _all_groups_ready(api, ns, 2)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
 
 
 async def progressing_available_progressing(api: KubeClient, ns: str) -> None:
@@ -214,7 +213,7 @@ async def progressing_available_progressing(api: KubeClient, ns: str) -> None:
     await expect.expect_event(api, ns, c.EVENT_GROUPS_PROGRESSING, note)
     await _all_groups_ready(api, ns, 2)
     await expect.expect_condition(api, ns, c.CONDITION_PROGRESSING, c.CONDITION_FALSE)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_event(
         api, ns, c.REASON_ALL_GROUPS_READY, "All replicas are ready, with 2 groups ready of total 2 groups"
     )
@@ -265,7 +264,7 @@ async def default_progressing(api: KubeClient, ns: str) -> None:
 
 async def available_with_event(api: KubeClient, ns: str) -> None:
     await _all_groups_ready(api, ns, 2)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await expect.expect_event(
         api, ns, c.REASON_ALL_GROUPS_READY, "All replicas are ready, with 2 groups ready of total 2 groups"
     )

@@ -12,8 +12,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
-from tests.integration.controllers import expect
-from tests.support import kubelet
+from tests.support import expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import eventually
 

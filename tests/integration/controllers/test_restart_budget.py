@@ -27,8 +27,7 @@ from leaderworkerset.runtime.resources import (
     PODS,
     STATEFULSETS,
 )
-from tests.integration.controllers import expect, processed
-from tests.support import kubelet
+from tests.support import expect, kubelet, processed
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
 
@@ -163,7 +162,7 @@ async def counted_then_exhausted_then_recovered(api: KubeClient, ns: str) -> Non
     await _finish_deletion(api, ns, 0)
     await _start_group(api, ns, 0)
     await kubelet.set_group_ready(api, ns, f"{NAME}-0")
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     await _expect_degraded(api, ns, c.CONDITION_FALSE)
 
 
@@ -298,7 +297,7 @@ async def raised_budget_restarts_nothing_and_applies_at_the_next_failure(api: Ku
     await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
     await _expect_counts(api, ns, lambda key: {f"{key}/0": 1})
     await _group_back_ready(api, ns, 0)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     before = await _template_state(api, ns)
 
     await _set_budget(api, ns, 3)
@@ -325,7 +324,7 @@ async def lowered_budget_exhausts_at_the_next_failure(api: KubeClient, ns: str) 
     await _expect_counts(api, ns, lambda key: {f"{key}/0": 2})
     await _start_group(api, ns, 0)
     await kubelet.set_group_ready(api, ns, f"{NAME}-0")
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     before = await _template_state(api, ns)
 
     await _set_budget(api, ns, 1)
@@ -416,7 +415,7 @@ async def test_a_set_whose_revision_an_earlier_build_keyed_with_the_budget_does_
     await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
     await _expect_counts(api, ns, lambda _key: {f"{old_key}/0": 1})
     await _group_back_ready(api, ns, 0)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     before = await _template_state(api, ns)
 
     monkeypatch.undo()  # the fixed build takes over

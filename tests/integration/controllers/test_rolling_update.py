@@ -17,8 +17,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
-from tests.integration.controllers import expect
-from tests.support import kubelet
+from tests.support import expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 
 pytestmark = [pytest.mark.cluster]
@@ -194,7 +193,7 @@ async def expect_state(api: KubeClient, ns: str, want: Want) -> None:
     if want.event is not None:  # GroupsUpdating: a partition move or the UpdateInProgress condition
         await expect.expect_event(api, ns, c.EVENT_GROUPS_UPDATING, want.event)
     if want.state == AVAILABLE:
-        await expect.expect_available(api, ns)
+        await expect.expect_available_condition(api, ns)
         await expect.expect_condition(api, ns, c.CONDITION_PROGRESSING, c.CONDITION_FALSE)
     elif want.state == ROLLING:
         await expect.expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_FALSE)

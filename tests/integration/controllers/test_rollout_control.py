@@ -15,9 +15,8 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import format_time
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
-from tests.integration.controllers import expect
 from tests.integration.controllers.test_rolling_update import NAME, unready, worker_container
-from tests.support import kubelet
+from tests.support import expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
 
@@ -34,7 +33,7 @@ async def _start(api: KubeClient, ns: str, replicas: int, **annotations: str) ->
     lws = await api.create(LEADERWORKERSETS, builder.obj())
     await kubelet.create_leader_pods(api, lws, 0, replicas)
     await kubelet.set_groups_ready(api, ns, replicas)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
 
 
 async def _annotate(api: KubeClient, ns: str, key: str, value: str | None) -> None:
@@ -109,7 +108,7 @@ async def test_pause_holds_the_partition_and_resume_moves_it_on(api: KubeClient,
     for index in (2, 1, 0):
         await kubelet.set_group_ready(api, ns, f"{NAME}-{index}")
     await expect.expect_status_replicas(api, ns, 4, 4)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     assert await _condition(api, ns, ext.CONDITION_ROLLOUT_PAUSED) is None  # not opted in any more
 
 
@@ -146,7 +145,7 @@ async def test_progress_deadline_halts_a_stuck_step_and_progress_resumes_it(api:
         await expect.expect_partition(api, ns, index)
         await ready_now(api, ns, index)
     await expect.expect_status_replicas(api, ns, 3, 3)
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
 
 
 async def test_a_bad_annotation_without_webhooks_is_reported_and_ignored(api: KubeClient, ns: str) -> None:
@@ -167,7 +166,7 @@ async def test_a_set_without_our_annotations_carries_none_of_our_conditions(api:
     for index in (1, 0):
         await expect.expect_partition(api, ns, index)
         await kubelet.set_group_ready(api, ns, f"{NAME}-{index}")
-    await expect.expect_available(api, ns)
+    await expect.expect_available_condition(api, ns)
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
     types = {cond["type"] for cond in lws["status"]["conditions"]}
     assert types == {c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING, c.CONDITION_UPDATE_IN_PROGRESS}

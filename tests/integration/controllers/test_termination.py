@@ -11,8 +11,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
-from tests.integration.controllers import processed
-from tests.support import kubelet
+from tests.support import kubelet, processed
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
 

@@ -26,7 +26,7 @@ from tests.integration.disaggregatedset.helpers import (
     set_child_status,
     update_spec,
 )
-from tests.support.builders import DisaggregatedSetBuilder
+from tests.support.builders import DisaggregatedSetBuilder, ServiceBuilder
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster]
@@ -478,25 +478,13 @@ async def test_an_older_controllers_ds_owned_service_is_handed_to_its_lws(api: K
     ds = await create(api, two_roles(ns).obj())
     rev = revision_of(ds)
     decode = f"{DS}-0-{rev}-decode"
-    legacy = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {
-            "name": decode + "-prv",
-            "namespace": ns,
-            "labels": {c.LABEL_DS_NAME: DS, c.LABEL_DS_ROLE: "decode", c.LABEL_DS_REVISION: rev},
-            "ownerReferences": [
-                {
-                    "apiVersion": c.DS_API_VERSION,
-                    "kind": c.DS_KIND,
-                    "name": DS,
-                    "uid": ds["metadata"]["uid"],
-                    "controller": True,
-                }
-            ],
-        },
-        "spec": {"clusterIP": "None", "selector": {c.LABEL_DS_NAME: DS, c.LABEL_DS_ROLE: "decode"}},
-    }
+    legacy = (
+        ServiceBuilder(decode + "-prv", ns)
+        .labels({c.LABEL_DS_NAME: DS, c.LABEL_DS_ROLE: "decode", c.LABEL_DS_REVISION: rev})
+        .controlled_by(c.DS_API_VERSION, c.DS_KIND, DS, ds["metadata"]["uid"])
+        .headless({c.LABEL_DS_NAME: DS, c.LABEL_DS_ROLE: "decode"})
+        .obj()
+    )
     created = await api.create(SERVICES, legacy)
     lws = (await expect_children(api, ns, {f"{DS}-0-{rev}-prefill": 2, decode: 1}))[decode]
 

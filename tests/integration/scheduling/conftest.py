@@ -7,7 +7,6 @@ to its test's namespace — from meeting the suite's shared, provider-less manag
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 
@@ -15,13 +14,12 @@ import pytest
 from lightkube import AsyncClient
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.setup import RegisteredControllers, register_controllers
+from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.manager import Manager
 from tests.support import clusters, volcano
-from tests.support.manager import in_process_options
+from tests.support.inprocess import running_controllers
 
 
 @pytest.fixture(scope="session")
@@ -52,20 +50,10 @@ async def provider_manager(
     cluster: LocalCluster, provider: str | None, namespace: str
 ) -> AsyncIterator[RegisteredControllers]:
     """The LWS and pod controllers with `provider` (None: no provider), watching only `namespace`."""
-    client = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig)))
-    manager = Manager(client, in_process_options())
-    registered = register_controllers(
-        manager, namespace=namespace, scheduler_provider=provider, enable_disaggregatedset=False
-    )
-    task = asyncio.create_task(manager.run(), name=f"lws-manager-{provider}")
-    try:
-        await asyncio.wait_for(manager.cache.wait_for_sync(), timeout=60)
+    async with running_controllers(
+        cluster, namespace=namespace, scheduler_provider=provider, enable_disaggregatedset=False
+    ) as registered:
         yield registered
-    finally:
-        manager.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, timeout=15)
-        await client.close()
 
 
 @pytest.fixture

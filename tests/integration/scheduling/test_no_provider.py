@@ -9,9 +9,8 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, STATEFULSETS
-from tests.integration.controllers import expect
 from tests.integration.scheduling.conftest import provider_manager
-from tests.support import clusters, kubelet
+from tests.support import clusters, expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import eventually
 

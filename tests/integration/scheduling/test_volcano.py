@@ -18,8 +18,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
 from leaderworkerset.webhooks.leaderworkerset import default_lws
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector
-from tests.integration.controllers import expect
-from tests.support import kubelet, upstream
+from tests.support import expect, kubelet, upstream
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import consistently, eventually
 

@@ -26,6 +26,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 from leaderworkerset.webhooks import certs
+from tests.support.cli import kubectl_argv, run
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.cluster
@@ -62,18 +63,8 @@ class Kubectl:
     kubeconfig: Path
 
     async def __call__(self, *args: str, stdin: str = "") -> Result:
-        process = await asyncio.create_subprocess_exec(
-            str(self.binary),
-            "--kubeconfig",
-            str(self.kubeconfig),
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        out, err = await asyncio.wait_for(process.communicate(stdin.encode()), 60)
-        assert process.returncode is not None
-        return Result(process.returncode, out.decode(), err.decode())
+        result = await asyncio.wait_for(run(kubectl_argv(self.binary, self.kubeconfig, *args), stdin), 60)
+        return Result(result.code, result.out, result.err)
 
     async def apply(self, manifest: Obj, *flags: str) -> Result:
         return await self("apply", *flags, "-f", "-", stdin=yaml.safe_dump(manifest))

@@ -9,24 +9,22 @@ import pytest
 
 from leaderworkerset.controllers.memos import AppliedIntents
 from leaderworkerset.runtime.objects import ObjectKey
+from tests.support.builders import StatefulSetBuilder
 
 KEY = ObjectKey("ns", "lws")
 REPLICAS = "leaderworkerset.sigs.k8s.io/replicas"
 
 
 def body(partition: int = 0) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {
-            "name": "lws",
-            "namespace": "ns",
-            "labels": {"leaderworkerset.sigs.k8s.io/name": "lws"},
-            "annotations": {REPLICAS: "2"},
-            "ownerReferences": [{"kind": "LeaderWorkerSet", "name": "lws", "uid": "lws-uid"}],
-        },
-        "spec": {"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": partition}}},
-    }
+    return (
+        StatefulSetBuilder("lws", "ns")
+        .label("leaderworkerset.sigs.k8s.io/name", "lws")
+        .annotation(REPLICAS, "2")
+        .owner({"kind": "LeaderWorkerSet", "name": "lws", "uid": "lws-uid"})
+        .replicas(2)
+        .partition(partition)
+        .obj()
+    )
 
 
 def live(**meta: Any) -> dict[str, Any]:

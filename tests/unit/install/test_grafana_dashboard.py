@@ -8,12 +8,10 @@ from typing import Any
 
 import pytest
 
-from leaderworkerset.controllers.setup import register_controllers
 from leaderworkerset.runtime.client import ClientOptions, new_client
-from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.webhooks.metrics import new_webhook_metrics
 from tests.support import grafana
-from tests.support.manager import in_process_options
+from tests.support.inprocess import in_process_manager
 
 
 @pytest.fixture
@@ -29,8 +27,7 @@ def manager_registry(tmp_path: Path) -> Any:
             "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
         })
     )  # fmt: skip
-    manager = Manager(new_client(ClientOptions(kubeconfig=str(kubeconfig))), in_process_options())
-    register_controllers(manager)
+    manager, _ = in_process_manager(new_client(ClientOptions(kubeconfig=str(kubeconfig))))
     new_webhook_metrics(manager.registry)
     return manager.registry
 

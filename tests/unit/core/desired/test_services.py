@@ -6,21 +6,12 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.desired.services import replica_service, shared_service
-from tests.support.builders import LWS_UID, cached_lws, leader_pod
+from tests.support.builders import LWS_UID, ServiceBuilder, cached_lws, leader_pod
 
 
 def _service(name: str, selector: dict[str, str], owner: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "labels": {c.LABEL_SET_NAME: "test-sample"},
-            "ownerReferences": [owner],
-        },
-        "spec": {"clusterIP": "None", "selector": selector, "publishNotReadyAddresses": True},
-    }
+    service = ServiceBuilder(name).label(c.LABEL_SET_NAME, "test-sample").owner(owner)
+    return service.headless(selector).publish_not_ready_addresses().obj()
 
 
 LWS_OWNER = {

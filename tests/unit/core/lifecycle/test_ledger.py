@@ -22,7 +22,7 @@ from leaderworkerset.core.lifecycle.ledger import (
     needs_probe_events,
     probe_failed_containers,
 )
-from tests.support.builders import PodBuilder, pod
+from tests.support.builders import NodeBuilder, PodBuilder, pod
 
 Obj = dict[str, Any]
 NODE = "kwok-node-1"
@@ -37,7 +37,7 @@ def _terminated(code: int, reason: str = "Error") -> Obj:
 
 
 def _node(ready: str) -> Obj:
-    return {"metadata": {"name": NODE}, "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+    return NodeBuilder(NODE).condition("Ready", ready).obj()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
 from tests.support.wait import eventually
 
-# The session's in-process controllers (conftest's `lws_controllers` registers them here).
+# The in-process controllers (tests/integration/controllers/conftest.py's `lws_controllers` registers them).
 RUNNING: list[RegisteredControllers] = []
 # (verb, resource, namespace, name) of every apply and create those controllers sent (conftest).
 WRITES: list[tuple[str, str, str, str]] = []

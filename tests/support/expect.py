@@ -1,4 +1,6 @@
-"""`expect_*` helpers: each states one invariant of upstream's validators and waits until it holds."""
+"""`expect_*` helpers, shared by the integration and e2e tests: each states one invariant (most of
+them upstream's validators) and waits until it holds. One name, one meaning: where two checks look
+alike (the Available condition alone, or every group available), their names say which."""
 
 from __future__ import annotations
 
@@ -13,13 +15,16 @@ from leaderworkerset.runtime.resources import (
     PODS,
     SERVICES,
     STATEFULSETS,
+    ResourceRef,
 )
-from tests.integration.controllers import processed
+from tests.support import processed
+from tests.support.builders import NAME
 from tests.support.kubelet import current_revision_key
-from tests.support.wait import consistently, eventually
+from tests.support.lwsapi import leader_statefulset_revision_key, lws_revisions, pods_by_name
+from tests.support.objects import LEADER, is_ready, labels, ordinals, uid
+from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
 Obj = dict[str, Any]
-NAME = "test-sample"
 
 
 def _check(condition: bool, message: str) -> None:
@@ -154,7 +159,9 @@ async def expect_condition(
     await eventually(check)
 
 
-async def expect_available(api: KubeClient, ns: str) -> None:
+async def expect_available_condition(api: KubeClient, ns: str) -> None:
+    """The Available condition with upstream's all-groups-ready message (not the status counts:
+    `expect_groups_available` checks those too)."""
     await expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_TRUE, c.MESSAGE_ALL_GROUPS_READY)
 
 
@@ -207,6 +214,8 @@ def _lws_revision(revision: Obj) -> bool:
 
 
 async def expect_revisions(api: KubeClient, ns: str, count: int, name: str = NAME) -> list[Obj]:
+    """`count` revisions of the LWS: controlled by it or orphaned (compare `expect_lws_owned_revisions`)."""
+
     async def check() -> list[Obj]:
         listed = await api.list(CONTROLLER_REVISIONS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
         revisions = [r for r in listed if _lws_revision(r)]
@@ -254,3 +263,103 @@ async def expect_pod_not_deleting(api: KubeClient, ns: str, pod: str) -> None:
         return obj["metadata"].get("deletionTimestamp") is None
 
     await consistently(alive)
+
+
+async def expect_groups_available(api: KubeClient, ns: str, replicas: int, name: str = NAME) -> None:
+    """Available with upstream's message, every group ready and updated, status counts agree."""
+    await expect_condition(api, ns, c.CONDITION_AVAILABLE, c.CONDITION_TRUE, c.MESSAGE_ALL_GROUPS_READY, name)
+    await expect_status_replicas(api, ns, ready=replicas, updated=replicas, name=name)
+
+    async def counts() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, name)
+        status = lws["status"]
+        assert status.get("replicas") == replicas, f"status.replicas {status.get('replicas')} != {replicas}"
+        conditions = {cond["type"]: cond["status"] for cond in status["conditions"]}
+        assert conditions.get(c.CONDITION_PROGRESSING) != c.CONDITION_TRUE, f"still progressing: {conditions}"
+        assert conditions.get(c.CONDITION_UPDATE_IN_PROGRESS) != c.CONDITION_TRUE, f"updating: {conditions}"
+        return True
+
+    await eventually(counts)
+
+
+async def expect_valid_pods(api: KubeClient, ns: str, replicas: int, size: int, name: str = NAME) -> None:
+    """upstream's ExpectValidPods and more: every group complete, Ready, on the current revision,
+    labelled and annotated by the webhook, with the LWS_* variables first in every container."""
+
+    async def check() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, name)
+        key = await leader_statefulset_revision_key(api, ns, name)
+        unique = (lws["spec"].get("networkConfig") or {}).get(
+            "subdomainPolicy"
+        ) == c.SUBDOMAIN_UNIQUE_PER_REPLICA
+        pods = await pods_by_name(api, ns, name)
+        want = {f"{name}-{g}" if w == 0 else f"{name}-{g}-{w}" for g in range(replicas) for w in range(size)}
+        assert set(pods) == want, f"pods {sorted(pods)} != {sorted(want)}"
+        for pod_name, pod in pods.items():
+            group, worker = ordinals(pod_name, name)
+            assert is_ready(pod), f"{pod_name} not ready"
+            assert labels(pod).get(c.LABEL_SET_NAME) == name
+            assert labels(pod).get(c.LABEL_GROUP_INDEX) == str(group), f"{pod_name} group index"
+            assert labels(pod).get(c.LABEL_WORKER_INDEX) == str(worker), f"{pod_name} worker index"
+            assert labels(pod).get(c.LABEL_TEMPLATE_REVISION_HASH) == key, f"{pod_name} not on revision {key}"
+            assert labels(pod).get(c.LABEL_GROUP_KEY), f"{pod_name} has no group key"
+            annotations = pod["metadata"].get("annotations") or {}
+            assert annotations.get(c.ANNOTATION_SIZE) == str(size), f"{pod_name} size annotation"
+            if worker:
+                assert annotations.get(c.ANNOTATION_LEADER_NAME) == f"{name}-{group}", (
+                    f"{pod_name} leader-name"
+                )
+            subdomain = f"{name}-{group}" if unique else name
+            want_env = [
+                {"name": c.ENV_LWS_LEADER_ADDRESS, "value": f"{name}-{group}.{subdomain}.{ns}"},
+                {"name": c.ENV_LWS_GROUP_SIZE, "value": str(size)},
+                {"name": c.ENV_LWS_WORKER_INDEX, "value": str(worker)},
+            ]
+            for container in pod["spec"]["containers"]:
+                env = container.get("env") or []
+                assert env[:3] == want_env, f"{pod_name}/{container['name']} env {env}"
+        return True
+
+    await eventually(check, timeout=LONG_TIMEOUT)
+
+
+async def expect_deployed(api: KubeClient, ns: str, replicas: int, size: int, name: str = NAME) -> None:
+    await expect_groups_available(api, ns, replicas, name)
+    await expect_valid_leader_statefulset(api, ns, replicas, name)
+    await expect_valid_worker_statefulsets(api, ns, name=name)
+    await expect_valid_pods(api, ns, replicas, size, name)
+
+
+async def expect_gone(api: KubeClient, ns: str, ref: ResourceRef) -> None:
+    async def none_left() -> bool:
+        left = [obj["metadata"]["name"] for obj in await api.list(ref, ns)]
+        assert not left, f"{ref.kind}s left: {left}"
+        return True
+
+    await eventually(none_left, timeout=LONG_TIMEOUT)
+
+
+async def expect_lws_owned_revisions(api: KubeClient, ns: str, count: int, name: str = NAME) -> None:
+    """`count` revisions with a LeaderWorkerSet ownerReference (`lwsapi.lws_revisions`): on a full
+    cluster the StatefulSet controller keeps revisions with our labels beside them."""
+
+    async def check() -> bool:
+        keys = [labels(r).get(c.LABEL_TEMPLATE_REVISION_HASH) for r in await lws_revisions(api, ns, name)]
+        assert len(keys) == count, f"{len(keys)} revisions {keys}, want {count}"
+        return True
+
+    await eventually(check)
+
+
+async def expect_first_group_back(api: KubeClient, ns: str, old_leader_uid: str, size: int) -> str:
+    """Group 0 runs again with a new leader, every pod Ready; returns the new leader's UID."""
+
+    async def back() -> str:
+        pods = await pods_by_name(api, ns)
+        group = {n: p for n, p in pods.items() if n == LEADER or n.startswith(f"{LEADER}-")}
+        assert len(group) == size, sorted(group)
+        assert uid(group[LEADER]) != old_leader_uid, "leader not recreated yet"
+        assert all(is_ready(p) for p in group.values()), "group not ready yet"
+        return uid(group[LEADER])
+
+    return await eventually(back, timeout=LONG_TIMEOUT)
