@@ -83,6 +83,20 @@ class Plan:
         return self.steps[-1].eta_seconds if self.steps else 0.0
 
 
+def _empty_plan(kind: str, live: Obj, free: Mapping[str, int] | None, time_to_ready: float | None) -> Plan:
+    """The plan of an object before any step is known: "no change"."""
+    meta = metadata(live)
+    return Plan(
+        kind=kind,
+        namespace=str(meta.get("namespace", "")),
+        name=str(meta.get("name", "")),
+        change="no change",
+        summary="",
+        free_accelerators=free,
+        time_to_ready_seconds=time_to_ready,
+    )
+
+
 def _pct(ready: int, target: int) -> int:
     return 100 if target <= 0 else (100 * ready) // target
 
@@ -196,16 +210,7 @@ def plan_leaderworkerset(
     controller reads them; without them every live group is taken as ready on the live revision.
     """
     proposed = with_spec(live, new)
-    meta = metadata(live)
-    base = Plan(
-        kind=c.LWS_KIND,
-        namespace=str(meta.get("namespace", "")),
-        name=str(meta.get("name", "")),
-        change="no change",
-        summary="",
-        free_accelerators=free,
-        time_to_ready_seconds=time_to_ready,
-    )
+    base = _empty_plan(c.LWS_KIND, live, free, time_to_ready)
     if (proposed.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
         return replace(
             base,
@@ -318,16 +323,7 @@ def plan_disaggregatedset(
 ) -> Plan:
     """The plan for `new` over `live`, for one slice (`children`: that slice's child LWS views;
     every slice rolls the same way at once, so accelerators are multiplied by `slices`)."""
-    meta = metadata(live)
-    base = Plan(
-        kind=c.DS_KIND,
-        namespace=str(meta.get("namespace", "")),
-        name=str(meta.get("name", "")),
-        change="no change",
-        summary="",
-        free_accelerators=free,
-        time_to_ready_seconds=time_to_ready,
-    )
+    base = _empty_plan(c.DS_KIND, live, free, time_to_ready)
     live_roles, new_roles = _role_specs(live), _role_specs(new)
     current = disaggregated_revision(list(live_roles.values()))
     target = disaggregated_revision(list(new_roles.values()))
