@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.groups.naming import leader_pod_name
 from leaderworkerset.core.groups.state import group_states, is_leader_pod
 from leaderworkerset.core.objects import Obj, labels_of, lws_size, name_of, revision_key_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group
@@ -125,7 +126,7 @@ def decide_rollout_round(inputs: RolloutInputs, now: datetime) -> RolloutRound:
 
 def _diagnose(inputs: RolloutInputs, ordinal: int) -> Diagnosis | None:
     """Why the first group the rollout waits on is not ready (the stall's reason and message)."""
-    name = f"{name_of(inputs.lws)}-{ordinal}"
+    name = leader_pod_name(name_of(inputs.lws), ordinal)
     return diagnose_group(
         lws=inputs.lws,
         leader=next((p for p in inputs.pods if is_leader_pod(p) and name_of(p) == name), None),
