@@ -60,7 +60,7 @@ def set_image(*roles: int, image: str = NEW_IMAGE) -> Any:
     return change
 
 
-async def expect_available(
+async def expect_ds_available(
     api: KubeClient, ns: str, want: dict[str, int], name: str = DS, slices: int = 1
 ) -> Obj:
     """Available with upstream's reason, and every role's totals equal desired x slices."""
@@ -157,7 +157,7 @@ def three_roles(ns: str) -> DisaggregatedSetBuilder:
 
 async def test_two_roles_become_available_and_scale(api: KubeClient, ns: str) -> None:
     ds = await create(api, DisaggregatedSetBuilder(ns).role("prefill", 2, size=2).role("decode", 1).obj())
-    await expect_available(api, ns, {"prefill": 2, "decode": 1})
+    await expect_ds_available(api, ns, {"prefill": 2, "decode": 1})
     rev = revision_of(ds)
     for role in ("prefill", "decode"):
         assert await api.get_or_none(SERVICES, ns, f"{DS}-0-{rev}-{role}-prv") is not None
@@ -173,7 +173,7 @@ async def test_two_roles_become_available_and_scale(api: KubeClient, ns: str) ->
         assert env[c.ENV_DISAGGREGATEDSET_REVISION] == rev
         assert env[c.ENV_LWS_WORKER_INDEX] == labels[c.LABEL_WORKER_INDEX]  # the LWS variables too
     await update_spec(api, ns, lambda spec: spec["roles"][1]["spec"].update(replicas=3))
-    await expect_available(api, ns, {"prefill": 2, "decode": 3})
+    await expect_ds_available(api, ns, {"prefill": 2, "decode": 3})
     assert set(await live_children(api, ns)) == {f"{DS}-0-{rev}-prefill", f"{DS}-0-{rev}-decode"}
 
 
@@ -190,7 +190,7 @@ async def test_rolling_update_holds_every_roles_capacity_floor(
 ) -> None:
     want = {"prefill": 3, "decode": 2, "encode": 1}
     ds = await create(api, three_roles(ns).obj())
-    await expect_available(api, ns, want)
+    await expect_ds_available(api, ns, want)
     old = revision_of(ds)
     # Default budget (maxSurge 1, maxUnavailable 0): the floor is the full count, one surge group.
     guard = CapacityGuard(floors=dict(want), ceilings={role: n + 1 for role, n in want.items()})
@@ -207,7 +207,7 @@ async def test_rolling_update_holds_every_roles_capacity_floor(
         await expect_ds_event(
             api, ns, c.EVENT_ROLLING_UPDATE_COMPLETED, f"Completed rolling update to revision {new}"
         )
-        await expect_available(api, ns, want)
+        await expect_ds_available(api, ns, want)
 
         async def only_new() -> bool:
             revisions = {
@@ -234,10 +234,10 @@ async def test_rolling_update_holds_every_roles_capacity_floor(
 
 async def test_slices_are_copies_and_scale_down_removes_one(api: KubeClient, ns: str) -> None:
     ds = await create(api, DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", 1).slices(2).obj())
-    await expect_available(api, ns, {"prefill": 1, "decode": 1}, slices=2)
+    await expect_ds_available(api, ns, {"prefill": 1, "decode": 1}, slices=2)
     rev = revision_of(ds)
     await update_spec(api, ns, lambda spec: spec.update(slices=1))
-    await expect_available(api, ns, {"prefill": 1, "decode": 1}, slices=1)
+    await expect_ds_available(api, ns, {"prefill": 1, "decode": 1}, slices=1)
 
     async def slice_one_gone() -> bool:
         names = set((await live_children(api, ns)).keys())
@@ -252,9 +252,9 @@ async def test_external_role_is_scaled_with_kubectl_and_an_hpa_like_scale_write(
 ) -> None:
     body = DisaggregatedSetBuilder(ns).role("prefill", 2).role("decode", None).external("decode").obj()
     await create(api, body)
-    await expect_available(api, ns, {"prefill": 2, "decode": 1})  # a fresh External role seeds 1
+    await expect_ds_available(api, ns, {"prefill": 2, "decode": 1})  # a fresh External role seeds 1
     await kubectl(full_cluster, "-n", ns, "scale", f"dsrs/{DS}-decode", "--replicas=3")
-    await expect_available(api, ns, {"prefill": 2, "decode": 3})
+    await expect_ds_available(api, ns, {"prefill": 2, "decode": 3})
 
     async def scaler_observes() -> bool:
         scale = await api.get(DS_ROLE_SCALERS, ns, f"{DS}-decode/scale")
@@ -264,12 +264,12 @@ async def test_external_role_is_scaled_with_kubectl_and_an_hpa_like_scale_write(
     await eventually(scaler_observes)
     # What an HPA does: write spec.replicas through the /scale subresource.
     await api.merge_patch(DS_ROLE_SCALERS, ns, f"{DS}-decode", {"spec": {"replicas": 1}}, subresource="scale")
-    await expect_available(api, ns, {"prefill": 2, "decode": 1})
+    await expect_ds_available(api, ns, {"prefill": 2, "decode": 1})
 
 
 async def test_deleting_the_set_removes_its_children(api: KubeClient, ns: str) -> None:
     await create(api, DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", 1).obj())
-    await expect_available(api, ns, {"prefill": 1, "decode": 1})
+    await expect_ds_available(api, ns, {"prefill": 1, "decode": 1})
     await api.delete(DISAGGREGATEDSETS, ns, DS, propagation="Foreground")
 
     async def all_gone() -> bool:
@@ -291,7 +291,7 @@ async def test_exclusive_slice_placement_gives_each_slice_its_own_zone(api: Kube
         .obj()
     )
     await create(api, body)
-    await expect_available(api, ns, {"prefill": 2, "decode": 1}, slices=2)
+    await expect_ds_available(api, ns, {"prefill": 2, "decode": 1}, slices=2)
     zone_of = {n["metadata"]["name"]: n["metadata"]["labels"][TOPOLOGY_ZONE] for n in await api.list(NODES)}
     pods = await api.list(PODS, ns, label_selector=c.LABEL_DS_NAME)
     zones: dict[str, set[str]] = defaultdict(set)
@@ -321,5 +321,5 @@ async def test_upstream_sample_reaches_available(api: KubeClient, ns: str, sampl
     name = ds["metadata"]["name"]
     await create(api, ds)
     want = {role["name"]: role["spec"].get("replicas", 1) for role in ds["spec"]["roles"]}
-    await expect_available(api, ns, want, name=name, slices=ds["spec"].get("slices", 1))
+    await expect_ds_available(api, ns, want, name=name, slices=ds["spec"].get("slices", 1))
     await expect_ds_condition(api, ns, c.CONDITION_AVAILABLE, c.REASON_ALL_ROLES_READY, ds=name)
