@@ -16,8 +16,9 @@ class PodMutationError(ValueError):
     """The pod lacks what the webhook needs; the message is the admission denial text."""
 
 
-# Read-only accessors come from core.groups.state (kept under the names this module's callers use);
-# `metadata`, `labels` and `spec` below are for writing: they create the dict when it is missing.
+# Read-only accessors come from core.objects and core.groups.state (kept under the names this
+# module's callers use); `metadata`, `labels` and `spec` below are for writing: they create the
+# dict when it is missing.
 annotations = annotations_of
 pod_name = name_of
 is_leader = is_leader_pod  # leaders carry worker-index "0" from their template
