@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from leaderworkerset.devcluster import build, named
+from leaderworkerset.devcluster import build, named, versions
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
 
 app = typer.Typer(
@@ -15,6 +15,14 @@ app = typer.Typer(
 )
 
 NameOpt = Annotated[str, typer.Option("--name", help="Cluster name (several can run side by side).")]
+VersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kubernetes-version",
+        help=f"{', '.join(v.removeprefix('v') for v in versions.SUPPORTED_KUBERNETES_VERSIONS)} or their "
+        f"minor (1.34 ...); default ${versions.KUBERNETES_VERSION_ENV}, else the newest. Each is built once.",
+    ),
+]
 
 
 @app.command("up")
@@ -37,15 +45,29 @@ def up(
             "scheduling: GenericWorkload on apiserver, controller-manager and scheduler."
         ),
     ] = False,
+    kubernetes_version: VersionOpt = None,
+    feature_gates: Annotated[
+        str,
+        typer.Option(
+            help="Kubernetes feature gates for kube-apiserver, kube-controller-manager and kube-scheduler, "
+            "e.g. MaxUnavailableStatefulSet=true."
+        ),
+    ] = "",
 ) -> None:
     """Start a local cluster and print the path of its kubeconfig."""
     if shape not in ("apiserver", "full"):
         raise typer.BadParameter("must be 'apiserver' or 'full'", param_hint="--shape")
+    version = _resolved(kubernetes_version)
     options = ClusterOptions(
-        shape="full" if shape == "full" else "apiserver", nodes=nodes, pod_ready_delay_ms=pod_ready_delay_ms
+        shape="full" if shape == "full" else "apiserver",
+        nodes=nodes,
+        pod_ready_delay_ms=pod_ready_delay_ms,
+        feature_gates=feature_gates,
     )
     try:
-        cluster = named.up(name, options.with_workload_api() if workload_api else options)
+        if workload_api:
+            options = options.with_workload_api(version)
+        cluster = named.up(name, options, version)
     except (ClusterError, build.BuildError, RuntimeError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err
@@ -53,7 +75,8 @@ def up(
         Path(kubeconfig_out).write_bytes(cluster.kubeconfig.read_bytes())
     typer.echo(str(cluster.kubeconfig))
     typer.echo(
-        f'# cluster {name!r} ({shape}) is up; try:\n#   kubectl --kubeconfig "$(lws cluster kubeconfig'
+        f"# cluster {name!r} ({shape}, Kubernetes {version}) is up; try:\n"
+        '#   kubectl --kubeconfig "$(lws cluster kubeconfig'
         f'{"" if name == named.DEFAULT_NAME else " --name " + name})" get nodes\n'
         f"# stop it with: lws cluster down{'' if name == named.DEFAULT_NAME else ' --name ' + name}",
         err=True,
@@ -80,10 +103,18 @@ def kubeconfig(name: NameOpt = named.DEFAULT_NAME) -> None:
 
 
 @app.command("bin-dir")
-def bin_dir() -> None:
+def bin_dir(kubernetes_version: VersionOpt = None) -> None:
     """Print the directory of the built binaries, building them first if needed."""
+    version = _resolved(kubernetes_version)
     try:
-        typer.echo(str(build.ensure_binaries()))
+        typer.echo(str(build.ensure_binaries(version)))
     except build.BuildError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err
+
+
+def _resolved(kubernetes_version: str | None) -> str:
+    try:
+        return versions.resolve_kubernetes_version(kubernetes_version)
+    except versions.UnsupportedVersionError as err:
+        raise typer.BadParameter(str(err), param_hint="--kubernetes-version") from err

@@ -49,24 +49,28 @@ def go_version() -> str:
     return out.stdout.strip()
 
 
-def bin_dir_for(go: str | None = None) -> Path:
-    return versions.cache_root() / "bin" / versions.build_key(go or go_version())
+def bin_dir_for(go: str | None = None, kube_version: str | None = None) -> Path:
+    """The output directory for `kube_version` (see versions.resolve_kubernetes_version)."""
+    kube = versions.resolve_kubernetes_version(kube_version)
+    return versions.cache_root() / "bin" / versions.build_key(go or go_version(), kube)
 
 
 def is_complete(path: Path) -> bool:
     return (path / COMPLETE_MARKER).is_file() and all((path / b).is_file() for b in versions.ALL_BINARIES)
 
 
-def ensure_binaries() -> Path:
-    """Return the directory holding every binary, building what is missing."""
-    out = bin_dir_for()
+def ensure_binaries(kube_version: str | None = None) -> Path:
+    """Return the directory holding every binary of `kube_version` (default: LWS_KUBERNETES_VERSION,
+    else the newest supported), building what is missing."""
+    kube = versions.resolve_kubernetes_version(kube_version)
+    out = bin_dir_for(kube_version=kube)
     if is_complete(out):
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(versions.cache_root() / "build.lock")):
         if is_complete(out):  # another process finished while we waited
             return out
-        _build_into(out)
+        _build_into(out, kube)
     return out
 
 
@@ -78,14 +82,14 @@ def _go_env() -> dict[str, str]:
     return env
 
 
-def _kube_ldflags() -> str:
+def _kube_ldflags(kube: str) -> str:
     # Stamp the version like Kubernetes' own release build does; otherwise the
     # binaries report v0.0.0-master and version-sniffing clients misbehave.
-    minor = versions.KUBERNETES_VERSION.split(".")[1]
+    minor = kube.split(".")[1]
     flags = ["-s", "-w"]
     for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
         flags += [
-            f"-X {pkg}.gitVersion={versions.KUBERNETES_VERSION}",
+            f"-X {pkg}.gitVersion={kube}",
             f"-X {pkg}.gitMajor=1",
             f"-X {pkg}.gitMinor={minor}",
             f"-X {pkg}.gitCommit=0000000000000000000000000000000000000000",
@@ -127,7 +131,7 @@ def publish(tmp: Path, out: Path, marker: str) -> None:
     tmp.rename(out)
 
 
-def _build_into(out: Path) -> None:
+def _build_into(out: Path, kube: str) -> None:
     started = time.monotonic()
     env = _go_env()
     log = out.parent / (out.name + ".build.log")
@@ -137,18 +141,19 @@ def _build_into(out: Path) -> None:
             mods = _copy_wrappers(Path(work_str))
             kube_pkgs = [f"k8s.io/kubernetes/cmd/{b}" for b in versions.KUBE_BINARIES]
             run_step(
-                f"Building Kubernetes {versions.KUBERNETES_VERSION} ({', '.join(versions.KUBE_BINARIES)})",
+                f"Building Kubernetes {kube} ({', '.join(versions.KUBE_BINARIES)})",
                 [
                     "go",
                     "build",
                     "-trimpath",
                     "-tags=notest,grpcnotrace",
-                    f"-ldflags={_kube_ldflags()}",
+                    f"-ldflags={_kube_ldflags(kube)}",
                     "-o",
                     str(tmp_out) + "/",
                     *kube_pkgs,
                 ],
-                cwd=mods / "k8s",
+                # One wrapper per minor (hack/gen-k8s-wrapper.sh writes them).
+                cwd=mods / "k8s" / versions.minor_of(kube),
                 env=env,
                 log=log,
                 started=started,
@@ -186,8 +191,8 @@ def _build_into(out: Path) -> None:
                 started=started,
             )
             _copy_kwok_stages(mods / "kwok", tmp_out, env)
-        _self_check(tmp_out)
-        publish(tmp_out, out, versions.build_key(go_version()) + "\n")
+        _self_check(tmp_out, kube)
+        publish(tmp_out, out, versions.build_key(go_version(), kube) + "\n")
 
 
 def _copy_kwok_stages(kwok_mod: Path, dest: Path, env: dict[str, str]) -> None:
@@ -206,11 +211,11 @@ def _copy_kwok_stages(kwok_mod: Path, dest: Path, env: dict[str, str]) -> None:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def _self_check(bindir: Path) -> None:
+def _self_check(bindir: Path, kube: str) -> None:
     expectations = {
-        "kube-apiserver": f"Kubernetes {versions.KUBERNETES_VERSION}",
-        "kube-controller-manager": f"Kubernetes {versions.KUBERNETES_VERSION}",
-        "kube-scheduler": f"Kubernetes {versions.KUBERNETES_VERSION}",
+        "kube-apiserver": f"Kubernetes {kube}",
+        "kube-controller-manager": f"Kubernetes {kube}",
+        "kube-scheduler": f"Kubernetes {kube}",
         "etcd": f"etcd Version: {versions.ETCD_VERSION.removeprefix('v')}",
     }
     for binary, expected in expectations.items():
@@ -220,5 +225,5 @@ def _self_check(bindir: Path) -> None:
     kubectl = subprocess.run(
         [str(bindir / "kubectl"), "version", "--client"], capture_output=True, text=True, check=False
     )
-    if versions.KUBERNETES_VERSION not in kubectl.stdout:
+    if kube not in kubectl.stdout:
         raise BuildError(f"kubectl version --client printed {kubectl.stdout.strip()!r}")

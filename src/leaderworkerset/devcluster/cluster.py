@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 
 import yaml
 
-from leaderworkerset.devcluster import components, kube
+from leaderworkerset.devcluster import components, kube, versions
 from leaderworkerset.devcluster import pki as pki_mod
 from leaderworkerset.devcluster.nodes import NodeSpec, default_nodes
 from leaderworkerset.devcluster.processes import is_ours, spawn, terminate, wait_for
@@ -53,6 +53,7 @@ class ClusterError(RuntimeError):
 # gang scheduling are off by default in 1.37: one gate on every component, plus the API group version.
 WORKLOAD_API_FEATURE_GATES: Final = "GenericWorkload=true"
 WORKLOAD_API_RUNTIME_CONFIG: Final = "scheduling.k8s.io/v1beta1=true"
+WORKLOAD_API_MINIMUM: Final = "v1.37"
 
 
 @dataclass
@@ -71,8 +72,18 @@ class ClusterOptions:
     # For holders that stop the cluster only through LocalCluster.stop(), such as the test suite.
     supervise: bool = False
 
-    def with_workload_api(self) -> ClusterOptions:
-        """These options plus the Workload API gates and runtime-config (kept if already given)."""
+    def with_workload_api(self, kube_version: str | None = None) -> ClusterOptions:
+        """These options plus the Workload API gates and runtime-config (kept if already given).
+
+        Refused below 1.37: the API moved every release (1.35 v1alpha1, 1.36 v1alpha2 with a separate
+        PodGroup) and LeaderWorkerSet v1, like upstream's, speaks only the 1.37 v1beta1 shape."""
+        version = versions.resolve_kubernetes_version(kube_version)
+        if not versions.at_least(version, WORKLOAD_API_MINIMUM):
+            raise ClusterError(
+                "the Workload API that LeaderWorkerSet uses (scheduling.k8s.io/v1beta1, gate "
+                f"GenericWorkload) needs Kubernetes {WORKLOAD_API_MINIMUM.removeprefix('v')} or newer; "
+                f"this cluster is {version}"
+            )
         gates = ",".join(g for g in (self.feature_gates, WORKLOAD_API_FEATURE_GATES) if g)
         runtime = ",".join(r for r in (self.runtime_config, WORKLOAD_API_RUNTIME_CONFIG) if r)
         return replace(self, feature_gates=gates, runtime_config=runtime)
@@ -146,6 +157,11 @@ class LocalCluster:
     def kubectl(self) -> Path:
         return self.bindir / "kubectl"
 
+    @property
+    def kubernetes_version(self) -> str:
+        """The version of the binaries this cluster runs (from their build key)."""
+        return versions.kubernetes_version_of(self.bindir)
+
     # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> LocalCluster:
         self.start()
@@ -179,12 +195,18 @@ class LocalCluster:
             raise ClusterError(f"local cluster {self.state.name!r} did not start: {err}\n{report}") from err
 
     def stop(self) -> None:
-        self._stopping.set()
-        if self._supervisor is not None:
-            self._supervisor.join(timeout=10)
-            self._supervisor = None
+        self._stop_supervisor()
         stop_state(self.state)
         self._procs.clear()
+
+    def _stop_supervisor(self) -> bool:
+        """Stop the supervisor thread; whether one was running."""
+        self._stopping.set()
+        if self._supervisor is None:
+            return False
+        self._supervisor.join(timeout=10)
+        self._supervisor = None
+        return True
 
     def _supervise(self) -> None:
         """Restart kube-controller-manager and kube-scheduler when they exit, as a kubelet restarts
@@ -224,6 +246,32 @@ class LocalCluster:
         if proc is not None:
             proc.wait(timeout=30)
         self._start_apiserver()
+
+    def upgrade_control_plane(self, bindir: Path) -> None:
+        """Replace kube-apiserver, kube-controller-manager and kube-scheduler by the binaries in
+        `bindir` (another Kubernetes version), one at a time in the order a real upgrade takes (API
+        server first; version skew allows controllers one minor behind); etcd, its data, kwok and
+        every client stay. Returns once the new API server answers /readyz."""
+        order = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+        starters = {
+            "kube-apiserver": self._start_apiserver,
+            "kube-controller-manager": self._start_controller_manager,
+            "kube-scheduler": self._start_scheduler,
+        }
+        supervised = self._stop_supervisor()  # it would restart the components being replaced
+        self.state.bindir = str(bindir)
+        for component in order:
+            pid = self.state.pids.get(component)
+            if pid is None:
+                continue  # the apiserver shape runs no controllers
+            proc = self._procs.pop(component, None)
+            if is_ours(pid, self.state.workdir):
+                terminate(pid)
+            if proc is not None:
+                proc.wait(timeout=30)
+            starters[component]()
+        if supervised:
+            self._supervise()
 
     def compact_etcd(self) -> int:
         """Compact etcd's history up to its current revision (returned): a watch or list from any
@@ -313,7 +361,9 @@ class LocalCluster:
 
     def _start_kwok(self) -> None:
         stages = self.workdir / "kwok-stages.yaml"
-        stages.write_text(kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms))
+        stages.write_text(
+            components.kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms)
+        )
         self._spawn("kwok", components.kwok_argv(self.bindir, self.kubeconfig, stages))
 
     def _start_reaper(self) -> None:
@@ -438,25 +488,3 @@ def _healthz_insecure(port: int) -> bool:
     ctx.verify_mode = ssl.CERT_NONE
     with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=2) as resp:
         return bool(resp.read() == b"ok")
-
-
-def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int) -> str:
-    """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay.
-
-    kwok drops all default stages as soon as one is configured, so the set is
-    listed here — without "pod-delete", whose by-name delete can hit a same-name
-    replacement pod; the pod reaper confirms deletions by UID instead.
-    """
-    files = [
-        "node/fast/node-initialize.yaml",
-        "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
-        "pod/fast/pod-ready.yaml",
-        "pod/fast/pod-complete.yaml",
-    ]
-    docs = []
-    for rel in files:
-        stage = yaml.safe_load((stage_dir / rel).read_text())
-        if stage["metadata"]["name"] == "pod-ready" and pod_ready_delay_ms > 0:
-            stage["spec"]["delay"] = {"durationMilliseconds": pod_ready_delay_ms}
-        docs.append(stage)
-    return yaml.safe_dump_all(docs, sort_keys=False)

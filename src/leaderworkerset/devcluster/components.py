@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from leaderworkerset.devcluster import pki as pki_mod
 
 SERVICE_CIDR = "10.0.0.0/16"
@@ -145,3 +147,25 @@ def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path) -> list[str]:
         f"--cidr={POD_CIDR}",
         "--node-lease-duration-seconds=40",
     ]
+
+
+def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int) -> str:
+    """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay.
+
+    kwok drops all default stages as soon as one is configured, so the set is
+    listed here — without "pod-delete", whose by-name delete can hit a same-name
+    replacement pod; the pod reaper confirms deletions by UID instead.
+    """
+    files = [
+        "node/fast/node-initialize.yaml",
+        "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+        "pod/fast/pod-ready.yaml",
+        "pod/fast/pod-complete.yaml",
+    ]
+    docs = []
+    for rel in files:
+        stage = yaml.safe_load((stage_dir / rel).read_text())
+        if stage["metadata"]["name"] == "pod-ready" and pod_ready_delay_ms > 0:
+            stage["spec"]["delay"] = {"durationMilliseconds": pod_ready_delay_ms}
+        docs.append(stage)
+    return yaml.safe_dump_all(docs, sort_keys=False)

@@ -40,12 +40,13 @@ def is_running(name: str) -> bool:
     return bool(state.pids) and all(is_ours(pid, state.workdir) for pid in state.pids.values())
 
 
-def up(name: str, options: ClusterOptions) -> LocalCluster:
-    """Start cluster ``name``, replacing a stopped or half-dead one of the same name."""
+def up(name: str, options: ClusterOptions, kubernetes_version: str | None = None) -> LocalCluster:
+    """Start cluster ``name`` (at `kubernetes_version`, default LWS_KUBERNETES_VERSION or the newest),
+    replacing a stopped or half-dead one of the same name."""
     if is_running(name):
         raise RuntimeError(f"cluster {name!r} is already running; `lws cluster down --name {name}` first")
+    bindir = build.ensure_binaries(kubernetes_version)  # refuses an unsupported version first
     down(name)
-    bindir = build.ensure_binaries()
     cluster = LocalCluster(name, workdir(name), bindir, options)
     cluster.start()
     return cluster

@@ -1,0 +1,63 @@
+"""The supported Kubernetes window of the local control plane: how a version is named and keyed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from leaderworkerset.devcluster import versions
+
+WINDOW = ("v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2")
+
+
+def test_the_window_is_upstreams_and_the_default_is_its_newest() -> None:
+    assert versions.SUPPORTED_KUBERNETES_VERSIONS == WINDOW
+    assert versions.KUBERNETES_VERSION == "v1.37.2"
+
+
+@pytest.mark.parametrize("spelling", ["1.36", "v1.36", "1.36.3", "v1.36.3", " 1.36 "])
+def test_a_minor_or_a_full_version_names_the_built_patch(spelling: str) -> None:
+    assert versions.resolve_kubernetes_version(spelling) == "v1.36.3"
+
+
+def test_the_environment_chooses_when_no_version_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(versions.KUBERNETES_VERSION_ENV, "1.34")
+    assert versions.resolve_kubernetes_version() == "v1.34.4"
+    monkeypatch.delenv(versions.KUBERNETES_VERSION_ENV)
+    assert versions.resolve_kubernetes_version() == "v1.37.2"
+
+
+@pytest.mark.parametrize("spelling", ["1.33", "1.36.1", "1.38", "latest"])
+def test_a_version_outside_the_window_is_refused_with_the_window(spelling: str) -> None:
+    with pytest.raises(versions.UnsupportedVersionError, match=r"choose one of 1\.34, 1\.35, 1\.36, 1\.37"):
+        versions.resolve_kubernetes_version(spelling)
+
+
+def test_every_version_has_its_own_cache_key_that_names_it() -> None:
+    keys = {versions.build_key("go1.26.8", v) for v in WINDOW}
+    assert len(keys) == len(WINDOW)
+    for version in WINDOW:
+        key = versions.build_key("go1.26.8", version)
+        assert versions.kubernetes_version_of(Path("/cache/bin") / key) == version
+
+
+def test_every_version_has_its_wrapper_module() -> None:
+    gomod = Path(versions.__file__).parent / "gomod" / "k8s"
+    for version in WINDOW:
+        go_mod = (gomod / versions.minor_of(version) / "go.mod").read_text()
+        assert f"k8s.io/kubernetes {version}" in go_mod
+        assert f"k8s.io/api => k8s.io/api v0.{version.removeprefix('v1.')}" in go_mod
+
+
+@pytest.mark.parametrize(
+    ("version", "minimum", "expected"),
+    [
+        ("v1.37.2", "v1.37", True),
+        ("v1.36.3", "v1.37", False),
+        ("v1.35.4", "v1.35.4", True),
+        ("v1.35.3", "v1.35.4", False),
+    ],
+)
+def test_at_least_compares_numerically(version: str, minimum: str, expected: bool) -> None:
+    assert versions.at_least(version, minimum) is expected
