@@ -120,6 +120,11 @@ class KubeClient:
             raise
         return any(r.get("name") == plural for r in listing.get("resources") or [])
 
+    async def server_version(self) -> str:
+        """The API server's version (gitVersion of /version, e.g. v1.36.3)."""
+        info = await self.request("GET", "/version")
+        return str(info.get("gitVersion", "unknown"))
+
     # ----- reads (for the rare non-cached read, e.g. a live re-read after a conflict) -------------
     async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> MutableObj:
         return await self.request("GET", ref.object_path(namespace, name))

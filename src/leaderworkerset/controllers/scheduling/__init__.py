@@ -40,8 +40,10 @@ _PROVIDER_APIS = {
     c.SCHEDULER_PROVIDER_KUBERNETES: (
         "scheduling.k8s.io/v1beta1",
         "workloads",
-        "turn on the GenericWorkload feature gate (apiserver, controller-manager, scheduler) and "
-        "--runtime-config=scheduling.k8s.io/v1beta1=true; locally: lws cluster up --workload-api",
+        "it is served from Kubernetes 1.37 on (1.35 and 1.36 serve other shapes of the Workload API, "
+        "which LeaderWorkerSet does not use): turn on the GenericWorkload feature gate (apiserver, "
+        "controller-manager, scheduler) and --runtime-config=scheduling.k8s.io/v1beta1=true; locally: "
+        "lws cluster up --workload-api",
     ),
 }
 
@@ -78,9 +80,11 @@ async def require_provider_api(
         return
     group_version, plural, remedy = apis[name]
     if not await client.serves(group_version, plural):
+        version = await client.server_version()
         raise ProviderApiMissingError(
             f"gangSchedulingManagement.schedulerProvider {name!r} needs the API server to serve "
-            f"{plural}.{group_version.split('/')[0]} ({group_version}), which it does not: {remedy}"
+            f"{plural}.{group_version.split('/')[0]} ({group_version}), which it does not "
+            f"(Kubernetes {version}): {remedy}"
         )
 
 
