@@ -40,6 +40,7 @@ from tests.integration.disaggregatedset.helpers import (
 from tests.support import upstream
 from tests.support.builders import DisaggregatedSetBuilder
 from tests.support.cli import kubectl
+from tests.support.expect import expect_ds_available
 from tests.support.wait import LONG_TIMEOUT, eventually
 from tests.support.watch import Watch
 
@@ -58,32 +59,6 @@ def set_image(*roles: int, image: str = NEW_IMAGE) -> Any:
             ] = image
 
     return change
-
-
-async def expect_ds_available(
-    api: KubeClient, ns: str, want: dict[str, int], name: str = DS, slices: int = 1
-) -> Obj:
-    """Available with upstream's reason, and every role's totals equal desired x slices."""
-
-    async def check() -> Obj:
-        ds = await api.get(DISAGGREGATEDSETS, ns, name)
-        status = ds.get("status") or {}
-        assert status.get("observedGeneration") == ds["metadata"]["generation"], "status is not current"
-        conditions = {x["type"]: x for x in status.get("conditions") or []}
-        available = conditions.get(c.CONDITION_AVAILABLE) or {}
-        assert (available.get("status"), available.get("reason")) == (
-            c.CONDITION_TRUE,
-            c.REASON_ALL_ROLES_READY,
-        ), f"conditions {list(conditions.values())}, roles {status.get('roleStatuses')}"
-        roles = {r["name"]: r for r in status.get("roleStatuses") or []}
-        for role, per_slice in want.items():
-            total = per_slice * slices
-            got = roles.get(role, {})
-            counts = (got.get("replicas", 0), got.get("readyReplicas", 0), got.get("updatedReplicas", 0))
-            assert counts == (total, total, total), f"{role}: {counts} != {total}"
-        return ds
-
-    return await eventually(check, timeout=LONG_TIMEOUT)
 
 
 class CapacityGuard:

@@ -10,6 +10,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
+    DISAGGREGATEDSETS,
     EVENTS,
     LEADERWORKERSETS,
     PODS,
@@ -19,6 +20,7 @@ from leaderworkerset.runtime.resources import (
 )
 from tests.support import processed
 from tests.support.builders import NAME
+from tests.support.builders.disaggregatedset import DS_NAME
 from tests.support.kubelet import current_revision_key
 from tests.support.lwsapi import leader_statefulset_revision_key, lws_revisions, pods_by_name
 from tests.support.objects import LEADER, is_ready, labels, ordinals, uid
@@ -363,3 +365,29 @@ async def expect_first_group_back(api: KubeClient, ns: str, old_leader_uid: str,
         return uid(group[LEADER])
 
     return await eventually(back, timeout=LONG_TIMEOUT)
+
+
+async def expect_ds_available(
+    api: KubeClient, ns: str, want: dict[str, int], name: str = DS_NAME, slices: int = 1
+) -> Obj:
+    """Available with upstream's reason, and every role's totals equal desired x slices."""
+
+    async def check() -> Obj:
+        ds = await api.get(DISAGGREGATEDSETS, ns, name)
+        status = ds.get("status") or {}
+        assert status.get("observedGeneration") == ds["metadata"]["generation"], "status is not current"
+        conditions = {x["type"]: x for x in status.get("conditions") or []}
+        available = conditions.get(c.CONDITION_AVAILABLE) or {}
+        assert (available.get("status"), available.get("reason")) == (
+            c.CONDITION_TRUE,
+            c.REASON_ALL_ROLES_READY,
+        ), f"conditions {list(conditions.values())}, roles {status.get('roleStatuses')}"
+        roles = {r["name"]: r for r in status.get("roleStatuses") or []}
+        for role, per_slice in want.items():
+            total = per_slice * slices
+            got = roles.get(role, {})
+            counts = (got.get("replicas", 0), got.get("readyReplicas", 0), got.get("updatedReplicas", 0))
+            assert counts == (total, total, total), f"{role}: {counts} != {total}"
+        return ds
+
+    return await eventually(check, timeout=LONG_TIMEOUT)

@@ -15,7 +15,6 @@ A second swap runs ours → upstream → ours on a set that carries every opt-in
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.request
 from pathlib import Path
@@ -27,25 +26,21 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import LocalCluster
-from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import (
-    CONTROLLER_REVISIONS,
     LEADERWORKERSETS,
     NAMESPACES,
-    PODS,
-    STATEFULSETS,
 )
 from tests.e2e.install.conftest import InstallEnv, started, stopped
+from tests.support import unchanged
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.expect import expect_groups_available
 from tests.support.lwsapi import create, update_worker_image
 from tests.support.manager import ManagerProcess
-from tests.support.wait import LONG_TIMEOUT, consistently, eventually
+from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
 Obj = dict[str, Any]
-STEADY = 5.0  # seconds a swapped-in controller is watched doing nothing
 
 
 class UpstreamManager(ManagerProcess):
@@ -77,97 +72,6 @@ class UpstreamManager(ManagerProcess):
 
 def _ours(cluster: LocalCluster, name: str, *args: str) -> ManagerProcess:
     return ManagerProcess(cluster, name, extra_args=args)
-
-
-# ----- what must not change ------------------------------------------------------------------------
-async def snapshot(api: KubeClient, ns: str) -> Obj:
-    pods = await api.list(PODS, ns)
-    sets = await api.list(STATEFULSETS, ns)
-    revisions = await api.list(CONTROLLER_REVISIONS, ns)
-    return {
-        "pods": {
-            p["metadata"]["name"]: (
-                p["metadata"]["uid"],
-                sum(s.get("restartCount", 0) for s in (p.get("status") or {}).get("containerStatuses") or []),
-            )
-            for p in pods
-        },
-        "statefulsets": {
-            s["metadata"]["name"]: (s["metadata"]["uid"], json.dumps(s["spec"]["template"], sort_keys=True))
-            for s in sets
-        },
-        "revisions": sorted((r["metadata"]["name"], r["metadata"]["uid"], _owner_kind(r)) for r in revisions),
-    }
-
-
-def _owner_kind(obj: Obj) -> str:
-    owners = obj["metadata"].get("ownerReferences") or [{}]
-    return str(owners[0].get("kind", ""))
-
-
-def _without(snap: Obj, prefix: str) -> Obj:
-    """The snapshot minus the objects of one LWS (the probe a swapped-in controller creates)."""
-    return {
-        "pods": {k: v for k, v in snap["pods"].items() if not k.startswith(prefix)},
-        "statefulsets": {k: v for k, v in snap["statefulsets"].items() if not k.startswith(prefix)},
-        "revisions": [r for r in snap["revisions"] if not r[0].startswith(prefix)],
-    }
-
-
-async def settled(api: KubeClient, ns: str) -> Obj:
-    """A snapshot that holds for a few seconds (the old controller has nothing left to do)."""
-    baseline = await snapshot(api, ns)
-
-    async def holds() -> bool:
-        now = await snapshot(api, ns)
-        assert now == baseline, _diff(baseline, now)
-        return True
-
-    await consistently(holds, duration=STEADY, interval=0.5)
-    return baseline
-
-
-async def expect_quiet_takeover(api: KubeClient, ns: str, before: Obj, probe: str) -> None:
-    """The new controller is working (it brings a fresh LWS to Available), and touched nothing else."""
-    await create(api, LeaderWorkerSetBuilder(ns, probe).replicas(1).size(2).obj())
-    await expect_groups_available(api, ns, 1, name=probe)
-
-    async def unchanged() -> bool:
-        now = _without(await snapshot(api, ns), probe)
-        assert now == _without(before, probe), _diff(_without(before, probe), now)
-        return True
-
-    await consistently(unchanged, duration=STEADY, interval=0.5)
-    await api.delete(LEADERWORKERSETS, ns, probe)
-
-    async def probe_gone() -> bool:
-        return not [p for p in await api.list(PODS, ns) if p["metadata"]["name"].startswith(probe)]
-
-    await eventually(probe_gone, timeout=LONG_TIMEOUT)
-
-
-async def expect_generation_observed(api: KubeClient, ns: str, name: str) -> None:
-    """The positive sign that our controller has read the set's latest spec."""
-    generation = (await api.get(LEADERWORKERSETS, ns, name))["metadata"]["generation"]
-
-    async def observed() -> bool:
-        status = (await api.get(LEADERWORKERSETS, ns, name)).get("status") or {}
-        return bool(status.get("observedGeneration") == generation)
-
-    await eventually(observed, timeout=LONG_TIMEOUT)
-
-
-def _diff(before: Obj, now: Obj) -> str:
-    lines = []
-    for part in before:
-        b, n = before[part], now[part]
-        if isinstance(b, dict):
-            for key in sorted(set(b) | set(n)):
-                if b.get(key) != n.get(key):
-                    lines.append(f"{part} {key}: {b.get(key)!r:.120} -> {n.get(key)!r:.120}")
-        elif b != n:
-            lines.append(f"{part}: {sorted(set(b) ^ set(n))}")
-    return "\n".join(lines)
 
 
 def _reconciles(manager: ManagerProcess, controller: str) -> float:
@@ -217,20 +121,20 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
             return bool(status.get("updatedReplicas") == 2 and status.get("readyReplicas") == 3)
 
         await eventually(held_mid_rollout, timeout=LONG_TIMEOUT)
-        under_upstream = await settled(api, ns)
+        under_upstream = await unchanged.settled(api, ns)
         assert len(under_upstream["pods"]) == 2 * 2 + 2 * 3 + 3 * 2 + 2 * 2
 
         # Upstream → ours.
         await stopped(upstream)
         ours = await started(_ours(cluster, "lws-controllers-for-swap", "--disable-webhooks"))
         await eventually(lambda: _reconciles(ours, "leaderworkerset") >= 3, timeout=LONG_TIMEOUT)
-        await expect_quiet_takeover(api, ns, under_upstream, "probe-ours")
+        await unchanged.expect_quiet_takeover(api, ns, under_upstream, "probe-ours")
 
         # Raising the budget under ours is a live change: processed, and nothing moves.
         raised = {"spec": {"leaderWorkerTemplate": {"maxGroupRestarts": 5}}}
         await api.merge_patch(LEADERWORKERSETS, ns, "budgeted", raised)
-        await expect_generation_observed(api, ns, "budgeted")
-        assert _without(await settled(api, ns), "probe-ours") == under_upstream
+        await unchanged.expect_generation_observed(api, ns, "budgeted")
+        assert unchanged.without(await unchanged.settled(api, ns), "probe-ours") == under_upstream
 
         # The held rollout completes under ours, onto the revision upstream created.
         await api.merge_patch(
@@ -240,7 +144,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
             {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"partition": 0}}}},
         )
         await expect_groups_available(api, ns, 3, name="held")
-        after_rollout = await settled(api, ns)
+        after_rollout = await unchanged.settled(api, ns)
         # No new LeaderWorkerSet revision (the superseded one is truncated); the StatefulSet
         # controller records its own for the recreated group 0, which is expected.
         lws_revisions = {r for r in after_rollout["revisions"] if r[2] == c.LWS_KIND}
@@ -255,7 +159,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
         # Ours → upstream.
         await stopped(ours)
         upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-v0.9.0-again"))
-        await expect_quiet_takeover(api, ns, after_rollout, "probe-upstream")
+        await unchanged.expect_quiet_takeover(api, ns, after_rollout, "probe-upstream")
     finally:
         await stopped(upstream)
         await stopped(webhooks)
@@ -302,21 +206,23 @@ async def test_every_feature_on_swaps_ours_upstream_ours_without_a_restart(
             return types.get(ext.CONDITION_ROLLOUT_PAUSED) == c.CONDITION_TRUE
 
         await eventually(features_on, timeout=LONG_TIMEOUT)
-        under_ours = await settled(api, ns)
+        under_ours = await unchanged.settled(api, ns)
         assert len(under_ours["pods"]) == 2 * 2
 
         # Ours → upstream: it reads none of our annotations and finds nothing to do.
         await stopped(ours)
         upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-with-features"))
-        await expect_quiet_takeover(api, ns, under_ours, "probe-upstream-features")
+        await unchanged.expect_quiet_takeover(api, ns, under_ours, "probe-upstream-features")
 
         # Upstream → ours again: the features are back on, and still nothing moves.
         await stopped(upstream)
         upstream = None
         ours = await started(_ours(cluster, "lws-controllers-with-features-again", "--disable-webhooks"))
-        await expect_quiet_takeover(api, ns, under_ours, "probe-ours-features")
+        await unchanged.expect_quiet_takeover(api, ns, under_ours, "probe-ours-features")
         await eventually(features_on, timeout=LONG_TIMEOUT)
-        assert _without(await snapshot(api, ns), "probe-") == _without(under_ours, "probe-")
+        assert unchanged.without(await unchanged.snapshot(api, ns), "probe-") == unchanged.without(
+            under_ours, "probe-"
+        )
     finally:
         if upstream is not None:
             await stopped(upstream)

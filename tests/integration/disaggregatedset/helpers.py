@@ -12,10 +12,11 @@ from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, EVENTS, LEADERWORKERSETS
+from tests.support.builders.disaggregatedset import DS_NAME
 from tests.support.wait import eventually
 
 Obj = dict[str, Any]
-DS = "test-ds"
+DS = DS_NAME
 
 
 async def create(api: KubeClient, body: Obj) -> Obj:

@@ -45,10 +45,13 @@ def _user_role(name: str, replicas: int | None, size: int, image: str) -> Obj:
     return {"name": name, "spec": spec}
 
 
+DS_NAME = "test-ds"  # the default name of a test DisaggregatedSet
+
+
 class DisaggregatedSetBuilder:
     """`DisaggregatedSetBuilder(ns).role("prefill", 2).role("decode", 1).obj()`."""
 
-    def __init__(self, namespace: str, name: str = "test-ds") -> None:
+    def __init__(self, namespace: str, name: str = DS_NAME) -> None:
         self._ds: Obj = {
             "apiVersion": c.DS_API_VERSION,
             "kind": c.DS_KIND,
