@@ -57,7 +57,7 @@ def up(
     """Start a local cluster and print the path of its kubeconfig."""
     if shape not in ("apiserver", "full"):
         raise typer.BadParameter("must be 'apiserver' or 'full'", param_hint="--shape")
-    version = _resolved(kubernetes_version)
+    version = resolved_version(kubernetes_version)
     options = ClusterOptions(
         shape="full" if shape == "full" else "apiserver",
         nodes=nodes,
@@ -105,7 +105,7 @@ def kubeconfig(name: NameOpt = named.DEFAULT_NAME) -> None:
 @app.command("bin-dir")
 def bin_dir(kubernetes_version: VersionOpt = None) -> None:
     """Print the directory of the built binaries, building them first if needed."""
-    version = _resolved(kubernetes_version)
+    version = resolved_version(kubernetes_version)
     try:
         typer.echo(str(build.ensure_binaries(version)))
     except build.BuildError as err:
@@ -113,7 +113,8 @@ def bin_dir(kubernetes_version: VersionOpt = None) -> None:
         raise typer.Exit(1) from err
 
 
-def _resolved(kubernetes_version: str | None) -> str:
+def resolved_version(kubernetes_version: str | None) -> str:
+    """The full version for `--kubernetes-version`, or a usage error naming the option and the window."""
     try:
         return versions.resolve_kubernetes_version(kubernetes_version)
     except versions.UnsupportedVersionError as err:

@@ -22,6 +22,7 @@ from rich.console import Console
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli import status as status_cmd
+from leaderworkerset.cli.cluster import VersionOpt, resolved_version
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build, named
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster, free_port
@@ -114,15 +115,20 @@ def up(
     name: Annotated[str, typer.Option("--name", help="Cluster name.")] = named.DEFAULT_NAME,
     nodes: Annotated[int, typer.Option(help="Fake nodes.")] = 4,
     detach: Annotated[bool, typer.Option("--detach", help="Leave everything running and exit.")] = False,
+    kubernetes_version: VersionOpt = None,
 ) -> None:
     """Start the demo: a full local cluster with the controller and a sample LeaderWorkerSet."""
+    version = resolved_version(kubernetes_version)
     lws = sample()
     _step = _Steps()
     try:
         if named.is_running(name):
             named.down(name)
-        _step("Starting the local cluster (etcd, kube-apiserver, controller-manager, scheduler, kwok)")
-        cluster = named.up(name, ClusterOptions(shape="full", nodes=nodes))
+        _step(
+            f"Starting the local cluster, Kubernetes {version} (etcd, kube-apiserver, controller-manager, "
+            "scheduler, kwok)"
+        )
+        cluster = named.up(name, ClusterOptions(shape="full", nodes=nodes), version)
         _step("Installing the CRDs")
         asyncio.run(_install(cluster))
         _step("Starting `lws manager` (controllers and admission webhooks)")
