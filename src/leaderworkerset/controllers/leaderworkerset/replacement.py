@@ -25,8 +25,8 @@ from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, name_of
 from leaderworkerset.core.rollout.leaderreplacement import (
-    ignores_max_unavailable,
     leader_replacements,
+    may_replace,
     wanted_max_unavailable,
 )
 from leaderworkerset.runtime.errors import is_conflict, is_not_found
@@ -48,8 +48,8 @@ class LeaderReplacement(Shell):
 
     async def step(self, round_: Round, leader_sts: MutableObj | None) -> None:
         """Delete the outdated leader pods the StatefulSet controller would with maxUnavailable."""
-        if not ignores_max_unavailable(round_.lws, leader_sts):
-            return
+        if not may_replace(round_.lws, leader_sts):
+            return  # the field is stored (the StatefulSet controller honours it), or nothing rolls
         key = round_.key
         # The latest cache state, not the round's read from before the apply.
         leaders = self.informers.set_leader_pods(key.namespace, key.name)

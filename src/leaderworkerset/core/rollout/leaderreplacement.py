@@ -87,6 +87,17 @@ def emulation_note(lws: Obj, leader_sts: Obj | None) -> str | None:
     )
 
 
+def may_replace(lws: Obj, leader_sts: Obj | None) -> bool:
+    """Whether `leader_replacements` can find anything, read from the StatefulSet alone (so a
+    steady set's leader pods are not read): it ignores maxUnavailable and has not finished rolling
+    (the StatefulSet controller sets currentRevision to updateRevision once every pod is updated)."""
+    if leader_sts is None or not ignores_max_unavailable(lws, leader_sts):
+        return False
+    status = leader_sts.get("status") or {}
+    current = status.get("currentRevision")
+    return not current or current != status.get("updateRevision")
+
+
 @dataclass(frozen=True)
 class LeaderDeletion:
     """A leader pod to delete (with its UID as the precondition) and why."""
@@ -120,8 +131,8 @@ def leader_replacements(
     deleted_uids: Collection[str] = (),
 ) -> tuple[LeaderDeletion, ...]:
     """The leader pods to delete so that `maxUnavailable` groups roll at once, highest ordinal
-    first; nothing unless `ignores_max_unavailable`, the StatefulSet rolls (RollingUpdate) and its
-    controller has observed its current generation (else its update revision may be stale).
+    first; nothing unless `may_replace`, the StatefulSet rolls (RollingUpdate) and its controller
+    has observed its current generation (else its update revision may be stale).
 
     Mirrors the 1.37 StatefulSet controller for Parallel pods: a pod is unavailable when it is not
     Ready (the leader StatefulSet has no minReadySeconds) or terminating, and an ordinal below
@@ -129,7 +140,7 @@ def leader_replacements(
     before it updates). `deleted_uids` are pods this process already deleted that the cache may not
     show as terminating yet: they count as terminating, so a stale read never exceeds the budget.
     """
-    if leader_sts is None or is_deleting(leader_sts) or not ignores_max_unavailable(lws, leader_sts):
+    if leader_sts is None or is_deleting(leader_sts) or not may_replace(lws, leader_sts):
         return ()
     spec, status = leader_sts.get("spec") or {}, leader_sts.get("status") or {}
     strategy = (spec.get("updateStrategy") or {}).get("type") or c.ROLLOUT_STRATEGY_ROLLING_UPDATE

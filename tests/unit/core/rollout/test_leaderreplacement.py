@@ -15,6 +15,7 @@ from leaderworkerset.core.rollout.leaderreplacement import (
     emulation_note,
     ignores_max_unavailable,
     leader_replacements,
+    may_replace,
 )
 from tests.support.builders import cached_lws, leader_pod, leader_sts
 
@@ -151,6 +152,17 @@ def test_nothing_to_do(sts_kwargs: dict[str, Any], why: str) -> None:
     kwargs = {"update_revision": NEW, **sts_kwargs}
     sts = leader_sts(NAME, replicas=6, **kwargs)
     assert leader_replacements(_lws(), sts, _pods("AAAAAA")) == (), why
+
+
+def test_nothing_once_the_statefulset_finished_rolling() -> None:
+    """currentRevision == updateRevision: every pod is updated, the leader pods need not be read."""
+    sts = _sts()
+    assert may_replace(_lws(), sts)
+    sts["status"]["currentRevision"] = NEW
+    assert not may_replace(_lws(), sts)
+    assert leader_replacements(_lws(), sts, _pods("AAAAAA")) == ()
+    sts["status"]["currentRevision"] = OLD
+    assert may_replace(_lws(), sts)
 
 
 def test_nothing_when_maxunavailable_is_one() -> None:
