@@ -336,6 +336,16 @@ EVENT_RECREATE_GROUP: Final = "RecreateGroup"
 EVENT_REPLICA_RESTART_BUDGET_EXCEEDED: Final = REASON_REPLICA_RESTART_BUDGET_EXCEEDED
 EVENT_GROUP_REPLACEMENT_DEFERRED: Final = "GroupReplacementDeferred"
 EVENT_GROUP_REPLACEMENT_ADMITTED: Final = "GroupReplacementAdmitted"
+# This project's own: the cluster's StatefulSets ignore maxUnavailable (feature gate
+# MaxUnavailableStatefulSet off), so the controller deletes outdated leader pods itself, within the
+# budget (core/rollout/leaderreplacement.py). Recorded once per update revision.
+EVENT_MAX_UNAVAILABLE_EMULATED: Final = "MaxUnavailableEmulated"
+MSG_MAX_UNAVAILABLE_EMULATED: Final = (
+    "The API server dropped maxUnavailable from leader statefulset %s (feature gate "
+    "MaxUnavailableStatefulSet is off), so its StatefulSet controller replaces one group at a time; "
+    "the LeaderWorkerSet controller deletes outdated leader pods itself, up to %d groups at a time "
+    "(revision %s)"
+)
 EVENT_UNEXPECTED_POD_GROUP_OWNER: Final = "UnexpectedPodGroupOwner"
 # This project's own: a pod with the LWS name label that cannot be related to a group (its worker
 # index label is missing); upstream retries the reconcile error forever without telling anyone.

@@ -200,6 +200,8 @@ def render(plan: core_plan.Plan) -> Group:
         parts.append(
             Text(f"observed time to ready: {_eta(plan.time_to_ready_seconds)}; ETA {_eta(plan.eta_seconds)}")
         )
+    for note in plan.notes:
+        parts.append(Text(note))
     for warning in plan.warnings:
         parts.append(Text(f"warning: {warning}", style="yellow"))
     return Group(*parts)

@@ -31,6 +31,7 @@ from leaderworkerset.core.objects import (
 )
 from leaderworkerset.core.rollout import partition as lws_rollout
 from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
+from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
 from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
 
@@ -77,6 +78,8 @@ class Plan:
     free_accelerators: Mapping[str, int] | None = None
     time_to_ready_seconds: float | None = None
     warnings: tuple[str, ...] = ()
+    # Facts of the cluster that shape the rollout, printed as they are (not warnings).
+    notes: tuple[str, ...] = ()
 
     @property
     def eta_seconds(self) -> float | None:
@@ -296,7 +299,10 @@ def plan_leaderworkerset(
             f"{held} surge group(s) stay up after the last step: the partition keeps old groups, "
             "so the controller never releases the surge",
         )
-    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings), steps)
+    # The StatefulSets of this cluster ignore maxUnavailable: the controller replaces the groups.
+    note = emulation_note(proposed, leader_statefulset)
+    notes = () if note is None else (note,)
+    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings, notes=notes), steps)
 
 
 # --- DisaggregatedSet ------------------------------------------------------------------------------

@@ -28,8 +28,10 @@ def leader_pod(
     deleting: bool = False,
     annotations: dict[str, str] | None = None,
     restart_count: int = 0,
+    sts_revision: str | None = None,
 ) -> dict[str, Any]:
-    """A leader pod `<lws>-<index>` as the StatefulSet controller and our webhook shape it."""
+    """A leader pod `<lws>-<index>` as the StatefulSet controller and our webhook shape it;
+    `sts_revision` is its StatefulSet revision (the `controller-revision-hash` label)."""
     pod_name = name or f"{lws_name}-{index}"
     meta: dict[str, Any] = {
         "name": pod_name,
@@ -54,6 +56,8 @@ def leader_pod(
     }
     if annotations:
         meta["annotations"] = dict(annotations)
+    if sts_revision is not None:
+        meta["labels"][c.LABEL_CONTROLLER_REVISION_HASH] = sts_revision
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     return {

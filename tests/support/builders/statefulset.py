@@ -52,17 +52,36 @@ def leader_sts(
     partition: int = 0,
     replicas_annotation: str | None = None,
     status_replicas: int = 0,
+    max_unavailable: int | str | None = None,
+    update_revision: str | None = None,
+    generation: int | None = None,
+    observed_generation: int | None = None,
 ) -> dict[str, Any]:
+    """The leader StatefulSet as the cache holds it. `max_unavailable` is the stored
+    rollingUpdate.maxUnavailable (None: the API server dropped it, feature gate
+    MaxUnavailableStatefulSet off); `update_revision`, `generation` and `observed_generation`
+    are what the StatefulSet controller reports (generation and observed default to 1 with an
+    update revision)."""
     meta: dict[str, Any] = {"name": lws_name, "namespace": NS, "labels": {c.LABEL_SET_NAME: lws_name}}
     if replicas_annotation is not None:
         meta["annotations"] = {c.ANNOTATION_REPLICAS: replicas_annotation}
+    rolling: dict[str, Any] = {"partition": partition}
+    if max_unavailable is not None:
+        rolling["maxUnavailable"] = max_unavailable
+    status: dict[str, Any] = {"replicas": status_replicas}
+    if update_revision is not None:
+        status["updateRevision"] = update_revision
+        generation = 1 if generation is None else generation
+        status["observedGeneration"] = generation if observed_generation is None else observed_generation
+    if generation is not None:
+        meta["generation"] = generation
     return {
         "metadata": meta,
         "spec": {
             "replicas": replicas,
-            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": partition}},
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
         },
-        "status": {"replicas": status_replicas},
+        "status": status,
     }
 
 

@@ -12,11 +12,12 @@ from leaderworkerset.cli.plan import render as render_plan
 from leaderworkerset.cli.rollout import history_table, template_diff
 from leaderworkerset.cli.views.lws import document, render
 from leaderworkerset.core.objects import revision_key_of
+from leaderworkerset.core.plan import plan_leaderworkerset
 from leaderworkerset.core.rollout.revision import new_revision
 from leaderworkerset.core.rollout.undo import undone
 from tests.support.builders import cached_lws
 from tests.unit.cli.test_status_why import plain, snapshot
-from tests.unit.core.test_plan import NEW_IMAGE, gpu_lws, lws_plan
+from tests.unit.core.test_plan import NEW_IMAGE, gpu_lws, live_state, lws_plan
 
 WIDTH = 100
 
@@ -111,3 +112,42 @@ def test_undo_prints_the_template_diff_in_gos_view() -> None:
         "-      - image: v3\n+      - image: v1\n         name: worker\n         ports:"
     )
     assert template_diff(live, live) == ""
+
+
+EMULATION_LINE = (
+    "this cluster rolls one group at a time: the API server dropped maxUnavailable from the leader "
+    "StatefulSet (feature gate MaxUnavailableStatefulSet is off), so the LeaderWorkerSet controller "
+    "replaces up to 2 groups at a time itself"
+)
+
+
+def test_plan_says_the_cluster_rolls_one_group_at_a_time() -> None:
+    """The leader StatefulSet stored without maxUnavailable (gate off): the line, not a warning."""
+    live = gpu_lws(surge=1, unavailable=1).obj()
+    new = gpu_lws(surge=1, unavailable=1).worker_image(NEW_IMAGE).obj()
+    result = lws_plan(live, new)
+    assert result.notes == (EMULATION_LINE,)
+    assert EMULATION_LINE not in result.warnings
+    assert EMULATION_LINE in text(render_plan(result)).replace("\n", " ")
+
+
+def test_plan_has_no_such_line_where_the_statefulset_keeps_max_unavailable() -> None:
+    live = gpu_lws(surge=1, unavailable=1).obj()
+    new = gpu_lws(surge=1, unavailable=1).worker_image(NEW_IMAGE).obj()
+    sts, revisions = live_state(live)
+    sts["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"] = 2
+    result = plan_leaderworkerset(live, new, leader_statefulset=sts, revisions=revisions)
+    assert result.notes == ()
+    assert lws_plan(gpu_lws().obj(), gpu_lws().worker_image(NEW_IMAGE).obj()).notes == ()  # wants 1
+
+
+def test_status_tree_says_the_cluster_rolls_one_group_at_a_time() -> None:
+    snap = snapshot()
+    snap.lws["spec"]["rolloutStrategy"] = {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"maxUnavailable": 2, "maxSurge": 0},
+    }
+    assert plain(render(snap)).splitlines()[1] == "├── " + EMULATION_LINE
+    assert document(snap)["rollout"] == [EMULATION_LINE]
+    snap.statefulsets[0]["spec"] = {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}
+    assert "rollout" not in document(snap)

@@ -26,6 +26,7 @@ from leaderworkerset.core.groups.state import GroupView
 from leaderworkerset.core.objects import MutableObj, labels_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.rollout.control import rollout_notes
+from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
@@ -174,8 +175,15 @@ def overview(snapshot: Snapshot) -> Overview:
             str(cond.get("type")) for cond in status.get("conditions") or [] if cond.get("status") == "True"
         ],
         groups=groups,
-        rollout=rollout_notes(lws),
+        rollout=[*rollout_notes(lws), *_emulation(lws, snapshot.leader_deployment, leader_workload)],
     )
+
+
+def _emulation(lws: MutableObj, deployment: MutableObj | None, leader_sts: MutableObj | None) -> list[str]:
+    """The note that this cluster's StatefulSets ignore maxUnavailable (Ordinal sets: a Hash set
+    has a leader Deployment and no leader StatefulSet)."""
+    note = None if deployment is not None else emulation_note(lws, leader_sts)
+    return [] if note is None else [note]
 
 
 def render(snapshot: Snapshot) -> Tree:

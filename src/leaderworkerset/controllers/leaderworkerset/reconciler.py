@@ -6,6 +6,7 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.children import Children
 from leaderworkerset.controllers.leaderworkerset.hash import LeaderDeployments
 from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
+from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
@@ -46,6 +47,7 @@ class LeaderWorkerSetReconciler:
         shell = (client, informers, recorder, clock)
         self.revisions = Revisions(*shell)
         self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents)
+        self.replacement = LeaderReplacement(*shell)
         self.deployments = LeaderDeployments(*shell, intents=intents)
         self.status = StatusWriter(*shell)
         self._children = Children(*shell)
@@ -68,6 +70,7 @@ class LeaderWorkerSetReconciler:
             await self._children.delete_workers_in_parallel(lws)
         if lws is None or is_deleting(lws):
             self._observer.forget(key)
+            self.replacement.forget(key)
             return None  # children go away through garbage collection
         round_ = Round.of(lws, key)
         if self.status.flag_annotations(round_):
@@ -92,6 +95,8 @@ class LeaderWorkerSetReconciler:
             return None  # going away: its deletion brings the next event
         await self._scheduling_prerequisites(round_)
         await self.rollout.step(round_)
+        # Where the StatefulSets ignore maxUnavailable: the outdated leaders, from the freshest state.
+        await self.replacement.step(round_, self.rollout.leader_statefulset(round_.key))
         await self._children.ensure_shared_service(round_)
         status, update_done = self.status.ordinal(round_)
         if not await self.status.persist(round_):
