@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -199,6 +200,14 @@ class LocalCluster:
         stop_state(self.state)
         self._procs.clear()
 
+    def _starters(self) -> dict[str, Callable[[], None]]:
+        """The restartable components, in the order an upgrade replaces them (API server first)."""
+        return {
+            "kube-apiserver": self._start_apiserver,
+            "kube-controller-manager": self._start_controller_manager,
+            "kube-scheduler": self._start_scheduler,
+        }
+
     def _stop_supervisor(self) -> bool:
         """Stop the supervisor thread; whether one was running."""
         self._stopping.set()
@@ -214,10 +223,7 @@ class LocalCluster:
         server restart can provoke (seen in the chaos suite); without this the cluster would stop
         scheduling for good. Only while this process holds the cluster; each restart is logged in
         logs/supervisor.log and counted in ``restarts``."""
-        starters = {
-            "kube-controller-manager": self._start_controller_manager,
-            "kube-scheduler": self._start_scheduler,
-        }
+        starters = {k: start for k, start in self._starters().items() if k != "kube-apiserver"}
         self._stopping.clear()
 
         def watch() -> None:
@@ -239,39 +245,29 @@ class LocalCluster:
         """Stop kube-apiserver (SIGTERM, SIGKILL after a grace period) and start it again on the same
         port, as a control-plane upgrade or crash does; returns once /readyz answers again. Clients
         lose every connection and watch; its watch cache starts over from etcd."""
-        proc = self._procs.get("kube-apiserver")
-        pid = proc.pid if proc is not None else self.state.pids.get("kube-apiserver")
-        if pid and is_ours(pid, self.state.workdir):
+        self._restart("kube-apiserver", self._start_apiserver)
+
+    def upgrade_control_plane(self, bindir: Path) -> None:
+        """Replace apiserver, controller-manager and scheduler by `bindir`'s (another version), in a
+        real upgrade's order (API server first); etcd, its data, kwok and every client stay."""
+        supervised = self._stop_supervisor()  # it would restart the components being replaced
+        self.state.bindir = str(bindir)
+        for component, start in self._starters().items():
+            self._restart(component, start)
+        if supervised:
+            self._supervise()
+
+    def _restart(self, component: str, start: Callable[[], None]) -> None:
+        """Stop `component` if it runs (the apiserver shape has no controllers) and start it again."""
+        pid = self.state.pids.get(component)
+        if pid is None:
+            return
+        proc = self._procs.pop(component, None)
+        if is_ours(pid, self.state.workdir):
             terminate(pid)
         if proc is not None:
             proc.wait(timeout=30)
-        self._start_apiserver()
-
-    def upgrade_control_plane(self, bindir: Path) -> None:
-        """Replace kube-apiserver, kube-controller-manager and kube-scheduler by the binaries in
-        `bindir` (another Kubernetes version), one at a time in the order a real upgrade takes (API
-        server first; version skew allows controllers one minor behind); etcd, its data, kwok and
-        every client stay. Returns once the new API server answers /readyz."""
-        order = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
-        starters = {
-            "kube-apiserver": self._start_apiserver,
-            "kube-controller-manager": self._start_controller_manager,
-            "kube-scheduler": self._start_scheduler,
-        }
-        supervised = self._stop_supervisor()  # it would restart the components being replaced
-        self.state.bindir = str(bindir)
-        for component in order:
-            pid = self.state.pids.get(component)
-            if pid is None:
-                continue  # the apiserver shape runs no controllers
-            proc = self._procs.pop(component, None)
-            if is_ours(pid, self.state.workdir):
-                terminate(pid)
-            if proc is not None:
-                proc.wait(timeout=30)
-            starters[component]()
-        if supervised:
-            self._supervise()
+        start()
 
     def compact_etcd(self) -> int:
         """Compact etcd's history up to its current revision (returned): a watch or list from any
@@ -406,32 +402,7 @@ class LocalCluster:
         return kube.RestClient.from_kubeconfig(self.kubeconfig).get_raw("/readyz") == b"ok"
 
     def _write_kubeconfig(self) -> None:
-        p = self.pki
-
-        def b64(path: Path) -> str:
-            return base64.b64encode(path.read_bytes()).decode()
-
-        config: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": self.state.name,
-                    "cluster": {"server": self.state.server, "certificate-authority-data": b64(p.ca_cert)},
-                }
-            ],
-            "users": [
-                {
-                    "name": "admin",
-                    "user": {
-                        "client-certificate-data": b64(p.admin_cert),
-                        "client-key-data": b64(p.admin_key),
-                    },
-                }
-            ],
-            "contexts": [{"name": self.state.name, "context": {"cluster": self.state.name, "user": "admin"}}],
-            "current-context": self.state.name,
-        }
+        config = components.admin_kubeconfig(self.state.name, self.state.server, self.pki)
         self.kubeconfig.write_text(yaml.safe_dump(config))
         self.kubeconfig.chmod(0o600)
 

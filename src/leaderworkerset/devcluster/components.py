@@ -3,6 +3,7 @@ cluster's paths, ports, PKI and options, so that what each component is told is 
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,24 @@ from leaderworkerset.devcluster import pki as pki_mod
 
 SERVICE_CIDR = "10.0.0.0/16"
 POD_CIDR = "10.64.0.0/10"
+
+
+def admin_kubeconfig(name: str, server: str, pki: pki_mod.ClusterPKI) -> dict[str, Any]:
+    """The cluster's admin kubeconfig, every credential inline (the file works from any directory)."""
+
+    def b64(path: Path) -> str:
+        return base64.b64encode(path.read_bytes()).decode()
+
+    admin = {"client-certificate-data": b64(pki.admin_cert), "client-key-data": b64(pki.admin_key)}
+    authority = {"server": server, "certificate-authority-data": b64(pki.ca_cert)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": authority}],
+        "users": [{"name": "admin", "user": admin}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": "admin"}}],
+        "current-context": name,
+    }
 
 
 def etcd_argv(bindir: Path, workdir: Path, port: int, peer: int) -> list[str]:
