@@ -36,7 +36,7 @@ def _node(i: int) -> NodeSpec:
 @pytest.fixture(scope="module")
 def gang_full_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     options = ClusterOptions(shape="full", node_specs=[_node(i) for i in range(3)], die_with_parent=True)
-    yield from gang.own_cluster(request, "gang-full", clusters.with_workload_api(options))
+    yield from clusters.own(request, "gang-full", clusters.with_workload_api(options))
 
 
 @pytest.fixture(scope="module")

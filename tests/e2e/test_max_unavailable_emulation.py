@@ -13,7 +13,6 @@ overlap and concurrency can be seen.
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,8 @@ import yaml
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.rollout.leaderreplacement import NOTE_PREFIX
-from leaderworkerset.crd.install import install_crds
-from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
-from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.e2e.conftest import MANAGERS
 from tests.support import clusters
@@ -49,7 +46,6 @@ MAX_UNAVAILABLE = 3
 
 @pytest.fixture(scope="module")
 def gate_off_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    workdir = Path(tempfile.mkdtemp(prefix="lws-test-mu-gate-off-"))
     options = ClusterOptions(
         shape="full",
         feature_gates="MaxUnavailableStatefulSet=false",
@@ -57,27 +53,13 @@ def gate_off_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
         die_with_parent=True,
         supervise=True,
     )
-    cluster = LocalCluster(
-        f"test-mu-gate-off-{clusters.worker_id(request)}", workdir, build.ensure_binaries(), options
-    )
-    cluster.start()
-    clusters.STARTED.append(cluster)
-    yield cluster
-    clusters.stop(cluster)
+    yield from clusters.own(request, "mu-gate-off", options)
 
 
 @pytest.fixture(scope="module")
 async def gate_off_api(gate_off_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
-    kube = clusters.client_for(gate_off_cluster)
-    try:
-        await install_crds(kube)
-    finally:
-        await kube.close()
-    api = new_client(
-        ClientOptions(kubeconfig=str(gate_off_cluster.kubeconfig), field_manager="lws-e2e-tests")
-    )
-    yield api
-    await api.close()
+    async for api in clusters.api_with_crds(gate_off_cluster):
+        yield api
 
 
 @pytest.fixture(scope="module")

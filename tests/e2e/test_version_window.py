@@ -24,7 +24,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 from tests.e2e.conftest import MANAGERS
-from tests.support import gang, upstream
+from tests.support import clusters, gang, upstream
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, eventually
@@ -36,9 +36,7 @@ MISSING_API = "spec.scheduling: Forbidden: scheduling.k8s.io/v1beta1 Workload AP
 
 @pytest.fixture(scope="module")
 def window_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    yield from gang.own_cluster(
-        request, "window", ClusterOptions(shape="full", nodes=3, die_with_parent=True)
-    )
+    yield from clusters.own(request, "window", ClusterOptions(shape="full", nodes=3, die_with_parent=True))
 
 
 @pytest.fixture(scope="module")

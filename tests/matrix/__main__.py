@@ -43,7 +43,7 @@ SUITES = (
     ),
     Suite(
         "version-dependent behaviour",
-        ("tests/e2e/test_version_window.py", "tests/e2e/test_max_unavailable.py"),
+        ("tests/e2e/test_version_window.py", "tests/e2e/test_max_unavailable_emulation.py"),
     ),
     Suite("swap with upstream v0.9.0", ("tests/e2e/install/test_upstream_swap.py",)),
     Suite("chaos: kills (CI size)", ("tests/chaos/faults/test_kills.py",)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,10 @@ from lightkube import AsyncClient, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace
 
+from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 
 STARTED: list[LocalCluster] = []
 
@@ -70,3 +73,26 @@ async def fresh_namespace(client: AsyncClient, request: pytest.FixtureRequest) -
     name = f"{base}-{uuid.uuid4().hex[:6]}"
     await client.create(Namespace(metadata=ObjectMeta(name=name)))
     return name
+
+
+def own(request: pytest.FixtureRequest, name: str, options: ClusterOptions) -> Iterator[LocalCluster]:
+    """A module's own cluster (for a fixture to `yield from`): for tests that decide which manager runs,
+    with which configuration or feature gates, so the session's shared cluster and manager stay out."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"lws-test-{name}-"))
+    cluster = LocalCluster(f"test-{name}-{worker_id(request)}", workdir, build.ensure_binaries(), options)
+    cluster.start()
+    STARTED.append(cluster)
+    yield cluster
+    stop(cluster)
+
+
+async def api_with_crds(cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+    """A dict-level client of `cluster` once our CRDs are installed (for a fixture to `async for`)."""
+    kube = client_for(cluster)
+    try:
+        await install_crds(kube)
+    finally:
+        await kube.close()
+    api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), field_manager="lws-e2e-tests"))
+    yield api
+    await api.close()

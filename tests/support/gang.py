@@ -4,18 +4,14 @@ the module's own, and the set's pods as the scheduler left them."""
 from __future__ import annotations
 
 import contextlib
-import tempfile
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.crd.install import install_crds
-from leaderworkerset.devcluster import build
-from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
-from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import PODS
 from tests.e2e.conftest import MANAGERS
 from tests.support import clusters, volcano
@@ -62,26 +58,12 @@ def scheduled(pods: list[Obj]) -> int:
     return sum(1 for p in pods if p["spec"].get("nodeName"))
 
 
-def own_cluster(request: pytest.FixtureRequest, name: str, options: ClusterOptions) -> Iterator[LocalCluster]:
-    """A module's own full cluster (its managers choose the provider; the shared one must not run)."""
-    workdir = Path(tempfile.mkdtemp(prefix=f"lws-test-{name}-"))
-    cluster = LocalCluster(
-        f"test-{name}-{clusters.worker_id(request)}", workdir, build.ensure_binaries(), options
-    )
-    cluster.start()
-    clusters.STARTED.append(cluster)
-    yield cluster
-    clusters.stop(cluster)
-
-
 async def api_with_crds(cluster: LocalCluster) -> AsyncIterator[KubeClient]:
     """A client of `cluster` once our CRDs and Volcano's PodGroup CRD are installed."""
     kube = clusters.client_for(cluster)
     try:
-        await install_crds(kube)
         await volcano.install_pod_group_crd(kube)
     finally:
         await kube.close()
-    api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), field_manager="lws-e2e-tests"))
-    yield api
-    await api.close()
+    async for api in clusters.api_with_crds(cluster):
+        yield api
