@@ -11,8 +11,11 @@ until every group is updated and the set is Available again. Modes:
 
 * `emulated`: the manager as shipped: it deletes outdated leader pods itself, up to the budget;
 * `one-at-a-time`: the same manager with that step switched off (patched in the manager process by
-  this harness only), i.e. upstream's behaviour on such a cluster: the StatefulSet controller
-  replaces one group at a time.
+  this harness only): the StatefulSet controller replaces one group at a time;
+* `upstream`: upstream's Go controller (sigs.k8s.io/lws v0.9.0, built and cached like the control
+  plane) reconciling, our manager serving only the webhooks (as in the swap test).
+
+`LWS_KUBERNETES_VERSION=1.36` runs it on 1.36, whose StatefulSets ignore maxUnavailable by default.
 
 Reported per mode: rollout time, and the highest number of groups without a Ready leader seen by a
 watch on the pods (every state the API server went through, nothing sampled).
@@ -30,14 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.builders import LeaderWorkerSetBuilder
-from tests.support.manager import ManagerProcess
+from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import eventually
 from tests.support.watch import Watch
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.crd.install import install_crds
-from leaderworkerset.devcluster import build
+from leaderworkerset.devcluster import build, tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
@@ -45,7 +48,7 @@ from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
 Obj = dict[str, Any]
 NAME = "bench"
 NEW_IMAGE = "docker.io/nginxinc/nginx-unprivileged:1.28"
-MODES = ("emulated", "one-at-a-time")
+MODES = ("emulated", "one-at-a-time", "upstream")
 
 # `python -c` with this program runs `lws ...` with the emulation step switched off.
 _WITHOUT_EMULATION = """
@@ -66,6 +69,19 @@ class ManagerWithoutEmulation(ManagerProcess):
         argv = super().argv
         assert argv[1:3] == ["-m", "leaderworkerset.cli"], argv
         return [sys.executable, "-c", _WITHOUT_EMULATION, *argv[3:]]
+
+
+def managers_for(mode: str, cluster: LocalCluster) -> list[ManagerProcess]:
+    if mode == "emulated":
+        return [ManagerProcess(cluster, name="lws-manager-emulated")]
+    if mode == "one-at-a-time":
+        return [ManagerWithoutEmulation(cluster, name="lws-manager-one-at-a-time")]
+    if mode == "upstream":
+        return [
+            ManagerProcess(cluster, name="lws-webhooks-for-upstream", extra_args=("--webhooks-only",)),
+            UpstreamControllers(cluster, tools.ensure_tool(tools.UPSTREAM_LWS), "lws-upstream-v0.9.0"),
+        ]
+    raise SystemExit(f"unknown mode {mode!r}: choose from {', '.join(MODES)}")
 
 
 async def settled(api: KubeClient, ns: str, groups: int) -> bool:
@@ -136,16 +152,18 @@ async def main() -> None:
         await install_crds(api.lightkube)
         print(
             f"{args.groups} groups of 2, maxUnavailable {args.max_unavailable}, pods Ready after "
-            f"{args.ready_delay_ms} ms, MaxUnavailableStatefulSet=false"
+            f"{args.ready_delay_ms} ms, MaxUnavailableStatefulSet=false, "
+            f"Kubernetes {cluster.kubernetes_version}"
         )
         for mode in args.modes.split(","):
-            kind = ManagerProcess if mode == "emulated" else ManagerWithoutEmulation
-            manager = kind(cluster, name=f"lws-manager-{mode}")
-            await manager.start()
+            managers = managers_for(mode, cluster)
+            for manager in managers:
+                await manager.start()
             try:
                 elapsed, peak = await run(api, args.groups, args.max_unavailable)
             finally:
-                await manager.stop()
+                for manager in managers:
+                    await manager.stop()
             print(f"  {mode:>14}: rollout {elapsed:6.1f}s, at most {peak} groups down at once")
     finally:
         await api.close()

@@ -135,3 +135,31 @@ class ManagerProcess:
             await asyncio.to_thread(self.proc.wait, grace)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+class UpstreamControllers(ManagerProcess):
+    """Upstream's Go manager (tools.UPSTREAM_LWS) as a process: controllers only (webhooks off, so ours
+    admit for it), no leader election, plain probes: the other side of a swap or a comparison."""
+
+    def __init__(self, cluster: LocalCluster, binary: Path, name: str) -> None:
+        super().__init__(cluster, name)
+        self.binary = binary
+        self.config = cluster.workdir / f"{name}.yaml"
+        self.config.write_text(
+            "apiVersion: config.lws.x-k8s.io/v1alpha1\nkind: Configuration\n"
+            "leaderElection:\n  leaderElect: false\ninternalCertManagement:\n  enable: false\n"
+        )
+
+    @property
+    def argv(self) -> list[str]:
+        return [
+            "env",
+            f"{c.ENV_ENABLE_WEBHOOKS}=false",
+            str(self.binary),
+            f"--kubeconfig={self.kubeconfig}",
+            f"--config={self.config}",
+            "--leader-elect=false",
+            "--metrics-bind-address=0",
+            f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
+            "--zap-devel=false",
+        ]

@@ -35,39 +35,12 @@ from tests.support import unchanged
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.expect import expect_groups_available
 from tests.support.lwsapi import create, update_worker_image
-from tests.support.manager import ManagerProcess
+from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
 Obj = dict[str, Any]
-
-
-class UpstreamManager(ManagerProcess):
-    """Upstream's Go manager as a process: controllers only, no leader election, plain probes."""
-
-    def __init__(self, cluster: LocalCluster, binary: Path, name: str) -> None:
-        super().__init__(cluster, name)
-        self.binary = binary
-        self.config = cluster.workdir / f"{name}.yaml"
-        self.config.write_text(
-            "apiVersion: config.lws.x-k8s.io/v1alpha1\nkind: Configuration\n"
-            "leaderElection:\n  leaderElect: false\ninternalCertManagement:\n  enable: false\n"
-        )
-
-    @property
-    def argv(self) -> list[str]:
-        return [
-            "env",
-            f"{c.ENV_ENABLE_WEBHOOKS}=false",
-            str(self.binary),
-            f"--kubeconfig={self.kubeconfig}",
-            f"--config={self.config}",
-            "--leader-elect=false",
-            "--metrics-bind-address=0",
-            f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
-            "--zap-devel=false",
-        ]
 
 
 def _ours(cluster: LocalCluster, name: str, *args: str) -> ManagerProcess:
@@ -94,7 +67,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
     ns = "swap"
     await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     webhooks = await started(_ours(cluster, "lws-webhooks-for-swap", "--webhooks-only"), api)
-    upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-v0.9.0"))
+    upstream = await started(UpstreamControllers(cluster, upstream_binary, "lws-upstream-v0.9.0"))
     try:
         # Three LeaderWorkerSets under upstream; "held" is mid-rollout (partition 1 of 3 groups).
         await create(api, LeaderWorkerSetBuilder(ns, "plain").replicas(2).size(2).obj())
@@ -158,7 +131,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
 
         # Ours → upstream.
         await stopped(ours)
-        upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-v0.9.0-again"))
+        upstream = await started(UpstreamControllers(cluster, upstream_binary, "lws-upstream-v0.9.0-again"))
         await unchanged.expect_quiet_takeover(api, ns, after_rollout, "probe-upstream")
     finally:
         await stopped(upstream)
@@ -211,7 +184,7 @@ async def test_every_feature_on_swaps_ours_upstream_ours_without_a_restart(
 
         # Ours → upstream: it reads none of our annotations and finds nothing to do.
         await stopped(ours)
-        upstream = await started(UpstreamManager(cluster, upstream_binary, "lws-upstream-with-features"))
+        upstream = await started(UpstreamControllers(cluster, upstream_binary, "lws-upstream-with-features"))
         await unchanged.expect_quiet_takeover(api, ns, under_ours, "probe-upstream-features")
 
         # Upstream → ours again: the features are back on, and still nothing moves.
