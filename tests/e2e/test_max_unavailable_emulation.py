@@ -6,7 +6,8 @@ An LWS of 6 groups of 2 with `maxUnavailable: 3` rolls a new image. The leader S
 server has no maxUnavailable (the cluster really ignores it), yet a watch on the leader pods sees 3
 groups down at once (the controller deletes the outdated leaders itself) and never more than 3; the
 rollout completes; one MaxUnavailableEmulated event is recorded; `lws plan` and `lws status` say
-that this cluster rolls one group at a time. kwok makes pods Ready after 2 s, so that replacements
+that this cluster rolls one group at a time. Swapping to upstream's controller mid-rollout replaces
+no group twice. kwok makes pods Ready after 2 s, so that replacements
 overlap and concurrency can be seen.
 """
 
@@ -23,6 +24,7 @@ import yaml
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.rollout.leaderreplacement import NOTE_PREFIX
+from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
@@ -32,7 +34,7 @@ from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import lws_ok, run_lws
 from tests.support.expect import events_with, expect_groups_available
 from tests.support.lwsapi import NEW_IMAGE, create, update_worker_image
-from tests.support.manager import ManagerProcess
+from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 from tests.support.watch import Watch
 
@@ -161,3 +163,64 @@ async def test_maxunavailable_is_honoured_where_statefulsets_ignore_it(
     assert [line for line in status.get("rollout", []) if line.startswith(NOTE_PREFIX)], status
     tree = await lws_ok(gate_off_cluster, "status", NAME, "-n", ns)
     assert NOTE_PREFIX in tree
+
+
+class Incarnations:
+    """Every pod UID seen per pod name: a name with two UIDs was recreated once."""
+
+    def __init__(self) -> None:
+        self.uids: dict[str, set[str]] = {}
+
+    def observe(self, pods: dict[str, Obj]) -> None:
+        for pod in pods.values():
+            self.uids.setdefault(pod["metadata"]["name"], set()).add(pod["metadata"]["uid"])
+
+
+async def test_a_swap_to_upstream_mid_emulated_rollout_replaces_each_group_once(
+    gate_off_api: KubeClient,
+    gate_off_ns: str,
+    gate_off_cluster: LocalCluster,
+    gate_off_manager: ManagerProcess,
+) -> None:
+    """Ours rolls the top half three at a time (a partition holds the rest), then upstream's controller
+    takes over and finishes one at a time: every pod was recreated exactly once, by the rollout."""
+    api, ns = gate_off_api, gate_off_ns
+    held = REPLICAS // 2
+    await create(api, _builder(ns).partition(held).obj())
+    await expect_groups_available(api, ns, REPLICAS, name=NAME)
+    incarnations = Incarnations()
+    webhooks = ManagerProcess(gate_off_cluster, "lws-webhooks-mu-swap", extra_args=("--webhooks-only",))
+    upstream = UpstreamControllers(gate_off_cluster, tools.ensure_tool(tools.UPSTREAM_LWS), "lws-upstream-mu")
+    async with Watch(api, PODS, ns, incarnations.observe):
+        await update_worker_image(api, ns, name=NAME)
+
+        async def top_half_updated() -> bool:
+            status = (await api.get(LEADERWORKERSETS, ns, NAME))["status"]
+            return bool(
+                status.get("updatedReplicas") == REPLICAS - held and status.get("readyReplicas") == REPLICAS
+            )
+
+        await eventually(top_half_updated, timeout=LONG_TIMEOUT)
+        await gate_off_manager.stop()
+        for process in (webhooks, upstream):
+            MANAGERS.append(process)
+            await process.start()
+        try:
+            release = {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"partition": 0}}}}
+            await api.merge_patch(LEADERWORKERSETS, ns, NAME, release)
+
+            async def all_updated() -> bool:
+                status = (await api.get(LEADERWORKERSETS, ns, NAME))["status"]
+                return bool(
+                    status.get("updatedReplicas") == REPLICAS and status.get("readyReplicas") == REPLICAS
+                )
+
+            await eventually(all_updated, timeout=LONG_TIMEOUT)
+        finally:
+            for process in (upstream, webhooks):
+                await process.stop()
+                MANAGERS.remove(process)
+            await gate_off_manager.start()
+    recreated = {name: len(uids) for name, uids in incarnations.uids.items()}
+    assert len(recreated) == REPLICAS * 2, recreated  # every pod of the 6 groups of 2 was seen
+    assert set(recreated.values()) == {2}, recreated  # each replaced exactly once
