@@ -78,3 +78,45 @@ def test_cluster_up_serves_ready_nodes_and_down_leaves_no_process(tmp_path: Path
     assert down.returncode == 0, down.stderr
     assert _processes_mentioning(str(tmp_path)) == []
     assert not (tmp_path / "clusters" / "cli").exists()
+
+
+def test_cluster_up_runs_the_version_and_the_feature_gates_asked_for(tmp_path: Path) -> None:
+    """`--kubernetes-version` picks the built version the API server reports; `--feature-gates` reaches it
+    (MaxUnavailableStatefulSet=false makes it drop a StatefulSet's maxUnavailable)."""
+    from leaderworkerset.devcluster import versions
+    from leaderworkerset.devcluster.kube import RestClient
+
+    env = dict(os.environ, LWS_CLUSTERS_DIR=str(tmp_path / "clusters"))
+    version = versions.resolve_kubernetes_version()  # the matrix runs this on each version
+    up = _lws(
+        "cluster", "up", "--name", "gates", "--shape", "apiserver",
+        "--kubernetes-version", versions.minor_of(version),
+        "--feature-gates", "MaxUnavailableStatefulSet=false",
+        env=env,
+    )  # fmt: skip
+    assert up.returncode == 0, up.stderr
+    assert f"Kubernetes {version}" in up.stderr
+    try:
+        rest = RestClient.from_kubeconfig(Path(up.stdout.strip().splitlines()[-1]))
+        info = rest.get("/version")
+        assert info is not None
+        assert info["gitVersion"] == version
+        sts = {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "gated", "namespace": "default"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "gated"}},
+                "serviceName": "gated",
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}},
+                "template": {
+                    "metadata": {"labels": {"app": "gated"}},
+                    "spec": {"containers": [{"name": "c", "image": "x"}]},
+                },
+            },
+        }
+        stored = rest.create("/apis/apps/v1/namespaces/default/statefulsets", sts)
+        assert "maxUnavailable" not in stored["spec"]["updateStrategy"].get("rollingUpdate", {})
+    finally:
+        down = _lws("cluster", "down", "--name", "gates", env=env)
+    assert down.returncode == 0, down.stderr
