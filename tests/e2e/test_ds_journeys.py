@@ -242,6 +242,32 @@ async def test_external_role_is_scaled_with_kubectl_and_an_hpa_like_scale_write(
     await expect_ds_available(api, ns, {"prefill": 2, "decode": 1})
 
 
+async def test_kubectl_scale_right_after_recreating_a_set_of_the_same_name(
+    api: KubeClient, ns: str, full_cluster: LocalCluster
+) -> None:
+    # Upstream's hpa_test.go, in its order: a DS with an External prefill role (`replicas: 0`) is
+    # deleted as its CleanupDeployment does (the DS, then its LWS, pods and Services; not the
+    # scaler), the next test creates it again and scales `dsrs/<ds>-prefill` as soon as that name
+    # exists: while the garbage collector has not removed it yet, that is the old set's scaler.
+    body = DisaggregatedSetBuilder(ns).role("prefill", 0).role("decode", 1).external("prefill").obj()
+
+    async def scaler_exists() -> bool:
+        assert await api.get_or_none(DS_ROLE_SCALERS, ns, f"{DS}-prefill") is not None
+        return True
+
+    await create(api, body)
+    await eventually(scaler_exists)
+    await kubectl(full_cluster, "-n", ns, "delete", "disaggregatedset", DS, "--timeout=30s")
+    selector = f"{c.LABEL_DS_NAME}={DS}"
+    await kubectl(full_cluster, "-n", ns, "delete", "lws", "-l", selector, "--timeout=30s")
+    await kubectl(full_cluster, "-n", ns, "delete", "pods", "-l", selector, "--grace-period=0", "--force")
+    await kubectl(full_cluster, "-n", ns, "delete", "svc", "-l", selector)
+    await create(api, body)
+    await eventually(scaler_exists)
+    await kubectl(full_cluster, "-n", ns, "scale", f"dsrs/{DS}-prefill", "--replicas=3")
+    await expect_ds_available(api, ns, {"prefill": 3, "decode": 1})
+
+
 async def test_deleting_the_set_removes_its_children(api: KubeClient, ns: str) -> None:
     await create(api, DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", 1).obj())
     await expect_ds_available(api, ns, {"prefill": 1, "decode": 1})

@@ -340,6 +340,41 @@ async def test_kubectl_scale_dsrs_reaches_the_child(api: KubeClient, ns: str, ap
     await expect_children(api, ns, {f"{DS}-0-{rev}-prefill": 1, f"{DS}-0-{rev}-decode": 2})
 
 
+async def test_a_scaler_left_by_a_deleted_set_of_the_same_name_is_adopted_with_its_replicas(
+    api: KubeClient, ns: str
+) -> None:
+    # Upstream's e2e hpa_test.go, "kubectl scale on the scaler propagates spec.replicas to the LWS":
+    # the previous test's DS of the same name was deleted (its LWS too, but not its scaler), so the
+    # scaler `<ds>-prefill` found by name is the old one until the garbage collector (absent here)
+    # removes it, and the /scale write lands on it.
+    body = DisaggregatedSetBuilder(ns).role("prefill", 0).role("decode", 1).external("prefill").obj()
+    await create(api, body)
+    old = await expect_scaler(api, ns, f"{DS}-prefill")
+    await api.delete(DISAGGREGATEDSETS, ns, DS)
+    for lws in (await live_children(api, ns)).values():
+        await api.delete(LEADERWORKERSETS, ns, lws["metadata"]["name"])
+    ds = await create(api, body)
+    rev = revision_of(ds)
+    await api.merge_patch(
+        DS_ROLE_SCALERS, ns, f"{DS}-prefill", {"spec": {"replicas": 3}}, subresource="scale"
+    )
+    async with play_lws(api, ns):
+        await expect_children(api, ns, {f"{DS}-0-{rev}-prefill": 3, f"{DS}-0-{rev}-decode": 1})
+        await expect_ds_condition(api, ns, c.CONDITION_AVAILABLE, c.REASON_ALL_ROLES_READY)
+    statuses = (await api.get(DISAGGREGATEDSETS, ns, DS))["status"]["roleStatuses"]
+    assert [(s["name"], s["replicas"]) for s in statuses] == [("prefill", 3), ("decode", 1)]
+    scaler = await api.get(DS_ROLE_SCALERS, ns, f"{DS}-prefill")
+    assert scaler["metadata"]["uid"] == old["metadata"]["uid"], "adopted in place, not recreated"
+    [owner] = scaler["metadata"]["ownerReferences"]
+    assert (owner["uid"], owner["controller"], owner["blockOwnerDeletion"]) == (
+        ds["metadata"]["uid"],
+        True,
+        True,
+    )
+    assert scaler["spec"] == {"replicas": 3}
+    assert await ds_events(api, ns, c.EVENT_SCALER_CONFLICT) == []
+
+
 async def test_switching_back_to_static_deletes_the_scaler(api: KubeClient, ns: str) -> None:
     await create(api, external(ns).obj())
     await expect_scaler(api, ns, f"{DS}-decode")
