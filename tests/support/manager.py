@@ -111,6 +111,12 @@ class ManagerProcess:
         except (urllib.error.URLError, OSError) as err:
             raise AssertionError(f"/readyz: {err}") from err
 
+    def scrape(self) -> str:
+        """The text exposition of its /metrics (plain HTTP: not started with ``secure_metrics``)."""
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return str(resp.read().decode())
+
     async def start(self) -> None:
         """Spawn the manager (logs in the cluster's log dir) and wait until it reports ready."""
         assert not self.running, f"{self.name} is already running (pid {self.pid})"

@@ -1,13 +1,17 @@
 """The Helm chart with a real `helm` (v3.22.0, built from its Go module and cached): it lints, renders
 what `lws install` applies (same names, the same RBAC rules, the same webhooks), every rendered object
 passes a server-side dry run, and `helm upgrade` / `helm uninstall` never delete the CRDs or the
-workloads (they are in crds/, which Helm installs once and never touches again)."""
+workloads (they are in crds/, which Helm installs once and never touches again). With
+`enablePrometheus`, the ServiceMonitor and the PrometheusRule pass a server-side dry run against the
+Prometheus Operator's own CRDs (from its Go module, tests/support/promoperator.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import subprocess
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,15 +19,18 @@ from typing import Any
 import pytest
 import yaml
 from lightkube import AsyncClient
+from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.installation import CONTROLLER_MANAGER_NAME, MANAGER_CONFIG_KEY
+from leaderworkerset.crd.install import apply_crds, wait_established
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.install import apply as installer
 from leaderworkerset.install.manifests import InstallOptions, object_key, render
 from leaderworkerset.webhooks.configurations import render_for_service
+from tests.support import promoperator
 from tests.support.builders import LeaderWorkerSetBuilder
 
 CHART = Path(__file__).resolve().parents[3] / "charts" / "lws"
@@ -114,6 +121,7 @@ def test_optional_parts_follow_their_switches(helm: Path) -> None:
         "Certificate/lws-system/lws-serving-cert",
         "Issuer/lws-system/lws-selfsigned-issuer",
         "ServiceMonitor/lws-system/lws-controller-manager-metrics-monitor",
+        "PrometheusRule/lws-system/lws-alerts",
         "ClusterRoleBinding/lws-metrics-reader-prometheus",
         "ClusterRole/lws-disaggregatedset-admin-role",  # enableDisaggregatedSet
         "ClusterRole/lws-disaggregatedset-editor-role",
@@ -143,9 +151,67 @@ async def test_every_rendered_object_passes_a_server_side_dry_run(
     objects = [o for o in template(helm, namespace, values) if o["kind"] != "Namespace"]
     served = [o for o in objects if not o["apiVersion"].startswith(ADD_ON_GROUPS)]
     skipped = {o["kind"] for o in objects} - {o["kind"] for o in served}
-    assert skipped == (set() if not values else {"Certificate", "Issuer", "ServiceMonitor"})
+    assert skipped == (set() if not values else {"Certificate", "Issuer", "ServiceMonitor", "PrometheusRule"})
     keys = await installer.apply_objects(kube, served, dry_run=True)
     assert len(keys) == len(served) >= 15
+
+
+@pytest.fixture
+async def prometheus_operator_crds(kube: AsyncClient) -> AsyncIterator[None]:
+    """The operator's ServiceMonitor and PrometheusRule CRDs, served for the test, then removed."""
+    from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
+
+    try:
+        documents = await asyncio.to_thread(promoperator.crd_documents)
+    except promoperator.ModuleUnavailableError as err:
+        pytest.skip(
+            f"SKIPPED, Prometheus Operator objects NOT validated: its CRDs cannot be downloaded: {err}"
+        )
+    names = await apply_crds(kube, documents)
+    await wait_established(kube, names)
+    for doc in documents:
+        names_ = doc["spec"]["names"]
+        create_namespaced_resource(doc["spec"]["group"], "v1", names_["kind"], names_["plural"])
+    try:
+        yield
+    finally:
+        for name in names:
+            await kube.delete(CustomResourceDefinition, name)
+
+
+@pytest.mark.cluster
+async def test_the_servicemonitor_and_the_prometheusrule_pass_the_operators_crds(
+    helm: Path, kube: AsyncClient, namespace: str, prometheus_operator_crds: None
+) -> None:
+    rendered = template(helm, namespace, "enablePrometheus=true")
+    objects = [o for o in rendered if o["apiVersion"].startswith("monitoring.coreos.com/")]
+    assert sorted(o["kind"] for o in objects) == ["PrometheusRule", "ServiceMonitor"]
+    assert len(await installer.apply_objects(kube, objects, dry_run=True)) == 2
+    (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
+    alerts = {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
+    assert set(alerts) == {
+        "LeaderWorkerSetRestartBudgetExhausted",
+        "LeaderWorkerSetRolloutStalled",
+        "LeaderWorkerSetManagerNotLeading",
+    }
+    for name, alert in alerts.items():
+        assert {"summary", "description"} <= set(alert["annotations"]), name
+        assert alert["for"], name
+    assert f'namespace="{namespace}"' in alerts["LeaderWorkerSetManagerNotLeading"]["expr"]
+    # The dry run does check them: a duration the CRD's pattern refuses, a field it does not declare.
+    bad_for = copy.deepcopy(rule)
+    bad_for["spec"]["groups"][0]["rules"][0]["for"] = "one minute"
+    (monitor,) = [o for o in objects if o["kind"] == "ServiceMonitor"]
+    bad_field = copy.deepcopy(monitor)
+    bad_field["spec"]["endpoints"][0]["scrapeEvery"] = "30s"
+    # (The API server answers an undeclared field in an apply patch with a 500, not a 422.)
+    for broken, why in (
+        (bad_for, "spec.groups[0].rules[0].for"),
+        (bad_field, "field not declared in schema"),
+    ):
+        with pytest.raises(ApiError) as refused:
+            await installer.apply_objects(kube, [broken], dry_run=True)
+        assert why in str(refused.value.status.message), refused.value.status
 
 
 @pytest.mark.cluster

@@ -1,4 +1,5 @@
-"""deploy/grafana: every metric the dashboard queries is one the lws manager registers."""
+"""deploy/grafana and the chart's PrometheusRule: every metric the dashboard and the alerts query
+is one the lws manager registers."""
 
 from __future__ import annotations
 
@@ -38,6 +39,32 @@ def test_metric_names_are_read_from_promql() -> None:
     assert grafana.metric_names('label_values(lws_group_recreations_total{namespace=~"$ns"}, lws)') == {
         "lws_group_recreations_total"
     }
+
+
+def test_rule_expressions_are_read_from_the_template() -> None:
+    template = """
+        - alert: A
+          expr: max by (namespace) (a_metric{condition="X"}) == 1
+          for: 1m
+        - alert: B
+          expr: >-
+            max(b_metric{ {{- $selector -}} }) < 1
+            or absent(b_metric{ {{- $selector -}} })
+          for: 5m
+    """
+    exprs = grafana.rule_queries(template)
+    assert exprs == [
+        'max by (namespace) (a_metric{condition="X"}) == 1',
+        "max(b_metric{ x }) < 1 or absent(b_metric{ x })",
+    ]
+    assert set().union(*map(grafana.metric_names, exprs)) == {"a_metric", "b_metric"}
+
+
+def test_every_alert_metric_is_registered_by_the_manager(manager_registry: Any) -> None:
+    registered = grafana.exposed_names({family.name: family.type for family in manager_registry.collect()})
+    alerted = grafana.alerted_metrics()
+    assert alerted == {"lws_status_condition", "leader_election_master_status"}
+    assert not alerted - registered, "the PrometheusRule queries metrics nobody registers"
 
 
 def test_every_dashboard_metric_is_registered_by_the_manager(manager_registry: Any) -> None:

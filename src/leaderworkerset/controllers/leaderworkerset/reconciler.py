@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.children import Children
 from leaderworkerset.controllers.leaderworkerset.hash import LeaderDeployments
@@ -37,12 +38,14 @@ class LeaderWorkerSetReconciler:
         *,
         provider: SchedulerProvider | None = None,
         rollout_metrics: RolloutMetrics | None = None,
+        condition_metrics: ConditionMetrics | None = None,
     ) -> None:
         self._informers = informers
         self._recorder = recorder
         self._clock = clock
         self._provider = provider
         self._observer = RolloutObserver(rollout_metrics, clock)
+        self._conditions = condition_metrics
         intents = AppliedIntents()
         shell = (client, informers, recorder, clock)
         self.revisions = Revisions(*shell)
@@ -70,6 +73,8 @@ class LeaderWorkerSetReconciler:
             await self._children.delete_workers_in_parallel(lws)
         if lws is None or is_deleting(lws):
             self._observer.forget(key)
+            if self._conditions is not None:
+                self._conditions.forget(key)
             self.replacement.forget(key)
             return None  # children go away through garbage collection
         round_ = Round.of(lws, key)
@@ -102,6 +107,7 @@ class LeaderWorkerSetReconciler:
         if not await self.status.persist(round_):
             return Result(requeue=True)  # a newer LWS is on its way through the watch
         self._observer.observe(round_, status, update_done)
+        self._observe_conditions(round_)
         if update_done:
             await self.revisions.truncate_history(round_)
             await self._restarts.prune_settled(round_)
@@ -128,10 +134,16 @@ class LeaderWorkerSetReconciler:
         update_done = self.status.hash(round_, applied, leaders)
         if not await self.status.persist(round_):
             return Result(requeue=True)
+        self._observe_conditions(round_)
         if update_done:
             await self.revisions.truncate_history(round_)
             await self._restarts.prune_settled(round_)
         return None
+
+    def _observe_conditions(self, round_: Round) -> None:
+        """The conditions the round left (written, or stored when nothing changed)."""
+        if self._conditions is not None:
+            self._conditions.observe(round_.key, statuswrite.status_of(round_.lws))
 
     async def _scheduling_prerequisites(self, round_: Round) -> None:
         """A12/B4: scheduling prerequisites before the leader workload; their condition joins the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
@@ -59,6 +60,7 @@ def setup(
         manager.clock,
         provider=provider,
         rollout_metrics=new_rollout_metrics(manager.metrics.registry),
+        condition_metrics=ConditionMetrics(manager.metrics.registry),
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
