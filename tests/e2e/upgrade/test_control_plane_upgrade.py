@@ -30,7 +30,7 @@ from leaderworkerset.devcluster import build, versions
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES
+from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS, NAMESPACES
 from tests.e2e.conftest import MANAGERS
 from tests.support import clusters, unchanged
 from tests.support.builders import DisaggregatedSetBuilder, LeaderWorkerSetBuilder
@@ -116,7 +116,8 @@ async def test_upgrading_the_control_plane_through_the_window_restarts_no_group(
     sets = every_identity_and_policy()
     for builder in sets:
         await create(api, builder.obj())
-    await create(api, DisaggregatedSetBuilder(NS, "pd").role("prefill", 2, size=2).role("decode", 1).obj())
+    ds = DisaggregatedSetBuilder(NS, "pd").role("prefill", 2, size=2).role("decode", 1).obj()
+    await api.create(DISAGGREGATEDSETS, ds)
     for builder in sets:
         lws = builder.obj()
         await expect_groups_available(api, NS, lws["spec"]["replicas"], name=lws["metadata"]["name"])
