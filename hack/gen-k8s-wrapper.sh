@@ -5,7 +5,7 @@
 # modules (k8s.io/api, ...) with local `replace` lines that a dependent module cannot see, so the
 # wrapper replaces each `k8s.io/<name> v0.0.0` requirement with its published v0.X.Y tag. Only
 # the exact `v0.0.0` lines are staging modules (k8s.io/utils and kube-openapi use pseudo-versions).
-# The four binaries are listed as tools so that `go mod tidy` keeps every package they import.
+# The control-plane binaries, kubectl and the node binaries (kubelet, kube-proxy) are listed as tools so that `go mod tidy` keeps every package they import.
 set -euo pipefail
 version=${1:?usage: $0 v1.X.Y}
 minor=${version%.*}
@@ -22,7 +22,7 @@ for module in $(grep -E '^\s+k8s.io/[a-z0-9-]+ v0\.0\.0$' "$kube_gomod" | awk '{
   go mod edit -replace "$module=$module@$staging"
 done
 go mod edit -require "k8s.io/kubernetes@$version"
-for binary in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+for binary in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
   go mod edit -tool "k8s.io/kubernetes/cmd/$binary"
 done
 GOFLAGS=-mod=mod go mod tidy

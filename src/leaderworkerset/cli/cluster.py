@@ -36,6 +36,13 @@ def up(
         ),
     ] = "full",
     nodes: Annotated[int, typer.Option(help="Fake nodes (full shape).")] = 4,
+    real_nodes: Annotated[
+        int,
+        typer.Option(
+            help="Real nodes beside the fake ones: kubelet + containerd + runc, each in its own network "
+            "namespace, with kube-proxy and CoreDNS (root; see docs/real-nodes.md)."
+        ),
+    ] = 0,
     pod_ready_delay_ms: Annotated[int, typer.Option(help="Delay before a scheduled pod turns Ready.")] = 0,
     kubeconfig_out: Annotated[str | None, typer.Option(help="Also copy the kubeconfig here.")] = None,
     workload_api: Annotated[
@@ -63,6 +70,7 @@ def up(
         nodes=nodes,
         pod_ready_delay_ms=pod_ready_delay_ms,
         feature_gates=feature_gates,
+        real_nodes=real_nodes,
     )
     try:
         if workload_api:

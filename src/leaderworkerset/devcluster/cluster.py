@@ -21,7 +21,6 @@ import functools
 import json
 import shutil
 import socket
-import ssl
 import subprocess
 import sys
 import threading
@@ -30,7 +29,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 import yaml
 
@@ -38,6 +37,7 @@ from leaderworkerset.devcluster import components, kube, versions
 from leaderworkerset.devcluster import pki as pki_mod
 from leaderworkerset.devcluster.nodes import NodeSpec, default_nodes
 from leaderworkerset.devcluster.processes import is_ours, spawn, terminate, wait_for
+from leaderworkerset.devcluster.realnodes import addresses, fleet
 
 Shape = Literal["apiserver", "full"]
 STATE_FILE = "state.json"
@@ -72,6 +72,10 @@ class ClusterOptions:
     # Restart kube-scheduler and kube-controller-manager when they exit (LocalCluster._supervise).
     # For holders that stop the cluster only through LocalCluster.stop(), such as the test suite.
     supervise: bool = False
+    # Real nodes (kubelet + containerd + runc) beside the kwok ones, `full` shape only (docs/real-nodes.md).
+    real_nodes: int = 0
+    # More image archives (OCI layout tars, e.g. the manager's) every real node imports at start.
+    node_images: tuple[Path, ...] = ()
 
     def with_workload_api(self, kube_version: str | None = None) -> ClusterOptions:
         """These options plus the Workload API gates and runtime-config (kept if already given).
@@ -98,6 +102,9 @@ class ClusterState:
     bindir: str
     ports: dict[str, int] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)
+    # The API server's address: loopback, or the real nodes' bridge (realnodes/addresses.py).
+    host: str = "127.0.0.1"
+    real_nodes: int = 0
 
     @property
     def kubeconfig(self) -> Path:
@@ -105,7 +112,7 @@ class ClusterState:
 
     @property
     def server(self) -> str:
-        return f"https://127.0.0.1:{self.ports['kube-apiserver']}"
+        return f"https://{self.host}:{self.ports['kube-apiserver']}"
 
     def save(self) -> None:
         (Path(self.workdir) / STATE_FILE).write_text(json.dumps(asdict(self), indent=2))
@@ -178,8 +185,15 @@ class LocalCluster:
         for component in COMPONENTS:
             self.state.ports[component] = free_port()
         self.state.ports["etcd-peer"] = free_port()
-        self._write_kubeconfig()
         try:
+            if self.options.real_nodes:
+                if self.options.shape != "full":
+                    raise ClusterError("real nodes need the `full` shape (a scheduler and controllers)")
+                # Recorded before the network exists, so that a failed start still tears it down.
+                self.state.real_nodes, self.state.host = self.options.real_nodes, addresses.HOST_ADDRESS
+                self.state.save()
+                self.node_bindir = fleet.prepare(self.options.real_nodes, self.kubernetes_version)
+            self._write_kubeconfig()
             self._start_etcd()
             self._start_apiserver()
             if self.options.shape == "full":
@@ -188,9 +202,21 @@ class LocalCluster:
                 self._start_kwok()
                 self._start_reaper()
                 self._wait_full_ready()
+                if self.options.real_nodes:
+                    fleet.start(
+                        self.state.real_nodes,
+                        workdir=self.workdir,
+                        bindir=self.node_bindir,
+                        pki=self.pki,
+                        kubeconfig=self.kubeconfig,
+                        extra_images=self.options.node_images,
+                        attach=self.attach,
+                        alive=self._dead_component,
+                        timeout=self.options.start_timeout,
+                    )
                 if self.options.supervise:
                     self._supervise()
-        except (TimeoutError, OSError, subprocess.SubprocessError) as err:
+        except (TimeoutError, OSError, subprocess.SubprocessError, RuntimeError) as err:
             report = self.log_report()
             self.stop()
             raise ClusterError(f"local cluster {self.state.name!r} did not start: {err}\n{report}") from err
@@ -273,9 +299,9 @@ class LocalCluster:
         """Compact etcd's history up to its current revision (returned): a watch or list from any
         older resourceVersion that the API server cannot serve from its watch cache gets 410 Gone."""
         base = f"http://127.0.0.1:{self.state.ports['etcd']}/v3/kv"
-        header = _etcd_post(f"{base}/range", {"key": base64.b64encode(b"/").decode(), "limit": 1})
+        header = kube.etcd_post(f"{base}/range", {"key": base64.b64encode(b"/").decode(), "limit": 1})
         revision = int(header["header"]["revision"])
-        _etcd_post(f"{base}/compaction", {"revision": str(revision), "physical": True})
+        kube.etcd_post(f"{base}/compaction", {"revision": str(revision), "physical": True})
         return revision
 
     def attach(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
@@ -332,6 +358,7 @@ class LocalCluster:
             feature_gates=self.options.feature_gates,
             runtime_config=self.options.runtime_config,
             extra_args=self.options.apiserver_args,
+            real_nodes=bool(self.state.real_nodes),
         )
         self._spawn("kube-apiserver", argv)
         wait_for(
@@ -360,13 +387,20 @@ class LocalCluster:
         stages.write_text(
             components.kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms)
         )
-        self._spawn("kwok", components.kwok_argv(self.bindir, self.kubeconfig, stages))
+        real = bool(self.state.real_nodes)
+        self._spawn("kwok", components.kwok_argv(self.bindir, self.kubeconfig, stages, real_nodes=real))
 
     def _start_reaper(self) -> None:
         # Confirms pod deletions by UID in place of kwok's by-name pod-delete stage (see reaper.py).
         self._spawn(
             "pod-reaper",
-            [sys.executable, "-m", "leaderworkerset.devcluster.reaper", f"--kubeconfig={self.kubeconfig}"],
+            [
+                sys.executable,
+                "-m",
+                "leaderworkerset.devcluster.reaper",
+                f"--kubeconfig={self.kubeconfig}",
+                f"--spare-node-prefix={addresses.NODE_NAME_PREFIX}",
+            ],
         )
 
     def _wait_full_ready(self) -> None:
@@ -375,7 +409,7 @@ class LocalCluster:
             port = self.state.ports[component]
             wait_for(
                 f"{component} /healthz",
-                functools.partial(_healthz_insecure, port),
+                functools.partial(kube.healthz_insecure, port),
                 timeout=timeout,
                 alive=self._dead_component,
             )
@@ -435,27 +469,11 @@ def stop_state(state: ClusterState) -> None:
         if pid and is_ours(pid, state.workdir):
             terminate(pid)
     state.pids.clear()
+    if state.real_nodes:
+        fleet.teardown(Path(state.workdir), state.real_nodes)
     if (Path(state.workdir) / STATE_FILE).exists():
         state.save()
 
 
 def remove_workdir(state: ClusterState) -> None:
     shutil.rmtree(state.workdir, ignore_errors=True)
-
-
-def _etcd_post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    """One call to etcd's JSON gateway (v3 API over HTTP)."""
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
-    )
-    with urllib.request.urlopen(request, timeout=10) as resp:
-        answer: dict[str, Any] = json.loads(resp.read())
-        return answer
-
-
-def _healthz_insecure(port: int) -> bool:
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=2) as resp:
-        return bool(resp.read() == b"ok")

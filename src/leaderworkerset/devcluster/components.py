@@ -11,8 +11,11 @@ from typing import Any
 import yaml
 
 from leaderworkerset.devcluster import pki as pki_mod
+from leaderworkerset.devcluster.realnodes import addresses
 
-SERVICE_CIDR = "10.0.0.0/16"
+# ClusterIPs come from the test block the real nodes route (realnodes/addresses.py) on every cluster,
+# so one PKI and one set of flags serve both. kwok's fake pods take addresses nothing routes.
+SERVICE_CIDR = addresses.SERVICE_NETWORK
 POD_CIDR = "10.64.0.0/10"
 
 
@@ -60,16 +63,34 @@ def apiserver_argv(
     feature_gates: str,
     runtime_config: str,
     extra_args: Sequence[str],
+    real_nodes: bool = False,
 ) -> list[str]:
+    if real_nodes:
+        # Pods reach the API server through the `kubernetes` Service, whose endpoint is this address
+        # on the nodes' bridge; the API server reaches webhook pods (and kubelets, for logs and exec)
+        # directly at their addresses, which the host routes, rather than through a ClusterIP that
+        # exists only in the nodes' kube-proxy rules.
+        address = [
+            f"--bind-address={addresses.HOST_ADDRESS}",
+            f"--advertise-address={addresses.HOST_ADDRESS}",
+            "--enable-aggregator-routing=true",
+            f"--kubelet-client-certificate={pki.admin_cert}",
+            f"--kubelet-client-key={pki.admin_key}",
+            "--kubelet-preferred-address-types=InternalIP",
+        ]
+    else:
+        address = [
+            "--bind-address=127.0.0.1",
+            # No default route in a sandbox: name the advertise address explicitly.
+            "--advertise-address=127.0.0.1",
+            # A loopback advertise address is not a valid endpoint for the `kubernetes`
+            # Service; nothing in-cluster needs it (our controllers use the kubeconfig).
+            "--endpoint-reconciler-type=none",
+        ]
     args = [
         str(bindir / "kube-apiserver"),
         f"--etcd-servers=http://127.0.0.1:{ports['etcd']}",
-        "--bind-address=127.0.0.1",
-        # No default route in a sandbox: name the advertise address explicitly.
-        "--advertise-address=127.0.0.1",
-        # A loopback advertise address is not a valid endpoint for the `kubernetes`
-        # Service; nothing in-cluster needs it (our controllers use the kubeconfig).
-        "--endpoint-reconciler-type=none",
+        *address,
         f"--secure-port={ports['kube-apiserver']}",
         f"--tls-cert-file={pki.server_cert}",
         f"--tls-private-key-file={pki.server_key}",
@@ -157,12 +178,19 @@ def scheduler_argv(
     return args
 
 
-def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path) -> list[str]:
+def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path, real_nodes: bool = False) -> list[str]:
+    # Beside real nodes kwok must keep to its own fake ones (nodes.py annotates them), or it would
+    # report status for the kubelets' pods too.
+    manage = (
+        "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"
+        if real_nodes
+        else "--manage-all-nodes=true"
+    )
     return [
         str(bindir / "kwok"),
         f"--kubeconfig={kubeconfig}",
         f"--config={stages}",
-        "--manage-all-nodes=true",
+        manage,
         f"--cidr={POD_CIDR}",
         "--node-lease-duration-seconds=40",
     ]

@@ -22,7 +22,7 @@ import yaml
 
 class RestClient:
     def __init__(self, server: str, ca: Path, cert: Path, key: Path, timeout: float = 10.0) -> None:
-        self._server = server.rstrip("/")
+        self.server = server.rstrip("/")
         self._timeout = timeout
         self._tls = ssl.create_default_context(cafile=str(ca))
         self._tls.load_cert_chain(str(cert), str(key))
@@ -35,7 +35,7 @@ class RestClient:
         content_type: str = "application/json",
     ) -> tuple[int, bytes]:
         data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self._server + path, data=data, method=method)
+        req = urllib.request.Request(self.server + path, data=data, method=method)
         if data is not None:
             req.add_header("Content-Type", content_type)
         try:
@@ -91,7 +91,7 @@ class RestClient:
     ) -> Iterator[dict[str, Any]]:
         """Watch events of a collection from `resource_version` until the server ends the stream."""
         query = f"?watch=true&resourceVersion={resource_version}&timeoutSeconds={timeout_seconds}"
-        req = urllib.request.Request(self._server + collection + query)
+        req = urllib.request.Request(self.server + collection + query)
         with urllib.request.urlopen(req, context=self._tls, timeout=self._timeout) as resp:
             for line in resp:
                 if line.strip():
@@ -118,11 +118,38 @@ def _check(status: int, content: bytes, method: str, path: str) -> None:
         raise ApiError(status, f"{method} {path}: HTTP {status}: {content[:500].decode(errors='replace')}")
 
 
-def _is_ready(node: dict[str, Any]) -> bool:
+def collection_path(obj: dict[str, Any]) -> str:
+    """The REST collection an object is created in (core and named groups, namespaced or not)."""
+    group_version = obj["apiVersion"]
+    base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+    namespace = (obj.get("metadata") or {}).get("namespace")
+    plural = obj["kind"].lower() + ("es" if obj["kind"].endswith("s") else "s")
+    return f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
+
+
+def is_ready(node: dict[str, Any]) -> bool:
     conditions = node.get("status", {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def ready_node_count(client: RestClient) -> int:
     nodes = client.get("/api/v1/nodes") or {"items": []}
-    return sum(1 for n in nodes["items"] if _is_ready(n))
+    return sum(1 for n in nodes["items"] if is_ready(n))
+
+
+def etcd_post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """One call to etcd's JSON gateway (v3 API over HTTP)."""
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        answer: dict[str, Any] = json.loads(resp.read())
+        return answer
+
+
+def healthz_insecure(port: int) -> bool:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/healthz", context=ctx, timeout=2) as resp:
+        return bool(resp.read() == b"ok")

@@ -24,7 +24,8 @@ _SERVER_DNS = (
     "kubernetes.default.svc",
     "kubernetes.default.svc.cluster.local",
 )
-_SERVER_IPS = ("127.0.0.1", "10.0.0.1")
+# Loopback, the real nodes' bridge address and the `kubernetes` Service's ClusterIP (realnodes/addresses.py).
+_SERVER_IPS = ("127.0.0.1", "198.18.0.1", "198.19.0.1")
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,27 @@ def generate(directory: Path) -> ClusterPKI:
         )
     )
     return pki
+
+
+def issue_client(pki: ClusterPKI, name: str, common_name: str, organization: str) -> tuple[Path, Path]:
+    """A client certificate signed by the cluster's CA (e.g. a kubelet's `system:node:<name>` in
+    `system:nodes`), written beside the others as <name>.crt/.key; returns (cert, key)."""
+    ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
+        raise TypeError(f"{pki.ca_key}: expected an EC key")
+    signer = certificates.Signer(ca_cert.subject, ca_key)
+    key = certificates.ec_key()
+    cert = certificates.issue(
+        certificates.subject_name(common_name, organization, organization_first=True),
+        key,
+        now=datetime.datetime.now(datetime.UTC),
+        backdate=_BACKDATE,
+        validity=_VALIDITY,
+        extensions=[certificates.not_a_ca(), certificates.extended_usage(ExtendedKeyUsageOID.CLIENT_AUTH)],
+        signer=signer,
+    )
+    cert_path, key_path = pki.ca_cert.parent / f"{name}.crt", pki.ca_cert.parent / f"{name}.key"
+    cert_path.write_bytes(certificates.cert_pem(cert))
+    _write_key(key_path, key)
+    return cert_path, key_path

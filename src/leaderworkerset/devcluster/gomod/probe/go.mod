@@ -1,0 +1,3 @@
+module lws.local/devcluster/probe
+
+go 1.26.0
