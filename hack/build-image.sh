@@ -4,17 +4,40 @@
 #   1. a Debian bookworm minbase root filesystem with CPython 3.11 (mmdebstrap),
 #   2. the locked dependencies (uv export of uv.lock, with hashes) and our wheel in /opt/lws, bytecode
 #      compiled, installed inside the rootfs with uv,
-#   3. packed as an OCI image layout with umoci: user 65532:65532, entrypoint `lws manager`, OCI labels.
-# The Dockerfile builds the same layout on python:3.11-slim where a registry is reachable.
+#   3. packed as an OCI image layout with umoci, configured from hack/image-contract.toml (user,
+#      entrypoint, env, ports, labels).
+# The Dockerfile builds the same contract on python:3.11-slim where a registry is reachable.
 #
-#   hack/build-image.sh [OUT_DIR]      # default build/image; the image is OUT_DIR/oci:lws
-# Needs root (chroot, mounts) and: mmdebstrap umoci (apt-get install mmdebstrap umoci).
+#   hack/build-image.sh [--check] [OUT_DIR]
+#     --check  then check the image against the contract (tests/integration/image).
+#     OUT_DIR  default build/image; the image is OUT_DIR/oci:lws.
+# Needs root (chroot, mounts); installs its Debian prerequisites (mmdebstrap umoci) when missing.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="$(realpath -m "${1:-$repo/build/image}")"
+contract="$repo/hack/image-contract.toml"
+check=0
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --check) check=1; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
+    *) out="$1"; shift ;;
+  esac
+done
+out="${out:-$repo/build/image}"
+out="$(realpath -m "$out")"
 work="$out/work"
 rootfs="$work/rootfs"
+
+need=()
+command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
+command -v umoci >/dev/null || need+=(umoci)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "==> apt-get install ${need[*]}"
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
 version="$(cd "$repo" && uv run --quiet python -c 'import leaderworkerset; print(leaderworkerset.__version__)')"
 revision="$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)"
 
@@ -49,26 +72,48 @@ chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp UV_
 cleanup
 trap - EXIT
 rm -rf "$rootfs/usr/local/bin/uv" "$rootfs/tmp/"* "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*
+# uv's lock file of the virtualenv is world-writable and of no use at run time; device nodes come from
+# the container runtime (an image carries none).
+rm -f "$rootfs/opt/lws/.lock"
+find "$rootfs/dev" -mindepth 1 -delete
 : > "$rootfs/etc/resolv.conf"
 
-echo "==> OCI image layout (umoci)"
+echo "==> OCI image layout (umoci), configured from hack/image-contract.toml"
+# umoci's arguments from the contract, NUL-separated.
+mapfile -d '' config_args < <(cd "$repo" && uv run --quiet python - "$contract" "$version" "$revision" <<'PY'
+import sys
+import tomllib
+
+contract = tomllib.load(open(sys.argv[1], "rb"))
+version, revision = sys.argv[2:4]
+per_build = {
+    "org.opencontainers.image.version": version,
+    "org.opencontainers.image.revision": revision,
+    "org.opencontainers.image.base.name": "debian:bookworm",
+}
+unknown = set(contract["build_labels"]) - set(per_build)
+if unknown:
+    sys.exit(f"hack/build-image.sh does not know how to set the build labels {sorted(unknown)}")
+args = ["--config.user", contract["user"], "--config.workingdir", contract["workdir"]]
+args += [a for word in contract["entrypoint"] for a in ("--config.entrypoint", word)]
+args += [a for port in contract["exposed_ports"] for a in ("--config.exposedports", port)]
+args += [a for k, v in contract["env"].items() for a in ("--config.env", f"{k}={v}")]
+labels = {**contract["labels"], **per_build}
+args += [a for k, v in labels.items() for a in ("--config.label", f"{k}={v}")]
+sys.stdout.write("\0".join(args) + "\0")
+PY
+)
 umoci init --layout "$out/oci"
 umoci new --image "$out/oci:lws"
 umoci unpack --image "$out/oci:lws" "$work/bundle" >/dev/null
 cp -a "$rootfs/." "$work/bundle/rootfs/"
 umoci repack --image "$out/oci:lws" "$work/bundle"
-umoci config --image "$out/oci:lws" \
-  --config.user 65532:65532 --config.workingdir / \
-  --config.entrypoint lws --config.entrypoint manager \
-  --config.env PATH=/opt/lws/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  --config.env PYTHONDONTWRITEBYTECODE=1 --config.env PYTHONUNBUFFERED=1 \
-  --config.exposedports 9443/tcp --config.exposedports 8443/tcp --config.exposedports 8081/tcp \
-  --config.label org.opencontainers.image.title=lws-python \
-  --config.label "org.opencontainers.image.version=$version" \
-  --config.label "org.opencontainers.image.revision=$revision" \
-  --config.label org.opencontainers.image.licenses=Apache-2.0 \
-  --config.label org.opencontainers.image.base.name=debian:bookworm
+umoci config --image "$out/oci:lws" "${config_args[@]}"
 umoci gc --layout "$out/oci"
 rm -rf "$work"
 
 echo "==> done in $(( $(date +%s) - started ))s: $out/oci:lws ($(du -sh "$out/oci" | cut -f1) compressed)"
+if [ $check = 1 ]; then
+  echo "==> checking it against hack/image-contract.toml"
+  cd "$repo" && LWS_IMAGE_DIRS="$out" LWS_REQUIRE_IMAGES=1 uv run pytest -q -p no:cacheprovider tests/integration/image
+fi
