@@ -4,9 +4,13 @@
 #   docker build -t lws-python:dev .
 #   docker run --rm lws-python:dev --help
 #
-# Runs as UID/GID 65532 (no shell login, no home), and works with a read-only root filesystem: the
-# bytecode is compiled at build time, and the only writable path the manager needs is /tmp (the
-# webhook cert dir), which the Deployment mounts as an emptyDir.
+# The image's contract (user 65532:65532, entrypoint, PATH, /opt/lws, writable paths, ports, labels) is
+# hack/image-contract.toml; hack/build-image.sh builds the same contract without Docker, and
+# tests/unit/image/test_dockerfile_contract.py checks this file against it. Works with a read-only root
+# filesystem: the bytecode is compiled at build time, and the only writable path the manager needs is
+# /tmp (the webhook cert dir), which the Deployment mounts as an emptyDir.
+#
+# Multi-arch (the release workflow): docker buildx build --platform linux/amd64,linux/arm64 .
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 ARG UV_IMAGE=ghcr.io/astral-sh/uv:0.13.9
@@ -25,10 +29,13 @@ WORKDIR /src
 COPY pyproject.toml uv.lock README.md ./
 RUN --mount=type=cache,target=/root/.cache/uv uv sync --frozen --no-dev --no-install-project
 COPY src ./src
+# (uv's lock file of the virtualenv is world-writable and unused at run time.)
 RUN --mount=type=cache,target=/root/.cache/uv uv sync --frozen --no-dev --no-editable \
+ && rm -f /opt/lws/.lock \
  && /opt/lws/bin/lws --version
 
 FROM ${PYTHON_IMAGE}
+ARG PYTHON_IMAGE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="lws-python" \
@@ -36,9 +43,10 @@ LABEL org.opencontainers.image.title="lws-python" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.base.name="docker.io/library/python:3.11-slim-bookworm"
+      org.opencontainers.image.base.name="${PYTHON_IMAGE}"
 COPY --from=build /opt/lws /opt/lws
-ENV PATH=/opt/lws/bin:$PATH \
+ENV PATH=/opt/lws/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 USER 65532:65532

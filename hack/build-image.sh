@@ -1,22 +1,78 @@
 #!/usr/bin/env bash
 # Build the manager image without Docker, from what this machine can reach (the Debian mirror and the
 # Python package index; Docker Hub and ghcr.io are not reachable here):
-#   1. a Debian bookworm minbase root filesystem with CPython 3.11 (mmdebstrap),
+#   1. a Debian bookworm minbase root filesystem with CPython 3.11 (mmdebstrap), for --arch,
 #   2. the locked dependencies (uv export of uv.lock, with hashes) and our wheel in /opt/lws, bytecode
 #      compiled, installed inside the rootfs with uv,
-#   3. packed as an OCI image layout with umoci: user 65532:65532, entrypoint `lws manager`, OCI labels.
-# The Dockerfile builds the same layout on python:3.11-slim where a registry is reachable.
+#   3. packed as an OCI image layout with umoci, configured from hack/image-contract.toml (user,
+#      entrypoint, env, ports, labels) plus the architecture.
+# The Dockerfile builds the same contract on python:3.11-slim where a registry is reachable.
 #
-#   hack/build-image.sh [OUT_DIR]      # default build/image; the image is OUT_DIR/oci:lws
-# Needs root (chroot, mounts) and: mmdebstrap umoci (apt-get install mmdebstrap umoci).
+#   hack/build-image.sh [--arch ARCH] [--check] [OUT_DIR]
+#     ARCH     amd64 | arm64 | s390x | ppc64le (default: this machine's; env LWS_IMAGE_ARCH). A foreign
+#              architecture runs the rootfs steps under qemu-user-static through binfmt_misc.
+#     --check  then check the image against the contract (tests/integration/image).
+#     OUT_DIR  default build/image (this machine's architecture) or build/image-ARCH; the image is
+#              OUT_DIR/oci:lws.
+# Needs root (chroot, mounts); installs its Debian prerequisites (mmdebstrap umoci, and for a foreign
+# architecture qemu-user-static binfmt-support) when they are missing.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="$(realpath -m "${1:-$repo/build/image}")"
+contract="$repo/hack/image-contract.toml"
+host_arch="$(dpkg --print-architecture)"
+arch="${LWS_IMAGE_ARCH:-}"
+check=0
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --arch) arch="$2"; shift 2 ;;
+    --arch=*) arch="${1#--arch=}"; shift ;;
+    --check) check=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
+    *) out="$1"; shift ;;
+  esac
+done
+# The OCI/Go name of the architecture, Debian's name for it, uv's target triple, qemu's name for it.
+case "${arch:-$host_arch}" in
+  amd64|x86_64) arch=amd64 deb_arch=amd64 triple=x86_64-unknown-linux-gnu qemu=qemu-x86_64 ;;
+  arm64|aarch64) arch=arm64 deb_arch=arm64 triple=aarch64-unknown-linux-gnu qemu=qemu-aarch64 ;;
+  s390x) arch=s390x deb_arch=s390x triple=s390x-unknown-linux-gnu qemu=qemu-s390x ;;
+  ppc64le|ppc64el) arch=ppc64le deb_arch=ppc64el triple=powerpc64le-unknown-linux-gnu qemu=qemu-ppc64le ;;
+  *) echo "unsupported architecture ${arch:-$host_arch}" >&2; exit 2 ;;
+esac
+foreign=0; [ "$deb_arch" = "$host_arch" ] || foreign=1
+if [ -z "$out" ]; then
+  if [ $foreign = 1 ]; then out="$repo/build/image-$arch"; else out="$repo/build/image"; fi
+fi
+out="$(realpath -m "$out")"
 work="$out/work"
 rootfs="$work/rootfs"
+
+need=()
+command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
+command -v umoci >/dev/null || need+=(umoci)
+if [ $foreign = 1 ]; then
+  command -v update-binfmts >/dev/null || need+=(binfmt-support)
+  command -v "$qemu-static" >/dev/null || need+=(qemu-user-static)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "==> apt-get install ${need[*]}"
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if [ $foreign = 1 ]; then
+  # A foreign rootfs runs its binaries (dpkg's maintainer scripts, python) through the kernel's
+  # binfmt_misc handler for qemu-user-static ("F" flag: the interpreter is opened at registration, so
+  # it works inside the chroot).
+  [ -e /proc/sys/fs/binfmt_misc/status ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  [ -e "/proc/sys/fs/binfmt_misc/$qemu" ] || update-binfmts --enable "$qemu"
+  grep -qx enabled "/proc/sys/fs/binfmt_misc/$qemu" || { echo "binfmt_misc: $qemu is not enabled" >&2; exit 1; }
+fi
+
 version="$(cd "$repo" && uv run --quiet python -c 'import leaderworkerset; print(leaderworkerset.__version__)')"
 revision="$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)"
+uv_version="$(uv --version | cut -d' ' -f2)"
 
 rm -rf "$out" && mkdir -p "$work/dist"
 started=$(date +%s)
@@ -25,13 +81,21 @@ echo "==> requirements from uv.lock and the project wheel"
 (cd "$repo" && uv export --quiet --frozen --no-dev --no-emit-project -o "$work/dist/requirements.txt" \
   && uv build --quiet --wheel -o "$work/dist")
 
-echo "==> Debian bookworm minbase + python3.11"
-mmdebstrap --quiet --variant=minbase --include=python3.11,ca-certificates \
+echo "==> Debian bookworm minbase ($deb_arch) + python3.11"
+mmdebstrap --quiet --arch="$deb_arch" --variant=minbase --include=python3.11,ca-certificates \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs"
 
 echo "==> /opt/lws inside the rootfs"
-cp "$(command -v uv)" "$rootfs/usr/local/bin/uv"
+if [ $foreign = 1 ]; then
+  # The same uv release, built for the target (from its wheel on PyPI): the host's binary needs the
+  # host's dynamic loader, which a foreign rootfs does not have.
+  uv pip install --quiet --target "$work/uv-$arch" --python-platform "$triple" --python-version 3.11 \
+    --only-binary :all: --no-deps "uv==$uv_version"
+  install -m 0755 "$work/uv-$arch/bin/uv" "$rootfs/usr/local/bin/uv"
+else
+  cp "$(command -v uv)" "$rootfs/usr/local/bin/uv"
+fi
 cp -r "$work/dist" "$rootfs/tmp/dist"
 cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
 # The host's trust store for the build only (it may hold an egress proxy's CA); not kept in the image.
@@ -45,30 +109,53 @@ chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp UV_
   sh -ec 'uv venv --quiet --python /usr/bin/python3.11 /opt/lws
           uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --require-hashes -r /tmp/dist/requirements.txt
           uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --no-deps /tmp/dist/*.whl
-          /opt/lws/bin/lws --version'
+          echo "lws --version ($(uname -m)): $(/opt/lws/bin/lws --version)"'
 cleanup
 trap - EXIT
 rm -rf "$rootfs/usr/local/bin/uv" "$rootfs/tmp/"* "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*
+# uv's lock file of the virtualenv is world-writable and of no use at run time; device nodes come from
+# the container runtime (an image carries none).
+rm -f "$rootfs/opt/lws/.lock"
+find "$rootfs/dev" -mindepth 1 -delete
 : > "$rootfs/etc/resolv.conf"
 
-echo "==> OCI image layout (umoci)"
+echo "==> OCI image layout (umoci), configured from hack/image-contract.toml"
+# umoci's arguments from the contract, NUL-separated.
+mapfile -d '' config_args < <(cd "$repo" && uv run --quiet python - "$contract" "$arch" "$version" "$revision" <<'PY'
+import sys
+import tomllib
+
+contract = tomllib.load(open(sys.argv[1], "rb"))
+arch, version, revision = sys.argv[2:5]
+per_build = {
+    "org.opencontainers.image.version": version,
+    "org.opencontainers.image.revision": revision,
+    "org.opencontainers.image.base.name": "debian:bookworm",
+}
+unknown = set(contract["build_labels"]) - set(per_build)
+if unknown:
+    sys.exit(f"hack/build-image.sh does not know how to set the build labels {sorted(unknown)}")
+args = ["--architecture", arch, "--os", "linux"]
+args += ["--config.user", contract["user"], "--config.workingdir", contract["workdir"]]
+args += [a for word in contract["entrypoint"] for a in ("--config.entrypoint", word)]
+args += [a for port in contract["exposed_ports"] for a in ("--config.exposedports", port)]
+args += [a for k, v in contract["env"].items() for a in ("--config.env", f"{k}={v}")]
+labels = {**contract["labels"], **per_build}
+args += [a for k, v in labels.items() for a in ("--config.label", f"{k}={v}")]
+sys.stdout.write("\0".join(args) + "\0")
+PY
+)
 umoci init --layout "$out/oci"
 umoci new --image "$out/oci:lws"
 umoci unpack --image "$out/oci:lws" "$work/bundle" >/dev/null
 cp -a "$rootfs/." "$work/bundle/rootfs/"
 umoci repack --image "$out/oci:lws" "$work/bundle"
-umoci config --image "$out/oci:lws" \
-  --config.user 65532:65532 --config.workingdir / \
-  --config.entrypoint lws --config.entrypoint manager \
-  --config.env PATH=/opt/lws/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  --config.env PYTHONDONTWRITEBYTECODE=1 --config.env PYTHONUNBUFFERED=1 \
-  --config.exposedports 9443/tcp --config.exposedports 8443/tcp --config.exposedports 8081/tcp \
-  --config.label org.opencontainers.image.title=lws-python \
-  --config.label "org.opencontainers.image.version=$version" \
-  --config.label "org.opencontainers.image.revision=$revision" \
-  --config.label org.opencontainers.image.licenses=Apache-2.0 \
-  --config.label org.opencontainers.image.base.name=debian:bookworm
+umoci config --image "$out/oci:lws" "${config_args[@]}"
 umoci gc --layout "$out/oci"
 rm -rf "$work"
 
-echo "==> done in $(( $(date +%s) - started ))s: $out/oci:lws ($(du -sh "$out/oci" | cut -f1) compressed)"
+echo "==> done in $(( $(date +%s) - started ))s: $out/oci:lws ($arch, $(du -sh "$out/oci" | cut -f1) compressed)"
+if [ $check = 1 ]; then
+  echo "==> checking it against hack/image-contract.toml"
+  cd "$repo" && LWS_IMAGE_DIRS="$out" LWS_REQUIRE_IMAGES=1 uv run pytest -q -p no:cacheprovider tests/integration/image
+fi

@@ -44,3 +44,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- define "lws.schedulerProvider" -}}
 {{- (.Values.gangSchedulingManagement | default dict).schedulerProvider | default "" -}}
 {{- end }}
+
+{{/* Said when image.manager.repository is left empty: no image is published yet (install/image.py). */}}
+{{- define "lws.noPublishedImage" -}}
+image.manager.repository is not set, and no lws-python image is published yet. Build one with hack/build-image.sh (or the Dockerfile), import it into each node's containerd (ctr -n k8s.io images import) or push it to a registry your nodes can pull from, and install with --set image.manager.repository=REPOSITORY,image.manager.tag=TAG (docs/install.md, "Image").
+{{- end }}

@@ -4,6 +4,8 @@
 ``deploy/manifests/install.yaml`` rendered for ``--image``/``--namespace`` (namespace, ServiceAccount,
 RBAC, ConfigMap, Secret, Services, the manager Deployment, webhook configurations), and waits until
 the Deployment is available and the webhooks are callable. ``--crds-only`` is the former behaviour.
+Without ``--image`` it installs the published image of this version; while none is published it
+refuses before applying anything and says how to build and load one (``install/image.py``).
 ``lws uninstall`` deletes the same objects in reverse order and keeps the CRDs unless
 ``--delete-crds`` (which deletes every LeaderWorkerSet and its pods).
 """
@@ -11,6 +13,7 @@ the Deployment is available and the webhooks are callable. ``--crds-only`` is th
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Annotated, NoReturn
 
 import typer
@@ -23,9 +26,15 @@ from leaderworkerset.cli.crds import ContextOption, KubeconfigOption, client_for
 from leaderworkerset.crd.install import DEFAULT_TIMEOUT, apply_crds, wait_established
 from leaderworkerset.crd.packaged import crd_documents
 from leaderworkerset.install import apply as installer
-from leaderworkerset.install.manifests import DEFAULT_IMAGE, InstallOptions, render
+from leaderworkerset.install.image import NoPublishedImageError, default_image
+from leaderworkerset.install.manifests import InstallOptions, render
 
-ImageOption = Annotated[str, typer.Option("--image", help="Manager image.")]
+ImageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--image", help="Manager image (required until one is published: hack/build-image.sh builds it)."
+    ),
+]
 NamespaceOption = Annotated[str, typer.Option("--namespace", "-n", help="Namespace of the manager.")]
 DryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Server-side dry run: the API server validates, nothing is stored.")
@@ -40,7 +49,7 @@ def _fail(command: str, message: str) -> NoReturn:
 def install_command(
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
-    image: ImageOption = DEFAULT_IMAGE,
+    image: ImageOption = None,
     namespace: NamespaceOption = c.DEFAULT_NAMESPACE,
     replicas: Annotated[int, typer.Option("--replicas", min=1, help="Manager replicas.")] = 2,
     dry_run: DryRunOption = False,
@@ -53,7 +62,15 @@ def install_command(
     ] = DEFAULT_TIMEOUT,
 ) -> None:
     """Install the CRDs, RBAC, manager Deployment, Services and webhooks (server-side apply as `lws`)."""
-    options = InstallOptions(namespace=namespace, image=image, replicas=replicas)
+    if image is None and not crds_only:
+        # Refused before anything is applied: a Deployment of an image nobody can pull helps no one.
+        try:
+            image = default_image()
+        except NoPublishedImageError as err:
+            _fail("install", str(err))
+    options = InstallOptions(namespace=namespace, replicas=replicas)
+    if image is not None:
+        options = replace(options, image=image)
     try:
         asyncio.run(_install(client_for(kubeconfig, context), options, dry_run, crds_only, wait, timeout))
     except TimeoutError:

@@ -1,4 +1,4 @@
-"""Build the extra Go tools the install tests need: ``helm`` and upstream's manager.
+"""Build the extra Go tools the tests need: ``helm``, upstream's manager and ``actionlint``.
 
 Both come from their Go modules through the module proxy, exactly like the
 control plane in ``build.py``: a wrapper module in ``gomod/<name>`` pins every
@@ -67,7 +67,19 @@ UPSTREAM_LWS = GoTool(
     version_needle="leader-elect",
 )
 
-TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS)}
+# The linter of GitHub Actions workflows (.github/workflows/release.yaml); tests/unit/release runs it.
+ACTIONLINT = GoTool(
+    name="actionlint",
+    module_dir="actionlint",
+    package="github.com/rhysd/actionlint/cmd/actionlint",
+    version="v1.7.12",
+    version_flag=("-version",),
+    version_needle="v1.7.12",
+    # Built as a dependency, its version would read "(devel)" without this.
+    ldflags="-s -w -X github.com/rhysd/actionlint.version=v1.7.12",
+)
+
+TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS, ACTIONLINT)}
 
 
 def tool_dir(tool: GoTool, go: str | None = None) -> Path:

@@ -16,7 +16,6 @@ from typing import Any
 
 import yaml
 
-from leaderworkerset import __version__
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.installation import (
     ANNOTATION_DEFAULT_CONTAINER,
@@ -35,10 +34,9 @@ from leaderworkerset.api.installation import (
 )
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.install import rbac
+from leaderworkerset.install.image import manifest_image
 from leaderworkerset.webhooks.configurations import render_for_service
 
-DEFAULT_IMAGE_REPOSITORY = "ghcr.io/leaderworkerset/lws-python"
-DEFAULT_IMAGE = f"{DEFAULT_IMAGE_REPOSITORY}:v{__version__}"
 CONFIG_MOUNT_PATH = "/controller_manager_config.yaml"
 HEALTH_PORT = 8081
 METRICS_PORT = 8443
@@ -49,7 +47,8 @@ NONROOT_UID = 65532
 @dataclass(frozen=True)
 class InstallOptions:
     namespace: str = c.DEFAULT_NAMESPACE
-    image: str = DEFAULT_IMAGE
+    # `lws install` always names one (--image, or the published image: install/image.py).
+    image: str = field(default_factory=manifest_image)
     image_pull_policy: str = "IfNotPresent"
     replicas: int = 2
     features: tuple[rbac.Feature, ...] = (rbac.Feature.DISAGGREGATED_SET,)

@@ -39,6 +39,8 @@ ALL_ON = (
     "enablePrometheus=true,enableCertManager=true,enableDisaggregatedSet=true,"
     "gangSchedulingManagement.schedulerProvider=volcano"
 )
+# No image is published, so the chart requires one (tests/unit/install/test_no_published_image.py).
+IMAGE = ("--set", "image.manager.repository=example.test/lws-python")
 # APIs of optional add-ons the local API server does not serve (their operators are not installed).
 ADD_ON_GROUPS = ("cert-manager.io/", "monitoring.coreos.com/")
 Obj = dict[str, Any]
@@ -56,7 +58,7 @@ def _helm(helm: Path, *args: str) -> str:
 
 
 def template(helm: Path, namespace: str = c.DEFAULT_NAMESPACE, values: str = "") -> list[Obj]:
-    args = ["template", "lws", str(CHART), "-n", namespace, "--kube-version", KUBE_VERSION]
+    args = ["template", "lws", str(CHART), "-n", namespace, "--kube-version", KUBE_VERSION, *IMAGE]
     if values:
         args += ["--set", values]
     return [d for d in yaml.safe_load_all(_helm(helm, *args)) if d]
@@ -80,9 +82,18 @@ class LintCase:
     "case", [pytest.param(LintCase(""), id="defaults"), pytest.param(LintCase(ALL_ON), id="all-options")]
 )
 def test_helm_lint(helm: Path, case: LintCase) -> None:
-    args = ["lint", str(CHART), "--strict", "--kube-version", KUBE_VERSION]
+    args = ["lint", str(CHART), "--strict", "--kube-version", KUBE_VERSION, *IMAGE]
     out = _helm(helm, *args, *(["--set", case.values] if case.values else []))
     assert "1 chart(s) linted, 0 chart(s) failed" in out
+
+
+def test_without_an_image_the_chart_refuses_and_says_how_to_get_one(helm: Path) -> None:
+    args = ["template", "lws", str(CHART), "--kube-version", KUBE_VERSION]
+    out = subprocess.run([str(helm), *args], capture_output=True, text=True, check=False)
+    assert out.returncode != 0, out.stdout
+    assert "image.manager.repository is not set, and no lws-python image is published yet" in out.stderr
+    for advice in ("hack/build-image.sh", "ctr -n k8s.io images import", "--set image.manager.repository="):
+        assert advice in out.stderr, advice
 
 
 def test_defaults_render_what_lws_install_applies(helm: Path) -> None:
@@ -222,7 +233,7 @@ async def test_helm_upgrade_and_uninstall_keep_the_crds_and_the_workloads(
     lws_resource = create_namespaced_resource(c.LWS_GROUP, c.LWS_VERSION, c.LWS_KIND, c.LWS_PLURAL)
     release_ns = f"{namespace}-helm"
     base = ["--kubeconfig", kubeconfig, "-n", release_ns]
-    _helm(helm, "install", "lws", str(CHART), *base, "--create-namespace")
+    _helm(helm, "install", "lws", str(CHART), *base, *IMAGE, "--create-namespace")
     try:
         crds = [
             d["metadata"]["name"] for d in yaml.safe_load_all(_helm(helm, "show", "crds", str(CHART))) if d
@@ -233,7 +244,7 @@ async def test_helm_upgrade_and_uninstall_keep_the_crds_and_the_workloads(
         lws = LeaderWorkerSetBuilder(namespace).obj()
         lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] = c.RESTART_POLICY_NONE
         await kube.create(lws_resource.from_dict(lws), namespace=namespace)
-        _helm(helm, "upgrade", "lws", str(CHART), *base, "--set", "replicaCount=3")
+        _helm(helm, "upgrade", "lws", str(CHART), *base, *IMAGE, "--set", "replicaCount=3")
         _helm(helm, "uninstall", "lws", *base)
         for name in crds:
             _kubectl(apiserver_cluster, "get", "crd", name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -61,12 +62,35 @@ async def test_every_object_passes_a_server_side_dry_run(kube: AsyncClient, name
 def test_install_dry_run_stores_nothing(apiserver_cluster: LocalCluster) -> None:
     ns = "lws-dry-run-only"
     result = CliRunner().invoke(
-        _cli(), ["install", "--kubeconfig", str(apiserver_cluster.kubeconfig), "--dry-run", "-n", ns]
+        _cli(),
+        [
+            "install",
+            *("--kubeconfig", str(apiserver_cluster.kubeconfig), "--dry-run", "-n", ns),
+            *("--image", "example.test/lws:1"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert f"Namespace/{ns} serverside-applied (server dry run)" in result.output
     assert "ClusterRole/lws-manager-role serverside-applied (server dry run)" in result.output
     assert "Deployment/" not in result.output  # namespaced objects need the namespace to exist
+    assert _kubectl(apiserver_cluster, "get", "namespace", ns) is None
+
+
+def test_install_without_an_image_refuses_and_applies_nothing(apiserver_cluster: LocalCluster) -> None:
+    # The `lws` command as a user runs it, against a reachable cluster.
+    ns = "lws-no-image"
+    kubeconfig = str(apiserver_cluster.kubeconfig)
+    result = subprocess.run(
+        [sys.executable, "-m", "leaderworkerset.cli", "install", "--kubeconfig", kubeconfig, "-n", ns],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.startswith("lws install: no manager image is published yet"), result.stderr
+    assert "hack/build-image.sh" in result.stderr
+    assert result.stdout == "", "nothing was applied"
     assert _kubectl(apiserver_cluster, "get", "namespace", ns) is None
 
 

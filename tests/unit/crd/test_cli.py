@@ -36,7 +36,7 @@ def test_install_without_any_kubeconfig_fails_cleanly(
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    result = CliRunner().invoke(_cli(), ["install"])
+    result = CliRunner().invoke(_cli(), ["install", "--image", "example.test/lws:1"])
     assert result.exit_code == 1
     assert "no usable kubeconfig" in result.output
 
