@@ -76,6 +76,11 @@ class DisaggregatedSetBuilder:
         template["spec"]["containers"][0]["image"] = image
         return self
 
+    def role_pod_spec(self, name: str, spec: Obj) -> Self:
+        """The whole pod spec of a role's worker template (e.g. the real nodes' probe workload)."""
+        self._role(name)["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"] = spec
+        return self
+
     def role_replicas(self, name: str, replicas: int) -> Self:
         self._role(name)["spec"]["replicas"] = replicas
         return self
