@@ -97,8 +97,12 @@ async def load(api: KubeClient, ns: str, selector: str, usage: str) -> list[str]
     return [p["metadata"]["name"] for p in pods]
 
 
-async def expect_hpa_measures(api: KubeClient, ns: str, name: str, *, replicas: int | None) -> int:
-    """The HPA read a CPU utilization from metrics.k8s.io (and wants `replicas`); that utilization."""
+async def expect_hpa_measures(
+    api: KubeClient, ns: str, name: str, *, replicas: int | None, below: int = 1000, above: int = -1
+) -> int:
+    """The HPA read a CPU utilization from metrics.k8s.io strictly between `above` and `below` (and
+    wants `replicas`); that utilization. The bounds are waited for: a status written before the load
+    changed may still be there."""
 
     async def measured() -> int:
         hpa = await api.get(HPAS, ns, name)
@@ -107,6 +111,7 @@ async def expect_hpa_measures(api: KubeClient, ns: str, name: str, *, replicas: 
         assert current, f"no metric read yet: {status.get('conditions')}"
         utilization = current[0]["resource"]["current"].get("averageUtilization")
         assert utilization is not None, current
+        assert above < utilization < below, f"utilization {utilization} not in ({above}, {below})"
         if replicas is not None:
             assert status.get("desiredReplicas") == replicas, (
                 f"desired {status.get('desiredReplicas')}: {status}"
@@ -150,7 +155,7 @@ async def test_an_hpa_on_cpu_scales_a_leaderworkerset_between_2_and_5_groups(env
     # The HPA reads the leaders only (the LWS's hpaPodSelector): idle, it keeps the minimum.
     selector = (await api.get(LEADERWORKERSETS, ns, name))["status"]["hpaPodSelector"]
     assert selector == f"{c.LABEL_SET_NAME}={name},{c.LABEL_WORKER_INDEX}=0"
-    assert await expect_hpa_measures(api, ns, name, replicas=2) < 50
+    await expect_hpa_measures(api, ns, name, replicas=2, below=50)
     first = await leader_uids(api, ns, f"{c.LABEL_SET_NAME}={name}")
     assert sorted(first) == [0, 1]
 
@@ -163,7 +168,7 @@ async def test_an_hpa_on_cpu_scales_a_leaderworkerset_between_2_and_5_groups(env
     await expect_lws_replicas(api, ns, name, 2)
     # The highest groups went; groups 0 and 1 are the very pods they were.
     assert await leader_uids(api, ns, f"{c.LABEL_SET_NAME}={name}") == first
-    assert await expect_hpa_measures(api, ns, name, replicas=2) < 50
+    await expect_hpa_measures(api, ns, name, replicas=2, below=50)
 
 
 async def test_an_hpa_scales_a_disaggregatedset_role_through_its_scaler_between_1_and_3(
@@ -186,7 +191,7 @@ async def test_an_hpa_scales_a_disaggregatedset_role_through_its_scaler_between_
         return str(selector)
 
     selector = await eventually(scaler_selector)
-    assert await expect_hpa_measures(api, ns, scaler, replicas=1) < 50
+    await expect_hpa_measures(api, ns, scaler, replicas=1, below=50)
     first = await leader_uids(api, ns, selector)
     assert len(first) == 1
 
@@ -245,7 +250,7 @@ async def test_upstream_hpa_scales_its_leaderworkerset_up_on_load(env: Ecosystem
     target = hpa["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"]
     if target >= 10:
         # Idle pods (1m of a 50m request, 2-3 %) are well below it: the set stays at the minimum.
-        assert await expect_hpa_measures(api, ns, hpa_name, replicas=low) < target
+        await expect_hpa_measures(api, ns, hpa_name, replicas=low, below=target)
     else:
         # samples/hpaexample.yaml targets 2 %: an idle 1m of a 50m request already meets it, so
         # this HPA may scale up before any load; only that it measures is checked here.
@@ -253,4 +258,4 @@ async def test_upstream_hpa_scales_its_leaderworkerset_up_on_load(env: Ecosystem
     selector = (await api.get(LEADERWORKERSETS, ns, name))["status"]["hpaPodSelector"]
     await load(api, ns, selector, "100m")  # 200 % of the request
     await expect_lws_replicas(api, ns, name, high)
-    assert await expect_hpa_measures(api, ns, hpa_name, replicas=high) > 50
+    await expect_hpa_measures(api, ns, hpa_name, replicas=high, above=target)
