@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from leaderworkerset.devcluster import build, named, versions
+from leaderworkerset.devcluster import metrics as resource_metrics
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
 
 app = typer.Typer(
@@ -53,6 +54,14 @@ def up(
             "e.g. MaxUnavailableStatefulSet=true."
         ),
     ] = "",
+    metrics_server: Annotated[
+        bool,
+        typer.Option(
+            help="Serve the resource metrics API (kubectl top, HPA on CPU/memory): kwok simulates the "
+            "kubelets' /metrics/resource from pods' kwok.x-k8s.io/usage-cpu|memory annotations and "
+            "metrics-server (built once from its Go module) scrapes them (full shape)."
+        ),
+    ] = False,
 ) -> None:
     """Start a local cluster and print the path of its kubeconfig."""
     if shape not in ("apiserver", "full"):
@@ -63,11 +72,16 @@ def up(
         nodes=nodes,
         pod_ready_delay_ms=pod_ready_delay_ms,
         feature_gates=feature_gates,
+        kubelet_metrics=metrics_server,
     )
+    if metrics_server and shape != "full":
+        raise typer.BadParameter("needs the full shape (kwok's fake kubelets)", param_hint="--metrics-server")
     try:
         if workload_api:
             options = options.with_workload_api(version)
         cluster = named.up(name, options, version)
+        if metrics_server:
+            resource_metrics.start(cluster)
     except (ClusterError, build.BuildError, RuntimeError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err

@@ -69,6 +69,10 @@ class ClusterOptions:
     start_timeout: float = 120.0
     # Extra kube-apiserver flags, e.g. an audit policy and log for the side-by-side benchmark.
     apiserver_args: tuple[str, ...] = ()
+    # kwok also serves each fake node's kubelet resource metrics (/metrics/resource, from the usage
+    # that pods' kwok.x-k8s.io/usage-cpu|memory annotations give) over HTTPS on 127.0.0.1, the
+    # address and port every Node reports: what metrics-server scrapes (devcluster/metrics.py).
+    kubelet_metrics: bool = False
     # Restart kube-scheduler and kube-controller-manager when they exit (LocalCluster._supervise).
     # For holders that stop the cluster only through LocalCluster.stop(), such as the test suite.
     supervise: bool = False
@@ -178,6 +182,8 @@ class LocalCluster:
         for component in COMPONENTS:
             self.state.ports[component] = free_port()
         self.state.ports["etcd-peer"] = free_port()
+        if self.options.kubelet_metrics:
+            self.state.ports["kubelet"] = free_port()
         self._write_kubeconfig()
         try:
             self._start_etcd()
@@ -357,10 +363,20 @@ class LocalCluster:
 
     def _start_kwok(self) -> None:
         stages = self.workdir / "kwok-stages.yaml"
+        metrics = self.options.kubelet_metrics
         stages.write_text(
-            components.kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms)
+            components.kwok_stage_config(
+                self.bindir / "stages", self.options.pod_ready_delay_ms, kubelet_metrics=metrics
+            )
         )
-        self._spawn("kwok", components.kwok_argv(self.bindir, self.kubeconfig, stages))
+        argv = components.kwok_argv(
+            self.bindir,
+            self.kubeconfig,
+            stages,
+            kubelet_port=self.state.ports["kubelet"] if metrics else 0,
+            pki=self.pki,
+        )
+        self._spawn("kwok", argv)
 
     def _start_reaper(self) -> None:
         # Confirms pod deletions by UID in place of kwok's by-name pod-delete stage (see reaper.py).

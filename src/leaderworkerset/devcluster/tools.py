@@ -79,7 +79,24 @@ ACTIONLINT = GoTool(
     ldflags="-s -w -X github.com/rhysd/actionlint.version=v1.7.12",
 )
 
-TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS, ACTIONLINT)}
+# metrics-server serves the resource metrics API (metrics.k8s.io) that the HPA
+# controller reads. It scrapes kwok's simulated kubelet endpoint: kwok serves
+# /metrics/nodes/<node>/metrics/resource from its Metric and ClusterResourceUsage
+# configuration, and metrics-server follows a node's
+# `metrics.k8s.io/resource-metrics-path` annotation to that path. v0.9.0 is the
+# newest version the module proxy serves (checked 2026-12-03).
+METRICS_SERVER = GoTool(
+    name="metrics-server",
+    module_dir="metrics-server",
+    package="sigs.k8s.io/metrics-server/cmd/metrics-server",
+    version="v0.9.0",
+    version_flag=("--version",),
+    version_needle="v0.9.0",
+    # `--version` prints client-go's gitVersion, as metrics-server's Makefile stamps it.
+    ldflags="-s -w -X k8s.io/client-go/pkg/version.gitVersion=v0.9.0",
+)
+
+TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS, ACTIONLINT, METRICS_SERVER)}
 
 
 def tool_dir(tool: GoTool, go: str | None = None) -> Path:
