@@ -16,6 +16,7 @@ side-by-side benchmarks.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -68,6 +69,30 @@ UPSTREAM_LWS = GoTool(
 )
 
 TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS)}
+
+
+class ModuleUnavailableError(RuntimeError):
+    """`go mod download` could not fetch a module (no proxy, version refused)."""
+
+
+def module_dir(module: str, version: str) -> Path:
+    """The extracted directory of ``module@version`` in Go's module cache (read-only), downloading
+    it through the proxy once; for the manifests a module ships beside its code (CRDs, webhooks)."""
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "GO111MODULE": "on"}
+    with tempfile.TemporaryDirectory(prefix="lws-gomod-") as outside_any_module:
+        proc = subprocess.run(
+            ["go", "mod", "download", "-json", f"{module}@{version}"],
+            cwd=outside_any_module, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    try:
+        info = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        info = {}
+    if proc.returncode != 0 or info.get("Error") or not info.get("Dir"):
+        raise ModuleUnavailableError(
+            f"go mod download {module}@{version}: {info.get('Error') or proc.stderr.strip()}"
+        )
+    return Path(info["Dir"])
 
 
 def tool_dir(tool: GoTool, go: str | None = None) -> Path:
