@@ -1,4 +1,4 @@
-"""Build the extra Go tools the install tests need: ``helm`` and upstream's manager.
+"""Build the extra Go tools the tests need: ``helm``, upstream's manager and Kueue's manager.
 
 Both come from their Go modules through the module proxy, exactly like the
 control plane in ``build.py``: a wrapper module in ``gomod/<name>`` pins every
@@ -68,7 +68,20 @@ UPSTREAM_LWS = GoTool(
     version_needle="leader-elect",
 )
 
-TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS)}
+# Kueue's manager, for the tests of its LeaderWorkerSet integration (tests/support/kueue.py). v0.17.0 is
+# the only version the proxy lists (`go list -m -versions sigs.k8s.io/kueue`, checked 2026-12-03).
+KUEUE = GoTool(
+    name="kueue-manager",
+    module_dir="kueue",
+    package="sigs.k8s.io/kueue/cmd/kueue",
+    version="v0.17.0",
+    version_flag=("--help",),
+    version_needle="visibility-server-port",
+    # Kueue logs its version at start from these variables (otherwise "v0.0.0-main").
+    ldflags="-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0",
+)
+
+TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS, KUEUE)}
 
 
 class ModuleUnavailableError(RuntimeError):
