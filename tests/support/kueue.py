@@ -196,7 +196,7 @@ class KueueManager:
                 "port": self.webhook_port,
                 "certDir": str(self.dir / "webhook-certs"),
             },
-            "leaderElection": {"leaderElect": self.options.leader_elect},
+            "leaderElection": {"leaderElect": self.options.leader_elect, "resourceNamespace": NAMESPACE},
             "internalCertManagement": {"enable": False},
             "clientConnection": {"qps": 50, "burst": 100},
             "integrations": {"frameworks": list(self.options.frameworks)},
