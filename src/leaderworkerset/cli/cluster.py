@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from leaderworkerset.devcluster import build, named, versions
+from leaderworkerset.devcluster import build, named, tools, versions
 from leaderworkerset.devcluster import metrics as resource_metrics
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
 
@@ -122,6 +122,20 @@ def bin_dir(kubernetes_version: VersionOpt = None) -> None:
     version = resolved_version(kubernetes_version)
     try:
         typer.echo(str(build.ensure_binaries(version)))
+    except build.BuildError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err
+
+
+@app.command("tool")
+def tool(name: Annotated[str, typer.Argument(help=f"One of {', '.join(tools.TOOLS)}.")]) -> None:
+    """Print the path of an extra Go tool the tests use, building it first if needed (cached)."""
+    if name not in tools.TOOLS:
+        raise typer.BadParameter(
+            f"{name!r} is not a tool; choose one of {', '.join(tools.TOOLS)}", param_hint="NAME"
+        )
+    try:
+        typer.echo(str(tools.ensure_tool(tools.TOOLS[name])))
     except build.BuildError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err
