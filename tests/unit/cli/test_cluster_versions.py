@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from leaderworkerset.cli.cluster import app
+from leaderworkerset.devcluster import tools
 
 
 @pytest.mark.parametrize("command", [["up"], ["bin-dir"]])
@@ -32,5 +33,5 @@ def test_an_unknown_tool_is_refused_with_the_choices(tmp_path: Path, monkeypatch
     result = CliRunner().invoke(app, ["tool", "kubectl"])
     assert result.exit_code != 0
     words = " ".join(result.output.replace("│", " ").split())
-    assert "'kubectl' is not a tool; choose one of helm, lws-upstream-manager, kueue-manager" in words
+    assert f"'kubectl' is not a tool; choose one of {', '.join(tools.TOOLS)}" in words
     assert list(tmp_path.iterdir()) == []
