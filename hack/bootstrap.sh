@@ -26,6 +26,9 @@ case "$mode" in
     # Build (or reuse from the cache) the local control plane binaries before pytest starts,
     # so that the build's progress is visible and its time is not charged to one test.
     uv run lws cluster bin-dir
+    # Likewise Kueue's manager (tests/e2e/ecosystem): a cold build takes minutes, more than a
+    # test's timeout allows on a loaded machine.
+    uv run lws cluster tool kueue-manager >/dev/null
     exec uv run pytest "$@" ;;
   *) echo "usage: $0 run CMD... | lint | test [pytest args]" >&2; exit 2 ;;
 esac

@@ -8,18 +8,14 @@ written under a temporary name, renamed when complete and guarded by a file lock
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 from filelock import FileLock
 
-from leaderworkerset.devcluster import versions
+from leaderworkerset.devcluster import tools, versions
 from leaderworkerset.devcluster.build import COMPLETE_MARKER, publish, staged_output
 
 MODULE = "github.com/prometheus-operator/prometheus-operator"
@@ -30,35 +26,12 @@ CRD_DIR = "example/prometheus-operator-crd"
 CRD_FILES = ("monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml")
 
 
-class ModuleUnavailableError(RuntimeError):
-    """`go mod download` could not fetch the module (no proxy, version refused)."""
-
-
 def crds_dir() -> Path:
     return versions.cache_root() / "tools" / f"prometheus-operator-crds-{VERSION}"
 
 
 def _complete(path: Path) -> bool:
     return (path / COMPLETE_MARKER).is_file() and all((path / name).is_file() for name in CRD_FILES)
-
-
-def _download() -> Path:
-    """The module's extracted directory in the Go module cache."""
-    env = {**os.environ, "GOFLAGS": "-mod=mod", "GO111MODULE": "on"}
-    with tempfile.TemporaryDirectory(prefix="lws-promop-") as outside_any_module:
-        proc = subprocess.run(
-            ["go", "mod", "download", "-json", f"{MODULE}@{VERSION}"],
-            cwd=outside_any_module, env=env, capture_output=True, text=True, timeout=600, check=False,
-        )  # fmt: skip
-    try:
-        info = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        info = {}
-    if proc.returncode != 0 or info.get("Error") or not info.get("Dir"):
-        raise ModuleUnavailableError(
-            f"go mod download {MODULE}@{VERSION}: {info.get('Error') or proc.stderr.strip()}"
-        )
-    return Path(info["Dir"])
 
 
 def ensure_crds() -> Path:
@@ -69,7 +42,7 @@ def ensure_crds() -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(out.parent / f"{out.name}.lock")):
         if not _complete(out):
-            source = _download() / CRD_DIR
+            source = tools.module_dir(MODULE, VERSION) / CRD_DIR
             with staged_output(out) as tmp:
                 for name in CRD_FILES:
                     shutil.copyfile(source / name, tmp / name)

@@ -56,7 +56,10 @@ def manager_image_archive() -> Path:
         return archive
     cache.mkdir(parents=True, exist_ok=True)
     build = subprocess.run(
-        [str(REPO / "hack" / "build-image.sh"), str(cache / "image")], capture_output=True, text=True, check=False
+        [str(REPO / "hack" / "build-image.sh"), str(cache / "image")],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if build.returncode != 0:
         raise RuntimeError(f"hack/build-image.sh failed:\n{build.stdout[-2000:]}\n{build.stderr[-2000:]}")
@@ -100,7 +103,9 @@ def helm_install(cluster: LocalCluster, *sets: str) -> None:
 
 def pod_http(ip: str, path: str, method: str = "GET") -> Any:
     """One request to a probe pod's HTTP port; the decoded JSON answer, or the text."""
-    request = urllib.request.Request(f"http://{ip}:8080{path}", method=method, data=b"" if method == "POST" else None)
+    request = urllib.request.Request(
+        f"http://{ip}:8080{path}", method=method, data=b"" if method == "POST" else None
+    )
     with urllib.request.urlopen(request, timeout=5) as answer:
         body = answer.read().decode()
     try:

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from leaderworkerset.devcluster import build, named, versions
+from leaderworkerset.devcluster import build, named, tools, versions
+from leaderworkerset.devcluster import metrics as resource_metrics
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
 
 app = typer.Typer(
@@ -60,6 +61,14 @@ def up(
             "e.g. MaxUnavailableStatefulSet=true."
         ),
     ] = "",
+    metrics_server: Annotated[
+        bool,
+        typer.Option(
+            help="Serve the resource metrics API (kubectl top, HPA on CPU/memory): kwok simulates the "
+            "kubelets' /metrics/resource from pods' kwok.x-k8s.io/usage-cpu|memory annotations and "
+            "metrics-server (built once from its Go module) scrapes them (full shape)."
+        ),
+    ] = False,
 ) -> None:
     """Start a local cluster and print the path of its kubeconfig."""
     if shape not in ("apiserver", "full"):
@@ -71,11 +80,16 @@ def up(
         pod_ready_delay_ms=pod_ready_delay_ms,
         feature_gates=feature_gates,
         real_nodes=real_nodes,
+        kubelet_metrics=metrics_server,
     )
+    if metrics_server and shape != "full":
+        raise typer.BadParameter("needs the full shape (kwok's fake kubelets)", param_hint="--metrics-server")
     try:
         if workload_api:
             options = options.with_workload_api(version)
         cluster = named.up(name, options, version)
+        if metrics_server:
+            resource_metrics.start(cluster)
     except (ClusterError, build.BuildError, RuntimeError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err
@@ -116,6 +130,20 @@ def bin_dir(kubernetes_version: VersionOpt = None) -> None:
     version = resolved_version(kubernetes_version)
     try:
         typer.echo(str(build.ensure_binaries(version)))
+    except build.BuildError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from err
+
+
+@app.command("tool")
+def tool(name: Annotated[str, typer.Argument(help=f"One of {', '.join(tools.TOOLS)}.")]) -> None:
+    """Print the path of an extra Go tool the tests use, building it first if needed (cached)."""
+    if name not in tools.TOOLS:
+        raise typer.BadParameter(
+            f"{name!r} is not a tool; choose one of {', '.join(tools.TOOLS)}", param_hint="NAME"
+        )
+    try:
+        typer.echo(str(tools.ensure_tool(tools.TOOLS[name])))
     except build.BuildError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from err

@@ -24,7 +24,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -38,6 +37,7 @@ from leaderworkerset.devcluster import pki as pki_mod
 from leaderworkerset.devcluster.nodes import NodeSpec, default_nodes
 from leaderworkerset.devcluster.processes import is_ours, spawn, terminate, wait_for
 from leaderworkerset.devcluster.realnodes import addresses, fleet
+from leaderworkerset.devcluster.supervisor import Supervisor
 
 Shape = Literal["apiserver", "full"]
 STATE_FILE = "state.json"
@@ -69,6 +69,10 @@ class ClusterOptions:
     start_timeout: float = 120.0
     # Extra kube-apiserver flags, e.g. an audit policy and log for the side-by-side benchmark.
     apiserver_args: tuple[str, ...] = ()
+    # kwok also serves each fake node's kubelet resource metrics (/metrics/resource, from the usage
+    # that pods' kwok.x-k8s.io/usage-cpu|memory annotations give) over HTTPS on 127.0.0.1, the
+    # address and port every Node reports: what metrics-server scrapes (devcluster/metrics.py).
+    kubelet_metrics: bool = False
     # Restart kube-scheduler and kube-controller-manager when they exit (LocalCluster._supervise).
     # For holders that stop the cluster only through LocalCluster.stop(), such as the test suite.
     supervise: bool = False
@@ -139,10 +143,7 @@ class LocalCluster:
         )
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._spawn_lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._supervisor: threading.Thread | None = None
-        # Restarts of supervised components (see _supervise), by component.
-        self.restarts: dict[str, int] = {}
+        self.supervisor: Supervisor | None = None
 
     # -- paths -----------------------------------------------------------------------------------
     @property
@@ -185,14 +186,11 @@ class LocalCluster:
         for component in COMPONENTS:
             self.state.ports[component] = free_port()
         self.state.ports["etcd-peer"] = free_port()
+        if self.options.kubelet_metrics:
+            self.state.ports["kubelet"] = free_port()
         try:
             if self.options.real_nodes:
-                if self.options.shape != "full":
-                    raise ClusterError("real nodes need the `full` shape (a scheduler and controllers)")
-                # Recorded before the network exists, so that a failed start still tears it down.
-                self.state.real_nodes, self.state.host = self.options.real_nodes, addresses.HOST_ADDRESS
-                self.state.save()
-                self.node_bindir = fleet.prepare(self.options.real_nodes, self.kubernetes_version)
+                self.node_bindir = _prepare_real_nodes(self)
             self._write_kubeconfig()
             self._start_etcd()
             self._start_apiserver()
@@ -203,17 +201,7 @@ class LocalCluster:
                 self._start_reaper()
                 self._wait_full_ready()
                 if self.options.real_nodes:
-                    fleet.start(
-                        self.state.real_nodes,
-                        workdir=self.workdir,
-                        bindir=self.node_bindir,
-                        pki=self.pki,
-                        kubeconfig=self.kubeconfig,
-                        extra_images=self.options.node_images,
-                        attach=self.attach,
-                        alive=self._dead_component,
-                        timeout=self.options.start_timeout,
-                    )
+                    _start_real_nodes(self)
                 if self.options.supervise:
                     self._supervise()
         except (TimeoutError, OSError, subprocess.SubprocessError, RuntimeError) as err:
@@ -222,7 +210,8 @@ class LocalCluster:
             raise ClusterError(f"local cluster {self.state.name!r} did not start: {err}\n{report}") from err
 
     def stop(self) -> None:
-        self._stop_supervisor()
+        if self.supervisor:
+            self.supervisor.stop()
         stop_state(self.state)
         self._procs.clear()
 
@@ -234,38 +223,16 @@ class LocalCluster:
             "kube-scheduler": self._start_scheduler,
         }
 
-    def _stop_supervisor(self) -> bool:
-        """Stop the supervisor thread; whether one was running."""
-        self._stopping.set()
-        if self._supervisor is None:
-            return False
-        self._supervisor.join(timeout=10)
-        self._supervisor = None
-        return True
-
     def _supervise(self) -> None:
-        """Restart kube-controller-manager and kube-scheduler when they exit, as a kubelet restarts
-        static pods. kube-scheduler exits on purpose when its cache looks corrupted, which an API
-        server restart can provoke (seen in the chaos suite); without this the cluster would stop
-        scheduling for good. Only while this process holds the cluster; each restart is logged in
-        logs/supervisor.log and counted in ``restarts``."""
+        """Restart kube-controller-manager and kube-scheduler when they exit (supervisor.py)."""
         starters = {k: start for k, start in self._starters().items() if k != "kube-apiserver"}
-        self._stopping.clear()
+        self.supervisor = Supervisor(self.state.name, self._procs, starters, self.logdir / "supervisor.log")
+        self.supervisor.start()
 
-        def watch() -> None:
-            while not self._stopping.wait(1.0):
-                for component, start in starters.items():
-                    proc = self._procs.get(component)
-                    if proc is None or proc.poll() is None or self._stopping.is_set():
-                        continue
-                    with (self.logdir / "supervisor.log").open("a") as log:
-                        stamp = time.strftime("%H:%M:%S")
-                        log.write(f"{stamp} {component} exited ({proc.returncode}); restarting\n")
-                    self.restarts[component] = self.restarts.get(component, 0) + 1
-                    start()
-
-        self._supervisor = threading.Thread(target=watch, name=f"supervise-{self.state.name}", daemon=True)
-        self._supervisor.start()
+    @property
+    def restarts(self) -> dict[str, int]:
+        """Restarts of supervised components, by component."""
+        return self.supervisor.restarts if self.supervisor else {}
 
     def restart_apiserver(self) -> None:
         """Stop kube-apiserver (SIGTERM, SIGKILL after a grace period) and start it again on the same
@@ -276,12 +243,13 @@ class LocalCluster:
     def upgrade_control_plane(self, bindir: Path) -> None:
         """Replace apiserver, controller-manager and scheduler by `bindir`'s (another version), in a
         real upgrade's order (API server first); etcd, its data, kwok and every client stay."""
-        supervised = self._stop_supervisor()  # it would restart the components being replaced
+        # The supervisor would restart the components being replaced.
+        supervised = self.supervisor is not None and self.supervisor.stop()
         self.state.bindir = str(bindir)
         for component, start in self._starters().items():
             self._restart(component, start)
-        if supervised:
-            self._supervise()
+        if supervised and self.supervisor:
+            self.supervisor.start()
 
     def _restart(self, component: str, start: Callable[[], None]) -> None:
         """Stop `component` if it runs (the apiserver shape has no controllers) and start it again."""
@@ -329,7 +297,7 @@ class LocalCluster:
             self.state.pids[component] = proc.pid
             self.state.save()
 
-    def _dead_component(self) -> str | None:
+    def dead_component(self) -> str | None:
         for name, proc in self._procs.items():
             if proc.poll() is not None:
                 return f"{name} (exit code {proc.returncode})"
@@ -345,7 +313,7 @@ class LocalCluster:
                 in urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).read()
             ),
             timeout=self.options.start_timeout,
-            alive=self._dead_component,
+            alive=self.dead_component,
         )
 
     def _start_apiserver(self) -> None:
@@ -365,7 +333,7 @@ class LocalCluster:
             "kube-apiserver /readyz",
             self._apiserver_ready,
             timeout=self.options.start_timeout,
-            alive=self._dead_component,
+            alive=self.dead_component,
         )
 
     def _start_controller_manager(self) -> None:
@@ -384,11 +352,21 @@ class LocalCluster:
 
     def _start_kwok(self) -> None:
         stages = self.workdir / "kwok-stages.yaml"
+        metrics = self.options.kubelet_metrics
         stages.write_text(
-            components.kwok_stage_config(self.bindir / "stages", self.options.pod_ready_delay_ms)
+            components.kwok_stage_config(
+                self.bindir / "stages", self.options.pod_ready_delay_ms, kubelet_metrics=metrics
+            )
         )
-        real = bool(self.state.real_nodes)
-        self._spawn("kwok", components.kwok_argv(self.bindir, self.kubeconfig, stages, real_nodes=real))
+        argv = components.kwok_argv(
+            self.bindir,
+            self.kubeconfig,
+            stages,
+            kubelet_port=self.state.ports["kubelet"] if metrics else 0,
+            pki=self.pki,
+            real_nodes=bool(self.state.real_nodes),
+        )
+        self._spawn("kwok", argv)
 
     def _start_reaper(self) -> None:
         # Confirms pod deletions by UID in place of kwok's by-name pod-delete stage (see reaper.py).
@@ -411,7 +389,7 @@ class LocalCluster:
                 f"{component} /healthz",
                 functools.partial(kube.healthz_insecure, port),
                 timeout=timeout,
-                alive=self._dead_component,
+                alive=self.dead_component,
             )
         client = kube.RestClient.from_kubeconfig(self.kubeconfig)
         # The service-account controller creating `default` proves the controller-manager works.
@@ -419,7 +397,7 @@ class LocalCluster:
             "ServiceAccount default/default",
             lambda: client.get("/api/v1/namespaces/default/serviceaccounts/default") is not None,
             timeout=timeout,
-            alive=self._dead_component,
+            alive=self.dead_component,
         )
         specs = self.options.node_specs or default_nodes(self.options.nodes)
         for spec in specs:
@@ -428,7 +406,7 @@ class LocalCluster:
             f"{len(specs)} Ready nodes",
             lambda: kube.ready_node_count(client) >= len(specs),
             timeout=timeout,
-            alive=self._dead_component,
+            alive=self.dead_component,
         )
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -455,6 +433,31 @@ class LocalCluster:
                     f"--- {component} (last {lines} lines of {self.logdir / component}.log) ---\n{tail}"
                 )
         return "\n".join(parts)
+
+
+def _prepare_real_nodes(cluster: LocalCluster) -> Path:
+    """Before etcd starts: the real nodes' binaries, packages and network (realnodes/fleet.py)."""
+    if cluster.options.shape != "full":
+        raise ClusterError("real nodes need the `full` shape (a scheduler and controllers)")
+    # Recorded before the network exists, so that a failed start still tears it down.
+    cluster.state.real_nodes, cluster.state.host = cluster.options.real_nodes, addresses.HOST_ADDRESS
+    cluster.state.save()
+    return fleet.prepare(cluster.options.real_nodes, cluster.kubernetes_version)
+
+
+def _start_real_nodes(cluster: LocalCluster) -> None:
+    """Once the control plane answers: the real nodes Ready and cluster DNS serving."""
+    fleet.start(
+        cluster.state.real_nodes,
+        workdir=cluster.workdir,
+        bindir=cluster.node_bindir,
+        pki=cluster.pki,
+        kubeconfig=cluster.kubeconfig,
+        extra_images=cluster.options.node_images,
+        attach=cluster.attach,
+        alive=cluster.dead_component,
+        timeout=cluster.options.start_timeout,
+    )
 
 
 def stop_state(state: ClusterState) -> None:

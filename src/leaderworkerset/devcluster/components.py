@@ -104,6 +104,16 @@ def apiserver_argv(
         "--default-not-ready-toleration-seconds=15",
         "--default-unreachable-toleration-seconds=15",
         "--profiling=false",
+        # The aggregation layer, as kubeadm configures it: kube-apiserver proxies aggregated APIs
+        # (metrics.k8s.io from metrics-server) with the front-proxy client certificate, and the
+        # extension server trusts the user it names only from that CA and that name.
+        f"--requestheader-client-ca-file={pki.front_proxy_ca_cert}",
+        f"--requestheader-allowed-names={pki_mod.FRONT_PROXY_CLIENT}",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={pki.front_proxy_client_cert}",
+        f"--proxy-client-key-file={pki.front_proxy_client_key}",
         "--v=1",
     ]
     if envtest_like:
@@ -178,7 +188,17 @@ def scheduler_argv(
     return args
 
 
-def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path, real_nodes: bool = False) -> list[str]:
+def kwok_argv(
+    bindir: Path,
+    kubeconfig: Path,
+    stages: Path,
+    *,
+    kubelet_port: int = 0,
+    pki: pki_mod.ClusterPKI | None = None,
+    real_nodes: bool = False,
+) -> list[str]:
+    """kwok's command line; with `kubelet_port` (and the PKI) it also serves every fake node's kubelet
+    endpoints over HTTPS on 127.0.0.1:`kubelet_port`, the port and address each Node reports."""
     # Beside real nodes kwok must keep to its own fake ones (nodes.py annotates them), or it would
     # report status for the kubelets' pods too.
     manage = (
@@ -186,7 +206,7 @@ def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path, real_nodes: bool = F
         if real_nodes
         else "--manage-all-nodes=true"
     )
-    return [
+    args = [
         str(bindir / "kwok"),
         f"--kubeconfig={kubeconfig}",
         f"--config={stages}",
@@ -194,10 +214,117 @@ def kwok_argv(bindir: Path, kubeconfig: Path, stages: Path, real_nodes: bool = F
         f"--cidr={POD_CIDR}",
         "--node-lease-duration-seconds=40",
     ]
+    if kubelet_port:
+        if pki is None:
+            raise ValueError("serving kubelet endpoints needs the cluster's PKI")
+        args += [
+            "--node-ip=127.0.0.1",
+            f"--node-port={kubelet_port}",
+            f"--server-address=127.0.0.1:{kubelet_port}",
+            f"--tls-cert-file={pki.kubelet_cert}",
+            f"--tls-private-key-file={pki.kubelet_key}",
+        ]
+    return args
 
 
-def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int) -> str:
-    """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay.
+# The kubelet's resource metrics endpoint, as kwok simulates it: the families metrics-server reads
+# from /metrics/resource (its scraper/client/resource decoder), per node at the path that each
+# Node's `metrics.k8s.io/resource-metrics-path` annotation names (NodeSpec.manifest). CPU counters
+# integrate the usage that RESOURCE_USAGE gives over time.
+def _metric(name: str, dimension: str, kind: str, value: str, labels: Sequence[str] = ()) -> dict[str, Any]:
+    sources = {
+        "container": "container.name",
+        "namespace": "pod.metadata.namespace",
+        "pod": "pod.metadata.name",
+    }
+    metric: dict[str, Any] = {
+        "name": name,
+        "dimension": dimension,
+        "kind": kind,
+        "help": name,
+        "value": value,
+    }
+    if labels:
+        metric["labels"] = [{"name": label, "value": sources[label]} for label in labels]
+    return metric
+
+
+KUBELET_RESOURCE_METRICS: dict[str, Any] = {
+    "apiVersion": "kwok.x-k8s.io/v1alpha1",
+    "kind": "Metric",
+    "metadata": {"name": "kubelet-resource-metrics"},
+    "spec": {
+        "path": "/metrics/nodes/{nodeName}/metrics/resource",
+        "metrics": [
+            _metric("scrape_error", "node", "gauge", "0"),
+            # A node's own system usage (1m CPU, 256Mi) on top of its pods': metrics-server drops a
+            # node whose CPU counter or memory is zero, as an idle kwok node's would be.
+            _metric(
+                "node_cpu_usage_seconds_total",
+                "node",
+                "counter",
+                'node.CumulativeUsage("cpu")'
+                " + (Now().UnixSecond() - node.metadata.creationTimestamp.UnixSecond()) * 0.001",
+            ),
+            _metric("node_memory_working_set_bytes", "node", "gauge", 'node.Usage("memory") + 268435456.0'),
+            _metric(
+                "container_start_time_seconds",
+                "container",
+                "gauge",
+                "pod.metadata.creationTimestamp.UnixSecond()",
+                ("container", "namespace", "pod"),
+            ),
+            _metric(
+                "container_cpu_usage_seconds_total",
+                "container",
+                "counter",
+                'pod.CumulativeUsage("cpu", container.name)',
+                ("container", "namespace", "pod"),
+            ),
+            _metric(
+                "container_memory_working_set_bytes",
+                "container",
+                "gauge",
+                'pod.Usage("memory", container.name)',
+                ("container", "namespace", "pod"),
+            ),
+        ],
+    },
+}
+
+# What each container uses: the pod's USAGE_CPU_ANNOTATION / USAGE_MEMORY_ANNOTATION (a quantity per
+# container), else 1m CPU and 1Mi memory. A test or a demo puts load on a pod by annotating it.
+USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
+USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"
+
+
+def _usage(annotation: str, default: str) -> str:
+    return (
+        f'"{annotation}" in pod.metadata.annotations ? '
+        f'Quantity(pod.metadata.annotations["{annotation}"]) : Quantity("{default}")'
+    )
+
+
+RESOURCE_USAGE: dict[str, Any] = {
+    "apiVersion": "kwok.x-k8s.io/v1alpha1",
+    "kind": "ClusterResourceUsage",
+    "metadata": {"name": "usage-from-annotations"},
+    "spec": {
+        "usages": [
+            {
+                "usage": {
+                    "cpu": {"expression": _usage(USAGE_CPU_ANNOTATION, "1m")},
+                    "memory": {"expression": _usage(USAGE_MEMORY_ANNOTATION, "1Mi")},
+                }
+            }
+        ]
+    },
+}
+
+
+def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int, *, kubelet_metrics: bool = False) -> str:
+    """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay, and
+    with `kubelet_metrics` the simulated resource metrics endpoint and usage.
 
     kwok drops all default stages as soon as one is configured, so the set is
     listed here — without "pod-delete", whose by-name delete can hit a same-name
@@ -215,4 +342,6 @@ def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int) -> str:
         if stage["metadata"]["name"] == "pod-ready" and pod_ready_delay_ms > 0:
             stage["spec"]["delay"] = {"durationMilliseconds": pod_ready_delay_ms}
         docs.append(stage)
+    if kubelet_metrics:
+        docs += [KUBELET_RESOURCE_METRICS, RESOURCE_USAGE]
     return yaml.safe_dump_all(docs, sort_keys=False)

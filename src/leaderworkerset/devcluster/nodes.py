@@ -14,6 +14,9 @@ TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 TOPOLOGY_RACK = "cloud.provider.com/topology-rack"
 NODE_POOL = "cloud.google.com/gke-nodepool"
 HOSTNAME = "kubernetes.io/hostname"
+# metrics-server scrapes a node's kubelet at this path instead of /metrics/resource: where kwok serves
+# the node's simulated resource metrics (ClusterOptions.kubelet_metrics), as kwokctl's nodes say.
+RESOURCE_METRICS_PATH = "metrics.k8s.io/resource-metrics-path"
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,11 @@ class NodeSpec:
             "metadata": {
                 "name": self.name,
                 "labels": labels,
-                "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                "annotations": {
+                    "kwok.x-k8s.io/node": "fake",
+                    "node.alpha.kubernetes.io/ttl": "0",
+                    RESOURCE_METRICS_PATH: f"/metrics/nodes/{self.name}/metrics/resource",
+                },
             },
             "spec": {"podCIDR": cidr, "podCIDRs": [cidr]},
             # A kubelet registers its Node with status; the apiserver keeps it on create.

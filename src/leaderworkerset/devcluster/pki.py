@@ -1,6 +1,8 @@
 """Certificates for a local control plane: a CA, the apiserver's serving
-certificate, an admin client certificate (group ``system:masters``) and the
-service-account signing key pair, built by runtime/certificates.py."""
+certificate, an admin client certificate (group ``system:masters``), the
+service-account signing key pair, the aggregation layer's front-proxy CA and
+client certificate (as kubeadm lays them out), and a serving certificate for
+kwok's simulated kubelet endpoint on 127.0.0.1; built by runtime/certificates.py."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ _SERVER_DNS = (
 )
 # Loopback, the real nodes' bridge address and the `kubernetes` Service's ClusterIP (realnodes/addresses.py).
 _SERVER_IPS = ("127.0.0.1", "198.18.0.1", "198.19.0.1")
+FRONT_PROXY_CLIENT = "front-proxy-client"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,11 @@ class ClusterPKI:
     admin_key: Path
     sa_key: Path
     sa_pub: Path
+    front_proxy_ca_cert: Path
+    front_proxy_client_cert: Path
+    front_proxy_client_key: Path
+    kubelet_cert: Path
+    kubelet_key: Path
 
 
 def _write_key(path: Path, key: certificates.PrivateKey) -> None:
@@ -48,19 +56,28 @@ def _write_key(path: Path, key: certificates.PrivateKey) -> None:
 def generate(directory: Path) -> ClusterPKI:
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.UTC)
-    ca_key = certificates.ec_key()
-    ca = certificates.Signer(certificates.subject_name("lws-local-ca"), ca_key)
-    ca_cert = certificates.issue(
-        ca.name,
-        ca_key,
-        now=now,
-        backdate=_BACKDATE,
-        validity=_VALIDITY,
-        extensions=certificates.ca_extensions(digital_signature=True),
-    )
+
+    def authority(name: str) -> tuple[certificates.Signer, x509.Certificate]:
+        key = certificates.ec_key()
+        signer = certificates.Signer(certificates.subject_name(name), key)
+        cert = certificates.issue(
+            signer.name,
+            key,
+            now=now,
+            backdate=_BACKDATE,
+            validity=_VALIDITY,
+            extensions=certificates.ca_extensions(digital_signature=True),
+        )
+        return signer, cert
+
+    ca, ca_cert = authority("lws-local-ca")
+    ca_key = ca.key
 
     def leaf(
-        subject: x509.Name, usage: x509.ObjectIdentifier, san: certificates.Extension | None
+        subject: x509.Name,
+        usage: x509.ObjectIdentifier,
+        san: certificates.Extension | None,
+        signer: certificates.Signer = ca,
     ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
         key = certificates.ec_key()
         extensions = [
@@ -69,7 +86,13 @@ def generate(directory: Path) -> ClusterPKI:
             *([san] if san is not None else []),
         ]
         cert = certificates.issue(
-            subject, key, now=now, backdate=_BACKDATE, validity=_VALIDITY, extensions=extensions, signer=ca
+            subject,
+            key,
+            now=now,
+            backdate=_BACKDATE,
+            validity=_VALIDITY,
+            extensions=extensions,
+            signer=signer,
         )
         return key, cert
 
@@ -85,6 +108,20 @@ def generate(directory: Path) -> ClusterPKI:
     )
     # Service-account tokens are signed with RSA, which every component accepts.
     sa_key = certificates.rsa_key()
+    # The aggregation layer: kube-apiserver proxies to an extension API server (metrics-server) with
+    # this client certificate and X-Remote-User headers, which the extension trusts only from a
+    # certificate of this separate CA (as kubeadm sets it up).
+    front, front_ca_cert = authority("lws-local-front-proxy-ca")
+    proxy_key, proxy_cert = leaf(
+        certificates.subject_name(FRONT_PROXY_CLIENT), ExtendedKeyUsageOID.CLIENT_AUTH, None, front
+    )
+    # kwok serves the kubelet's /metrics/resource for every fake node on 127.0.0.1 (see
+    # ClusterOptions.kubelet_metrics); metrics-server verifies it against the cluster CA.
+    kubelet_key, kubelet_cert = leaf(
+        certificates.subject_name("kwok-kubelet"),
+        ExtendedKeyUsageOID.SERVER_AUTH,
+        certificates.alt_names(("localhost",), ("127.0.0.1",)),
+    )
 
     pki = ClusterPKI(
         ca_cert=directory / "ca.crt",
@@ -95,6 +132,11 @@ def generate(directory: Path) -> ClusterPKI:
         admin_key=directory / "admin.key",
         sa_key=directory / "sa.key",
         sa_pub=directory / "sa.pub",
+        front_proxy_ca_cert=directory / "front-proxy-ca.crt",
+        front_proxy_client_cert=directory / "front-proxy-client.crt",
+        front_proxy_client_key=directory / "front-proxy-client.key",
+        kubelet_cert=directory / "kubelet.crt",
+        kubelet_key=directory / "kubelet.key",
     )
     pki.ca_cert.write_bytes(certificates.cert_pem(ca_cert))
     _write_key(pki.ca_key, ca_key)
@@ -103,6 +145,11 @@ def generate(directory: Path) -> ClusterPKI:
     pki.admin_cert.write_bytes(certificates.cert_pem(admin_cert))
     _write_key(pki.admin_key, admin_key)
     _write_key(pki.sa_key, sa_key)
+    pki.front_proxy_ca_cert.write_bytes(certificates.cert_pem(front_ca_cert))
+    pki.front_proxy_client_cert.write_bytes(certificates.cert_pem(proxy_cert))
+    _write_key(pki.front_proxy_client_key, proxy_key)
+    pki.kubelet_cert.write_bytes(certificates.cert_pem(kubelet_cert))
+    _write_key(pki.kubelet_key, kubelet_key)
     pki.sa_pub.write_bytes(
         sa_key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo

@@ -1,6 +1,7 @@
-"""Build the extra Go tools the tests need: ``helm``, upstream's manager and ``actionlint``.
+"""Build the extra Go tools the tests need: ``helm``, upstream's manager, ``actionlint``, metrics-server
+and Kueue's manager.
 
-Both come from their Go modules through the module proxy, exactly like the
+Each comes from its Go module through the module proxy, exactly like the
 control plane in ``build.py``: a wrapper module in ``gomod/<name>`` pins every
 dependency (``tool`` directive + go.sum), the output directory is keyed by the
 tool's version, the Go version and the machine, written under a temporary
@@ -16,6 +17,7 @@ side-by-side benchmarks.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -79,7 +81,61 @@ ACTIONLINT = GoTool(
     ldflags="-s -w -X github.com/rhysd/actionlint.version=v1.7.12",
 )
 
-TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS, ACTIONLINT)}
+# metrics-server serves the resource metrics API (metrics.k8s.io) that the HPA
+# controller reads. It scrapes kwok's simulated kubelet endpoint: kwok serves
+# /metrics/nodes/<node>/metrics/resource from its Metric and ClusterResourceUsage
+# configuration, and metrics-server follows a node's
+# `metrics.k8s.io/resource-metrics-path` annotation to that path. v0.9.0 is the
+# newest version the module proxy serves (checked 2026-12-03).
+METRICS_SERVER = GoTool(
+    name="metrics-server",
+    module_dir="metrics-server",
+    package="sigs.k8s.io/metrics-server/cmd/metrics-server",
+    version="v0.9.0",
+    version_flag=("--version",),
+    version_needle="v0.9.0",
+    # `--version` prints client-go's gitVersion, as metrics-server's Makefile stamps it.
+    ldflags="-s -w -X k8s.io/client-go/pkg/version.gitVersion=v0.9.0",
+)
+
+# Kueue's manager, for the tests of its LeaderWorkerSet integration (tests/support/kueue.py). v0.17.0 is
+# the only version the proxy lists (`go list -m -versions sigs.k8s.io/kueue`, checked 2026-12-03).
+KUEUE = GoTool(
+    name="kueue-manager",
+    module_dir="kueue",
+    package="sigs.k8s.io/kueue/cmd/kueue",
+    version="v0.17.0",
+    version_flag=("--help",),
+    version_needle="visibility-server-port",
+    # Kueue logs its version at start from these variables (otherwise "v0.0.0-main").
+    ldflags="-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=v0.17.0",
+)
+
+TOOLS = {t.name: t for t in (HELM, UPSTREAM_LWS, ACTIONLINT, METRICS_SERVER, KUEUE)}
+
+
+class ModuleUnavailableError(RuntimeError):
+    """`go mod download` could not fetch a module (no proxy, version refused)."""
+
+
+def module_dir(module: str, version: str) -> Path:
+    """The extracted directory of ``module@version`` in Go's module cache (read-only), downloading
+    it through the proxy once; for the manifests a module ships beside its code (CRDs, webhooks)."""
+    env = {**os.environ, "GOFLAGS": "-mod=mod", "GO111MODULE": "on"}
+    with tempfile.TemporaryDirectory(prefix="lws-gomod-") as outside_any_module:
+        proc = subprocess.run(
+            ["go", "mod", "download", "-json", f"{module}@{version}"],
+            cwd=outside_any_module, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    try:
+        info = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        info = {}
+    if proc.returncode != 0 or info.get("Error") or not info.get("Dir"):
+        raise ModuleUnavailableError(
+            f"go mod download {module}@{version}: {info.get('Error') or proc.stderr.strip()}"
+        )
+    return Path(info["Dir"])
 
 
 def tool_dir(tool: GoTool, go: str | None = None) -> Path:

@@ -33,7 +33,9 @@ def real_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
         start_timeout=240,
     )
     workdir = Path(tempfile.mkdtemp(prefix="lws-test-real-"))
-    cluster = LocalCluster(f"test-real-{clusters.worker_id(request)}", workdir, build.ensure_binaries(), options)
+    cluster = LocalCluster(
+        f"test-real-{clusters.worker_id(request)}", workdir, build.ensure_binaries(), options
+    )
     cluster.start()
     clusters.STARTED.append(cluster)
     yield cluster
@@ -50,7 +52,10 @@ async def real_api(real_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
 async def manager_available(api: KubeClient, replicas: int = 2) -> bool:
     deployment = await api.get_or_none(DEPLOYMENTS, realnodes.NAMESPACE, MANAGER_DEPLOYMENT)
     status = (deployment or {}).get("status") or {}
-    return int(status.get("availableReplicas") or 0) >= replicas and int(status.get("updatedReplicas") or 0) >= replicas
+    return (
+        int(status.get("availableReplicas") or 0) >= replicas
+        and int(status.get("updatedReplicas") or 0) >= replicas
+    )
 
 
 @pytest.fixture(scope="package")
@@ -58,13 +63,17 @@ async def installed(real_cluster: LocalCluster, real_api: KubeClient) -> LocalCl
     """The chart installed; its two manager pods Available (their readiness includes the webhook
     certificates), so admission works through `lws-webhook-service`."""
     realnodes.helm_install(real_cluster)
-    await eventually(lambda: manager_available(real_api), timeout=LONG_TIMEOUT * 2, message="manager Available")
+    await eventually(
+        lambda: manager_available(real_api), timeout=LONG_TIMEOUT * 2, message="manager Available"
+    )
     return real_cluster
 
 
 @pytest.fixture
 async def real_ns(installed: LocalCluster, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    client = AsyncClient(config=clusters.KubeConfig.from_file(str(installed.kubeconfig)), field_manager="lws-tests")
+    client = AsyncClient(
+        config=clusters.KubeConfig.from_file(str(installed.kubeconfig)), field_manager="lws-tests"
+    )
     try:
         yield await clusters.fresh_namespace(client, request)
     finally:

@@ -22,7 +22,9 @@ pytestmark = [pytest.mark.cluster, pytest.mark.full]
 Obj = dict[str, object]
 
 
-def probe_lws(ns: str, name: str, *, replicas: int, size: int, worker_env: dict[str, str] | None = None) -> Obj:
+def probe_lws(
+    ns: str, name: str, *, replicas: int, size: int, worker_env: dict[str, str] | None = None
+) -> Obj:
     return (
         LeaderWorkerSetBuilder(ns, name)
         .replicas(replicas)
@@ -70,16 +72,22 @@ async def test_workers_find_their_leader_over_dns_across_nodes(real_api: KubeCli
         assert pod_http(leader["status"]["podIP"], "/env")[c.ENV_LWS_LEADER_ADDRESS] == address
 
 
-async def test_a_group_whose_workers_cannot_reach_the_leader_is_not_ready(real_api: KubeClient, real_ns: str) -> None:
+async def test_a_group_whose_workers_cannot_reach_the_leader_is_not_ready(
+    real_api: KubeClient, real_ns: str
+) -> None:
     # A user's LWS_LEADER_ADDRESS wins over the injected one (as upstream): here it names nobody.
-    lws = probe_lws(real_ns, "lost", replicas=1, size=2, worker_env={c.ENV_LWS_LEADER_ADDRESS: "nobody.invalid"})
+    lws = probe_lws(
+        real_ns, "lost", replicas=1, size=2, worker_env={c.ENV_LWS_LEADER_ADDRESS: "nobody.invalid"}
+    )
     await real_api.create(LEADERWORKERSETS, lws)
 
     async def running_but_alone() -> bool:
         pods = (await group_pods(real_api, real_ns, "lost")).get("0", [])
         running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
         leader = next((p for p in running if labels(p)[c.LABEL_WORKER_INDEX] == "0"), None)
-        return len(running) == 2 and leader is not None and pod_http(leader["status"]["podIP"], "/workers") == {}
+        return (
+            len(running) == 2 and leader is not None and pod_http(leader["status"]["podIP"], "/workers") == {}
+        )
 
     await eventually(running_but_alone, timeout=LONG_TIMEOUT)
     pods = (await group_pods(real_api, real_ns, "lost"))["0"]

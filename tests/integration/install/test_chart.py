@@ -174,7 +174,7 @@ async def prometheus_operator_crds(kube: AsyncClient) -> AsyncIterator[None]:
 
     try:
         documents = await asyncio.to_thread(promoperator.crd_documents)
-    except promoperator.ModuleUnavailableError as err:
+    except tools.ModuleUnavailableError as err:
         pytest.skip(
             f"SKIPPED, Prometheus Operator objects NOT validated: its CRDs cannot be downloaded: {err}"
         )
