@@ -15,14 +15,21 @@ from typing import Any
 import pytest
 
 from leaderworkerset import __version__
+from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster import tools, versions
 from leaderworkerset.devcluster.cluster import LocalCluster
-from leaderworkerset.devcluster.realnodes import images
+from leaderworkerset.devcluster.realnodes import binaries, images
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.builders.probe import probe_pod_spec
+from tests.support.objects import labels
 
 REPO = Path(__file__).resolve().parents[2]
 MANAGER_REPOSITORY = "lws.local/lws-python"
 MANAGER_TAG = f"v{__version__}"
 MANAGER_IMAGE = f"{MANAGER_REPOSITORY}:{MANAGER_TAG}"
+PROBE_V2 = "lws.local/probe:v2"
 RELEASE = "lws"
 NAMESPACE = "lws-system"
 # What the image is built from: a change to any of these builds a new one.
@@ -65,6 +72,13 @@ def manager_image_archive() -> Path:
         raise RuntimeError(f"hack/build-image.sh failed:\n{build.stdout[-2000:]}\n{build.stderr[-2000:]}")
     images.archive_layout(cache / "image" / "oci", MANAGER_IMAGE, archive)
     return archive
+
+
+def probe_v2_archive() -> Path:
+    """The probe under a second tag, for a rolling update from PROBE_IMAGE to PROBE_V2."""
+    bindir = binaries.ensure_node_binaries()
+    spec = images.ImageSpec(ref=PROBE_V2, binary=bindir / "probe", entrypoint=("/probe",))
+    return images.build_archive(spec, versions.cache_root() / "images" / "probe-v2.tar")
 
 
 def helm(cluster: LocalCluster, *args: str) -> str:
@@ -112,3 +126,34 @@ def pod_http(ip: str, path: str, method: str = "GET") -> Any:
         return json.loads(body)
     except json.JSONDecodeError:
         return body
+
+
+Obj = dict[str, Any]
+
+
+def probe_lws(
+    ns: str, name: str, *, replicas: int, size: int, worker_env: dict[str, str] | None = None, **worker: Any
+) -> Obj:
+    """An LWS of the probe workload; `worker` goes to the workers' probe_pod_spec (image, memory_limit)."""
+    return (
+        LeaderWorkerSetBuilder(ns, name)
+        .replicas(replicas)
+        .size(size)
+        .leader_template(probe_pod_spec())
+        .worker_template({"spec": probe_pod_spec(env=worker_env, **worker)})
+        .obj()
+    )
+
+
+async def lws_available(api: KubeClient, ns: str, name: str) -> bool:
+    lws = await api.get(LEADERWORKERSETS, ns, name)
+    conditions = {x["type"]: x["status"] for x in (lws.get("status") or {}).get("conditions") or []}
+    return conditions.get(c.CONDITION_AVAILABLE) == c.CONDITION_TRUE
+
+
+async def group_pods(api: KubeClient, ns: str, name: str) -> dict[str, list[Obj]]:
+    pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
+    groups: dict[str, list[Obj]] = {}
+    for pod in pods:
+        groups.setdefault(labels(pod)[c.LABEL_GROUP_INDEX], []).append(pod)
+    return groups

@@ -80,9 +80,12 @@ async def settled(api: KubeClient, ns: str) -> Obj:
     return baseline
 
 
-async def expect_quiet_takeover(api: KubeClient, ns: str, before: Obj, probe: str) -> None:
-    """The new controller is working (it brings a fresh LWS to Available), and touched nothing else."""
-    await create(api, LeaderWorkerSetBuilder(ns, probe).replicas(1).size(2).obj())
+async def expect_quiet_takeover(
+    api: KubeClient, ns: str, before: Obj, probe: str, workload: Obj | None = None
+) -> None:
+    """The new controller is working (it brings a fresh LWS, `workload` if given, to Available), and
+    touched nothing else."""
+    await create(api, workload or LeaderWorkerSetBuilder(ns, probe).replicas(1).size(2).obj())
     await expect_groups_available(api, ns, 1, name=probe)
 
     async def unchanged() -> bool:

@@ -10,43 +10,14 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS, PODS
-from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.builders.disaggregatedset import DisaggregatedSetBuilder
 from tests.support.builders.probe import probe_pod_spec
 from tests.support.expect import expect_ds_available
 from tests.support.objects import is_ready, labels
-from tests.support.realnodes import pod_http
+from tests.support.realnodes import group_pods, lws_available, pod_http, probe_lws
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
-Obj = dict[str, object]
-
-
-def probe_lws(
-    ns: str, name: str, *, replicas: int, size: int, worker_env: dict[str, str] | None = None
-) -> Obj:
-    return (
-        LeaderWorkerSetBuilder(ns, name)
-        .replicas(replicas)
-        .size(size)
-        .leader_template(probe_pod_spec())
-        .worker_template({"spec": probe_pod_spec(env=worker_env)})
-        .obj()
-    )
-
-
-async def lws_available(api: KubeClient, ns: str, name: str) -> bool:
-    lws = await api.get(LEADERWORKERSETS, ns, name)
-    conditions = {x["type"]: x["status"] for x in (lws.get("status") or {}).get("conditions") or []}
-    return conditions.get(c.CONDITION_AVAILABLE) == c.CONDITION_TRUE
-
-
-async def group_pods(api: KubeClient, ns: str, name: str) -> dict[str, list[dict]]:
-    pods = await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}={name}")
-    groups: dict[str, list[dict]] = {}
-    for pod in pods:
-        groups.setdefault(labels(pod)[c.LABEL_GROUP_INDEX], []).append(pod)
-    return groups
 
 
 async def test_workers_find_their_leader_over_dns_across_nodes(real_api: KubeClient, real_ns: str) -> None:

@@ -12,6 +12,7 @@ from tests.support.builders.common import Obj
 
 HTTP_PORT = 8080
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
+SET_NAME = "leaderworkerset.sigs.k8s.io/name"
 
 
 def probe_pod_spec(
@@ -29,7 +30,7 @@ def probe_pod_spec(
                 "maxSkew": 1,
                 "topologyKey": "kubernetes.io/hostname",
                 "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchExpressions": [{"key": GROUP_KEY, "operator": "Exists"}]},
+                "labelSelector": {"matchExpressions": [{"key": SET_NAME, "operator": "Exists"}]},
                 "matchLabelKeys": [GROUP_KEY],
             }
         ],

@@ -3,7 +3,7 @@
     kubelet, kube-proxy              k8s.io/kubernetes (the cluster's version, gomod/k8s/<minor>)
     containerd, shim, ctr            github.com/containerd/containerd/v2 (gomod/containerd)
     cni/bridge, host-local, ...      github.com/containernetworking/plugins (gomod/cni)
-    coredns                          github.com/coredns/coredns (gomod/coredns)
+    coredns                          github.com/coredns/coredns (gomod/coredns: the plugins it uses)
     pause, probe                     this repository (gomod/probe): the pod sandbox and the test workload
 
 runc, iptables and conntrack are Debian packages the kubelet, containerd and kube-proxy call; they are
@@ -27,7 +27,7 @@ from leaderworkerset.devcluster.progress import run_step
 CONTAINERD_VERSION: Final = "v2.4.2"
 CNI_PLUGINS_VERSION: Final = "v1.10.0"
 COREDNS_VERSION: Final = "v1.14.7"
-RECIPE_REVISION: Final = "1"
+RECIPE_REVISION: Final = "2"
 CNI_PLUGINS: Final = ("bridge", "host-local", "loopback", "portmap")
 NODE_BINARIES: Final = (
     "kubelet",
@@ -134,7 +134,7 @@ def _build_into(out: Path, kube: str) -> None:
             f"Building CoreDNS {COREDNS_VERSION}",
             mods / "coredns",
             tmp,
-            ["github.com/coredns/coredns"],
+            ["./cmd/coredns"],
             "-s -w",
         )
         go_build("Building pause and probe", mods / "probe", tmp, ["./cmd/pause", "./cmd/probe"], "-s -w")
