@@ -132,14 +132,21 @@ Obj = dict[str, Any]
 
 
 def probe_lws(
-    ns: str, name: str, *, replicas: int, size: int, worker_env: dict[str, str] | None = None, **worker: Any
+    ns: str,
+    name: str,
+    *,
+    replicas: int,
+    size: int,
+    worker_env: dict[str, str] | None = None,
+    leader_env: dict[str, str] | None = None,
+    **worker: Any,
 ) -> Obj:
     """An LWS of the probe workload; `worker` goes to the workers' probe_pod_spec (image, memory_limit)."""
     return (
         LeaderWorkerSetBuilder(ns, name)
         .replicas(replicas)
         .size(size)
-        .leader_template(probe_pod_spec())
+        .leader_template(probe_pod_spec(env=leader_env))
         .worker_template({"spec": probe_pod_spec(env=worker_env, **worker)})
         .obj()
     )

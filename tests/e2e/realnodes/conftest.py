@@ -4,6 +4,7 @@ image on every node. Real nodes need root and one machine holds one such cluster
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -78,3 +79,23 @@ async def real_ns(installed: LocalCluster, request: pytest.FixtureRequest) -> As
         yield await clusters.fresh_namespace(client, request)
     finally:
         await client.close()
+
+
+# The short journey that `make test` (and so CI) runs; LWS_REAL_NODES=all runs the whole real-node suite
+# (docs/real-nodes.md says how long each takes).
+SHORT_JOURNEY = (
+    "test_workers_find_their_leader_over_dns_across_nodes",
+    "test_disaggregatedset_roles_find_their_leaders_and_see_their_variables",
+    "test_a_worker_process_that_exits_recreates_its_group_once",
+)
+ALL = os.environ.get("LWS_REAL_NODES") == "all"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip = pytest.mark.skip(
+        reason="REAL-NODE SUITE: only its short journey runs in `make test`; "
+        "LWS_REAL_NODES=all uv run pytest tests/e2e/realnodes runs it all (docs/real-nodes.md)"
+    )
+    for item in items:
+        if "realnodes" in item.nodeid and not ALL and item.name not in SHORT_JOURNEY:
+            item.add_marker(skip)

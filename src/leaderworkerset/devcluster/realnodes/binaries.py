@@ -27,7 +27,7 @@ from leaderworkerset.devcluster.progress import run_step
 CONTAINERD_VERSION: Final = "v2.4.2"
 CNI_PLUGINS_VERSION: Final = "v1.10.0"
 COREDNS_VERSION: Final = "v1.14.7"
-RECIPE_REVISION: Final = "2"
+RECIPE_REVISION: Final = "3"
 CNI_PLUGINS: Final = ("bridge", "host-local", "loopback", "portmap")
 NODE_BINARIES: Final = (
     "kubelet",

@@ -14,6 +14,7 @@
 //	POST /oom       allocate memory until the kernel's OOM killer stops the container
 //	POST /unready   fail readiness from now on
 //
+// PROBE_LEADER_PORT moves the leader's port (default 7070).
 // PROBE_EXIT_AFTER (a Go duration) makes every start of the container exit with status 3 after that
 // long: a crash-looping workload without anyone calling /exit.
 package main
@@ -33,10 +34,18 @@ import (
 	"time"
 )
 
-const (
-	httpAddr   = ":8080"
-	leaderPort = "7070"
-)
+const httpAddr = ":8080"
+
+// leaderPort is where the leader listens and the workers dial: PROBE_LEADER_PORT, default 7070. A
+// leader told another port than its workers is a leader they cannot reach.
+var leaderPort = envOr("PROBE_LEADER_PORT", "7070")
+
+func envOr(name, fallback string) string {
+	if value := os.Getenv(name); value != "" {
+		return value
+	}
+	return fallback
+}
 
 type report map[string]string
 
