@@ -34,8 +34,9 @@ MANAGER = "lws-manager"
 _console = Console(stderr=True)
 
 
-def sample() -> dict[str, Any]:
-    text = (resources.files("leaderworkerset.cli") / "samples" / "demo-lws.yaml").read_text()
+def sample(real_nodes: bool = False) -> dict[str, Any]:
+    file = "demo-lws-real-nodes.yaml" if real_nodes else "demo-lws.yaml"
+    text = (resources.files("leaderworkerset.cli") / "samples" / file).read_text()
     doc: dict[str, Any] = yaml.safe_load(text)
     return doc
 
@@ -116,19 +117,27 @@ def up(
     nodes: Annotated[int, typer.Option(help="Fake nodes.")] = 4,
     detach: Annotated[bool, typer.Option("--detach", help="Leave everything running and exit.")] = False,
     kubernetes_version: VersionOpt = None,
+    real_nodes: Annotated[
+        int,
+        typer.Option(
+            help="Run the demo on N real nodes (root; kubelet + containerd, docs/real-nodes.md) with the "
+            "probe workload, whose groups are Ready only once their workers reached the leader."
+        ),
+    ] = 0,
 ) -> None:
     """Start the demo: a full local cluster with the controller and a sample LeaderWorkerSet."""
     version = resolved_version(kubernetes_version)
-    lws = sample()
+    lws = sample(real_nodes=real_nodes > 0)
     _step = _Steps()
     try:
         if named.is_running(name):
             named.down(name)
         _step(
             f"Starting the local cluster, Kubernetes {version} (etcd, kube-apiserver, controller-manager, "
-            "scheduler, kwok)"
+            + (f"scheduler, {real_nodes} real nodes)" if real_nodes else "scheduler, kwok)")
         )
-        cluster = named.up(name, ClusterOptions(shape="full", nodes=nodes), version)
+        options = ClusterOptions(shape="full", nodes=0 if real_nodes else nodes, real_nodes=real_nodes)
+        cluster = named.up(name, options, version)
         _step("Installing the CRDs")
         asyncio.run(_install(cluster))
         _step("Starting `lws manager` (controllers and admission webhooks)")

@@ -85,17 +85,17 @@ ACTIONLINT = GoTool(
 # controller reads. It scrapes kwok's simulated kubelet endpoint: kwok serves
 # /metrics/nodes/<node>/metrics/resource from its Metric and ClusterResourceUsage
 # configuration, and metrics-server follows a node's
-# `metrics.k8s.io/resource-metrics-path` annotation to that path. v0.9.0 is the
-# newest version the module proxy serves (checked 2026-12-03).
+# `metrics.k8s.io/resource-metrics-path` annotation to that path. v0.8.0: the proxy
+# also serves v0.9.0, but that is not an approved release (the registry's own note).
 METRICS_SERVER = GoTool(
     name="metrics-server",
     module_dir="metrics-server",
     package="sigs.k8s.io/metrics-server/cmd/metrics-server",
-    version="v0.9.0",
+    version="v0.8.0",
     version_flag=("--version",),
-    version_needle="v0.9.0",
+    version_needle="v0.8.0",
     # `--version` prints client-go's gitVersion, as metrics-server's Makefile stamps it.
-    ldflags="-s -w -X k8s.io/client-go/pkg/version.gitVersion=v0.9.0",
+    ldflags="-s -w -X k8s.io/client-go/pkg/version.gitVersion=v0.8.0",
 )
 
 # Kueue's manager, for the tests of its LeaderWorkerSet integration (tests/support/kueue.py). v0.17.0 is
