@@ -46,10 +46,8 @@ async def test_workers_find_their_leader_over_dns_across_nodes(real_api: KubeCli
 async def test_a_group_whose_workers_cannot_reach_the_leader_is_not_ready(
     real_api: KubeClient, real_ns: str
 ) -> None:
-    # A user's LWS_LEADER_ADDRESS wins over the injected one (as upstream): here it names nobody.
-    lws = probe_lws(
-        real_ns, "lost", replicas=1, size=2, worker_env={c.ENV_LWS_LEADER_ADDRESS: "nobody.invalid"}
-    )
+    # The leader listens on another port than the one its workers dial: they resolve it, never reach it.
+    lws = probe_lws(real_ns, "lost", replicas=1, size=2, leader_env={"PROBE_LEADER_PORT": "7071"})
     await real_api.create(LEADERWORKERSETS, lws)
 
     async def running_but_alone() -> bool:
