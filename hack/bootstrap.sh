@@ -29,6 +29,9 @@ case "$mode" in
     # Likewise Kueue's manager (tests/e2e/ecosystem): a cold build takes minutes, more than a
     # test's timeout allows on a loaded machine.
     uv run lws cluster tool kueue-manager >/dev/null
+    # And, as root, what the real-node journey needs (tests/e2e/realnodes): the node binaries and the
+    # manager's image (hack/build-image.sh), both cached.
+    if [ "$(id -u)" = 0 ]; then uv run python -m tests.support.realnodes; fi
     exec uv run pytest "$@" ;;
   *) echo "usage: $0 run CMD... | lint | test [pytest args]" >&2; exit 2 ;;
 esac
