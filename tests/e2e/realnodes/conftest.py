@@ -97,5 +97,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         "LWS_REAL_NODES=all uv run pytest tests/e2e/realnodes runs it all (docs/real-nodes.md)"
     )
     for item in items:
-        if "realnodes" in item.nodeid and not ALL and item.name not in SHORT_JOURNEY:
+        if item.nodeid.startswith("tests/e2e/realnodes/") and not ALL and item.name not in SHORT_JOURNEY:
             item.add_marker(skip)
