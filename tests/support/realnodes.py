@@ -20,7 +20,7 @@ from leaderworkerset.devcluster import tools, versions
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.realnodes import binaries, images
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
+from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.builders.probe import probe_pod_spec
 from tests.support.objects import labels
@@ -32,6 +32,7 @@ MANAGER_IMAGE = f"{MANAGER_REPOSITORY}:{MANAGER_TAG}"
 PROBE_V2 = "lws.local/probe:v2"
 RELEASE = "lws"
 NAMESPACE = "lws-system"
+MANAGER_DEPLOYMENT = "lws-controller-manager"
 # What the image is built from: a change to any of these builds a new one.
 _IMAGE_INPUTS = ("src", "pyproject.toml", "uv.lock", "hack/build-image.sh", "hack/image-contract.toml")
 
@@ -113,6 +114,14 @@ def helm_install(cluster: LocalCluster, *sets: str) -> None:
         "--create-namespace",
         *(f"--set={v}" for v in values),
     )
+
+
+async def manager_available(api: KubeClient, replicas: int = 2) -> bool:
+    """The chart's manager Deployment has `replicas` updated, Available pods."""
+    deployment = await api.get_or_none(DEPLOYMENTS, NAMESPACE, MANAGER_DEPLOYMENT)
+    status = (deployment or {}).get("status") or {}
+    available, updated = int(status.get("availableReplicas") or 0), int(status.get("updatedReplicas") or 0)
+    return available >= replicas and updated >= replicas
 
 
 def pod_http(ip: str, path: str, method: str = "GET") -> Any:

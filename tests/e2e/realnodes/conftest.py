@@ -5,21 +5,14 @@ image on every node. Real nodes need root and one machine holds one such cluster
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
-from lightkube import AsyncClient
 
-from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.resources import DEPLOYMENTS
 from tests.support import clusters, realnodes
 from tests.support.wait import LONG_TIMEOUT, eventually
-
-MANAGER_DEPLOYMENT = "lws-controller-manager"
 
 
 @pytest.fixture(scope="package")
@@ -33,14 +26,7 @@ def real_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
         supervise=True,
         start_timeout=240,
     )
-    workdir = Path(tempfile.mkdtemp(prefix="lws-test-real-"))
-    cluster = LocalCluster(
-        f"test-real-{clusters.worker_id(request)}", workdir, build.ensure_binaries(), options
-    )
-    cluster.start()
-    clusters.STARTED.append(cluster)
-    yield cluster
-    clusters.stop(cluster)
+    yield from clusters.own(request, "real", options)
 
 
 @pytest.fixture(scope="package")
@@ -50,31 +36,20 @@ async def real_api(real_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
     await api.close()
 
 
-async def manager_available(api: KubeClient, replicas: int = 2) -> bool:
-    deployment = await api.get_or_none(DEPLOYMENTS, realnodes.NAMESPACE, MANAGER_DEPLOYMENT)
-    status = (deployment or {}).get("status") or {}
-    return (
-        int(status.get("availableReplicas") or 0) >= replicas
-        and int(status.get("updatedReplicas") or 0) >= replicas
-    )
-
-
 @pytest.fixture(scope="package")
 async def installed(real_cluster: LocalCluster, real_api: KubeClient) -> LocalCluster:
     """The chart installed; its two manager pods Available (their readiness includes the webhook
     certificates), so admission works through `lws-webhook-service`."""
     realnodes.helm_install(real_cluster)
     await eventually(
-        lambda: manager_available(real_api), timeout=LONG_TIMEOUT * 2, message="manager Available"
+        lambda: realnodes.manager_available(real_api), timeout=LONG_TIMEOUT * 2, message="manager Available"
     )
     return real_cluster
 
 
 @pytest.fixture
 async def real_ns(installed: LocalCluster, request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    client = AsyncClient(
-        config=clusters.KubeConfig.from_file(str(installed.kubeconfig)), field_manager="lws-tests"
-    )
+    client = clusters.client_for(installed)
     try:
         yield await clusters.fresh_namespace(client, request)
     finally:

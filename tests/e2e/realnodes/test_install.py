@@ -11,7 +11,6 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, LEASES, PODS
-from tests.e2e.realnodes.conftest import manager_available
 from tests.support import realnodes
 from tests.support.cli import lws_ok
 from tests.support.objects import is_ready, labels
@@ -49,7 +48,7 @@ async def test_deleting_the_leading_manager_pod_hands_over_with_no_failed_admiss
     # And the new leader's controllers act: a group comes up on the real nodes.
     await real_api.create(LEADERWORKERSETS, probe_lws(real_ns, "after", replicas=1, size=2))
     await eventually(lambda: lws_available(real_api, real_ns, "after"), timeout=LONG_TIMEOUT)
-    await eventually(lambda: manager_available(real_api), timeout=LONG_TIMEOUT)
+    await eventually(lambda: realnodes.manager_available(real_api), timeout=LONG_TIMEOUT)
 
 
 async def test_a_rolling_update_of_the_image_keeps_max_unavailable_capacity(
@@ -97,7 +96,7 @@ async def test_uninstall_leaves_every_group_running_and_a_reinstall_restarts_no_
     await lws_ok(installed, "uninstall")
     await expect_groups_unchanged(real_api, real_ns, before)
     realnodes.helm_install(installed)
-    await eventually(lambda: manager_available(real_api), timeout=LONG_TIMEOUT)
+    await eventually(lambda: realnodes.manager_available(real_api), timeout=LONG_TIMEOUT)
     await expect_quiet_takeover(
         real_api, real_ns, before, "probe-b", probe_lws(real_ns, "probe-b", replicas=1, size=2)
     )

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.realnodes.addons import REAL_NODE_LABEL
 from leaderworkerset.devcluster.realnodes.fleet import PROBE_IMAGE
 from tests.support.builders.common import Obj
 
 HTTP_PORT = 8080
-GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
-SET_NAME = "leaderworkerset.sigs.k8s.io/name"
 
 
 def probe_pod_spec(
@@ -30,8 +29,8 @@ def probe_pod_spec(
                 "maxSkew": 1,
                 "topologyKey": "kubernetes.io/hostname",
                 "whenUnsatisfiable": "DoNotSchedule",
-                "labelSelector": {"matchExpressions": [{"key": SET_NAME, "operator": "Exists"}]},
-                "matchLabelKeys": [GROUP_KEY],
+                "labelSelector": {"matchExpressions": [{"key": c.LABEL_SET_NAME, "operator": "Exists"}]},
+                "matchLabelKeys": [c.LABEL_GROUP_KEY],
             }
         ],
         "terminationGracePeriodSeconds": 1,

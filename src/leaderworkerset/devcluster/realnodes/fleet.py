@@ -117,7 +117,7 @@ def start_nodes(
     bindir: Path,
     pki: pki_mod.ClusterPKI,
     server: str,
-    images: Sequence[Path],
+    archives: Sequence[Path],
     attach: Attach,
 ) -> None:
     """containerd, kube-proxy and the kubelet of every node, each in its node's network namespace."""
@@ -139,7 +139,7 @@ def start_nodes(
             network.in_netns(real.netns, node.containerd_argv(bindir, paths)),
         )
         _wait_for_socket(paths.containerd_socket, containerd)
-        import_images(bindir, paths, images)
+        import_images(bindir, paths, archives)
         attach(f"{real.name}-kube-proxy", network.in_netns(real.netns, node.proxy_argv(bindir, paths)))
         attach(f"{real.name}-kubelet", network.in_netns(real.netns, node.kubelet_argv(bindir, real, paths)))
 
@@ -333,7 +333,7 @@ def start(
         bindir=bindir,
         pki=pki,
         server=client.server,
-        images=[*archives, *extra_images],
+        archives=[*archives, *extra_images],
         attach=attach,
     )
     wait_ready(client, nodes, timeout=timeout, alive=alive)
