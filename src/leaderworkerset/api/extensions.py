@@ -87,6 +87,16 @@ EVENT_GROUP_NOT_READY: Final = "GroupNotReady"
 EVENT_GROUP_READY: Final = "GroupReady"
 EVENT_INVALID_NOT_READY_EVENTS: Final = "InvalidNotReadyEvents"
 
+# Group disruption budgets (core/disruption/, docs/disruption-budgets.md): one PodDisruptionBudget per
+# group, owned by the LWS, that lets a drain evict whole groups, at most the budget's worth at a time.
+ANNOTATION_DISRUPTION_BUDGET: Final = _PREFIX + "disruption-budget"
+# On each PodDisruptionBudget the controller owns: what its informer selects (only ours are cached).
+LABEL_GROUP_DISRUPTION_BUDGET: Final = _PREFIX + "group-disruption-budget"
+CONDITION_DISRUPTION_BUDGET_INVALID: Final = "DisruptionBudgetInvalid"
+EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
+EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
+EVENT_GROUP_LOCKED_AFTER_DRAIN: Final = "GroupLockedAfterDrain"
+
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
         key=ANNOTATION_GROUP_RESTART_CLAIM,
@@ -155,6 +165,20 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "Absent: no such events"
         ),
         example=NOT_READY_EVENTS_TRUE,
+    ),
+    Extension(
+        key=ANNOTATION_DISRUPTION_BUDGET,
+        on="LeaderWorkerSet",
+        writer=Writer.USER,
+        values="a whole number of groups ≥ 1, or a percentage of spec.replicas from 1% to 100% (rounded up)",
+        effect=(
+            "the controller owns one PodDisruptionBudget per group (`<lws>-group-<group>`), closed "
+            "unless it releases the group: a group with a pod on a cordoned node is released while "
+            "fewer than the budget's groups are released or not Ready, and closed again once it is "
+            "Ready off cordoned nodes, so a `kubectl drain` evicts whole groups, at most the budget "
+            "at a time. Absent: no PodDisruptionBudget is made, as upstream"
+        ),
+        example="1",
     ),
 )
 

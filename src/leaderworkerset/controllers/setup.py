@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry
 
-from leaderworkerset.controllers import disaggregatedset, group
+from leaderworkerset.controllers import disaggregatedset, disruptionbudget, group
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
 from leaderworkerset.controllers.leaderworkerset import setup as lws_setup
@@ -62,6 +62,7 @@ def register_controllers(
         )
         if provider is not None:
             provider.watch(lws_controller, pod_controller)
+        disruptionbudget.setup(manager, informers, namespace=namespace)
     ds_controller = ds_caches = None
     if enable_disaggregatedset:
         ds_controller, ds_caches = disaggregatedset.setup(

@@ -197,6 +197,21 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         ),
         Rule(
             CORE,
+            ("nodes",),
+            ("list", "watch"),
+            "disruption-budget controller: informer of cordoned nodes only (field selector "
+            "spec.unschedulable=true): a group with a pod there wants its budget released for the drain",
+        ),
+        Rule(
+            "policy",
+            ("poddisruptionbudgets",),
+            ("list", "watch", "patch", "delete"),
+            "disruption-budget controller: the per-group PodDisruptionBudgets of a set annotated "
+            "leaderworkerset.dev/disruption-budget (label-filtered informer, server-side apply, delete "
+            "when the annotation goes or a group leaves)",
+        ),
+        Rule(
+            CORE,
             ("configmaps",),
             ("get", "create", "update"),
             "pod controller: the per-LWS failure ledger and restart back-off state (<lws>-failure-ledger), "

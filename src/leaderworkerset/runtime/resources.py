@@ -55,6 +55,7 @@ NAMESPACES = ResourceRef("", "v1", "Namespace", "namespaces", namespaced=False)
 STATEFULSETS = ResourceRef("apps", "v1", "StatefulSet", "statefulsets")
 DEPLOYMENTS = ResourceRef("apps", "v1", "Deployment", "deployments")
 CONTROLLER_REVISIONS = ResourceRef("apps", "v1", "ControllerRevision", "controllerrevisions")
+PODDISRUPTIONBUDGETS = ResourceRef("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets")
 LEASES = ResourceRef("coordination.k8s.io", "v1", "Lease", "leases")
 EVENTS = ResourceRef("events.k8s.io", "v1", "Event", "events")
 # core/v1 events: the API that takes `involvedObject.*` and `reason` field selectors.
@@ -84,6 +85,7 @@ __all__ = [
     "LEASES",
     "NAMESPACES",
     "NODES",
+    "PODDISRUPTIONBUDGETS",
     "PODS",
     "SERVICES",
     "STATEFULSETS",

@@ -12,6 +12,7 @@ from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.gocompat.strconv import go_mod
 from leaderworkerset.core.objects import MutableObj, spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
+from leaderworkerset.webhooks.disruptionbudget import validate_disruption_budget
 from leaderworkerset.webhooks.notready import validate_not_ready_events
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
 from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
@@ -123,6 +124,7 @@ def _general(lws: MutableObj) -> list[FieldError]:
     errors += validate_restart_backoff(lws)
     errors += validate_rollout_annotations(lws)
     errors += validate_not_ready_events(lws)
+    errors += validate_disruption_budget(lws)
     return errors
 
 

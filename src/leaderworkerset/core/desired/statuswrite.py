@@ -20,6 +20,7 @@ from leaderworkerset.core.conditions import (
     invalid_annotation_conditions,
     invalid_spec_conditions,
 )
+from leaderworkerset.core.lifecycle import disruption
 from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
@@ -48,6 +49,7 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
     nothing changes (always, for an LWS without a bad value now or before)."""
     stamp = format_time(now)
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
+    _, budget = disruption.disruption_budget(lws)
     checks = (
         (
             ext.CONDITION_RESTART_BACKOFF_INVALID,
@@ -58,6 +60,11 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
             ext.CONDITION_NOT_READY_EVENTS_INVALID,
             notready.invalid_message(not_ready) if not_ready else None,
             notready.invalid_event(not_ready) if not_ready else None,
+        ),
+        (
+            ext.CONDITION_DISRUPTION_BUDGET_INVALID,
+            disruption.invalid_message(budget) if budget else None,
+            disruption.invalid_event(budget) if budget else None,
         ),
     )
     current: Obj = lws

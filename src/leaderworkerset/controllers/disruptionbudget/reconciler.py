@@ -1,0 +1,144 @@
+"""One reconcile of a set's group disruption budgets: read the caches, decide, apply.
+
+The decision is `core.disruption.budget`'s; this shell reads the set, its pods, the cordoned nodes
+and its PodDisruptionBudgets from watch-fed caches (no LIST per reconcile), server-side applies
+the budgets that change (field manager `lws`) and deletes the ones no group needs. A set without a
+valid annotation keeps no budget: its leftovers (the annotation was removed, or holds a bad value
+that the LWS controller reports) are deleted, so a locked budget never outlives the controller's
+intent to release it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.controllers.events import lws_ref
+from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.memos import WriteMemo
+from leaderworkerset.core.disruption.budget import (
+    BudgetDecision,
+    budget_name,
+    group_of_pdb,
+    group_pdb,
+    is_released,
+    observe_groups,
+    plan_budgets,
+)
+from leaderworkerset.core.lifecycle.disruption import budget_groups
+from leaderworkerset.core.objects import MutableObj, is_deleting, lws_replicas, name_of, uid_of
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.controller import Result
+from leaderworkerset.runtime.errors import is_not_found
+from leaderworkerset.runtime.events import EventRecorder
+from leaderworkerset.runtime.objects import ObjectKey
+from leaderworkerset.runtime.projections import MetadataOnly
+from leaderworkerset.runtime.reflector import Informer
+from leaderworkerset.runtime.resources import PODDISRUPTIONBUDGETS
+from leaderworkerset.runtime.store import label_values
+
+log = structlog.get_logger(__name__)
+
+BY_SET = "lws-name"
+
+
+@dataclass(frozen=True)
+class BudgetCaches:
+    """What the controller reads: the shared LWS and pod caches, plus two of its own."""
+
+    shared: SharedInformers
+    cordoned_nodes: Informer[MetadataOnly]  # only nodes with spec.unschedulable=true
+    budgets: Informer[MutableObj]  # only the budgets this controller made
+
+    def cordoned(self) -> frozenset[str]:
+        return frozenset(node.metadata.name or "" for node in self.cordoned_nodes.store.list())
+
+    def set_budgets(self, namespace: str, lws_name: str) -> list[MutableObj]:
+        return list(self.budgets.store.by_index(BY_SET, label_values(namespace, lws_name)))
+
+
+class DisruptionBudgetReconciler:
+    def __init__(self, client: KubeClient, caches: BudgetCaches, recorder: EventRecorder) -> None:
+        self._client = client
+        self._caches = caches
+        self._recorder = recorder
+        # Our own writes until the budget watch shows them: a round right after a release must not
+        # read the group as locked and release another one.
+        self.memo = WriteMemo()
+
+    async def reconcile(self, key: ObjectKey) -> Result | None:
+        lws = self._caches.shared.lws.store.get(key)
+        budgets = self._budgets(key)
+        if lws is None or is_deleting(lws):
+            return None  # the budgets are owned by the set: garbage collection removes them
+        groups = budget_groups(lws)
+        if groups is None:
+            for pdb in budgets.values():
+                await self._delete(key, name_of(pdb))
+            return None
+        released = {group: is_released(pdb) for group, pdb in budgets.items()}
+        pods = self._caches.shared.set_pods(key.namespace, key.name)
+        views = observe_groups(lws, pods, self._caches.cordoned(), released)
+        plan = plan_budgets(lws, views, budget=groups, replicas=lws_replicas(lws))
+        for group in plan.delete:
+            if group in budgets:
+                await self._delete(key, budget_name(lws, group))
+        for group, release in plan.apply.items():
+            current = budgets.get(group)
+            if current is None or is_released(current) != release or _stale(current, lws):
+                await self._apply(key, group_pdb(lws, group, released=release))
+        self._announce(lws, plan.decision)
+        return None
+
+    def _budgets(self, key: ObjectKey) -> dict[str, MutableObj]:
+        """The set's budgets by group, our unseen writes winning over the cache."""
+        lws = self._caches.shared.lws.store.get(key) or {"metadata": {"name": key.name}}
+        found: dict[str, MutableObj] = {}
+        for cached in self._caches.set_budgets(key.namespace, key.name):
+            pdb = self.memo.freshest(ObjectKey(key.namespace, name_of(cached)), cached)
+            group = None if pdb is None else group_of_pdb(lws, pdb)
+            if pdb is not None and group is not None and not is_deleting(pdb):
+                found[group] = pdb
+        return found
+
+    async def _apply(self, key: ObjectKey, body: MutableObj) -> None:
+        written = await self._client.apply(PODDISRUPTIONBUDGETS, body)
+        self.memo.remember(ObjectKey(key.namespace, name_of(body)), written)
+
+    async def _delete(self, key: ObjectKey, name: str) -> None:
+        self.memo.forget(ObjectKey(key.namespace, name))
+        try:
+            await self._client.delete(PODDISRUPTIONBUDGETS, key.namespace, name)
+        except Exception as err:
+            if not is_not_found(err):
+                raise
+
+    def _announce(self, lws: MutableObj, decision: BudgetDecision) -> None:
+        ref = lws_ref(lws)
+        for group in decision.newly_released:
+            note = f"group {group} released for eviction: {decision.down} of the budget's groups down"
+            self._recorder.normal(ref, ext.EVENT_GROUP_RELEASED_FOR_DRAIN, c.EVENT_ACTION_UPDATE, note)
+        for group in decision.newly_locked:
+            note = f"group {group} is Ready off cordoned nodes: its budget is closed again"
+            self._recorder.normal(ref, ext.EVENT_GROUP_LOCKED_AFTER_DRAIN, c.EVENT_ACTION_UPDATE, note)
+        if decision.newly_released or decision.newly_locked:
+            log.info(
+                "group disruption budgets",
+                released=list(decision.released),
+                waiting=list(decision.waiting),
+                down=decision.down,
+            )
+
+
+def _stale(pdb: MutableObj, lws: MutableObj) -> bool:
+    """A budget made for another incarnation of the set, or locked at a size the set no longer has."""
+    wanted = group_pdb(lws, "", released=is_released(pdb))
+    if (pdb.get("spec") or {}).get("minAvailable") != wanted["spec"]["minAvailable"]:
+        return True
+    uid = uid_of(lws)
+    return not any(
+        owner.get("uid") == uid for owner in (pdb.get("metadata") or {}).get("ownerReferences") or []
+    )

@@ -1,0 +1,167 @@
+"""Which groups a drain may take now: the decision behind the per-group PodDisruptionBudgets.
+
+Each group of a set with a disruption budget has a PodDisruptionBudget of its own that selects its
+pods. It is *locked* (minAvailable = the group size: a healthy pod can not be evicted) unless the
+controller *released* it (minAvailable 0: every pod of the group can be). A PodDisruptionBudget
+counts pods, but one evicted pod takes its whole group down, so the controller hands out groups:
+
+* a group *wants* release when one of its live pods sits on a cordoned node (`kubectl drain` and
+  `kubectl cordon` set `spec.unschedulable`);
+* a group is *down* when it is released, not Ready, or missing (fewer groups than spec.replicas);
+* a wanting group that is already not Ready costs nothing more and is released at once (a failing
+  group never holds up a drain); a Ready one only while fewer than the budget's groups are down;
+* a released group is locked again once it is Ready with no pod on a cordoned node: its
+  replacement is up elsewhere (or the node was uncordoned), and the next group may go.
+
+The order is the group's: lowest index (or key) first, so rounds that read the same state agree.
+Pure: the controller (controllers/disruptionbudget/) reads pods, nodes and budgets from its caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.desired.statefulsets import lws_owner_reference
+from leaderworkerset.core.groups.state import is_leader_pod, pod_ready
+from leaderworkerset.core.hashidentity import is_hash
+from leaderworkerset.core.objects import Obj, is_deleting, labels_of, lws_size, name_of, namespace_of
+
+PDB_API_VERSION = "policy/v1"
+PDB_KIND = "PodDisruptionBudget"
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """One group as the decision sees it."""
+
+    group: str  # the group index (Ordinal) or group key (Hash): what its budget selects
+    ready: bool
+    on_cordoned_node: bool
+    released: bool
+    present: bool = True  # has a live pod
+
+
+@dataclass(frozen=True)
+class BudgetDecision:
+    released: tuple[str, ...]  # the groups whose budget lets a drain evict them after this round
+    newly_released: tuple[str, ...]
+    newly_locked: tuple[str, ...]
+    waiting: tuple[str, ...]  # want release, held back by the budget
+    down: int  # groups down once the new releases are made (released, not Ready or missing)
+
+
+def _order(group: str) -> tuple[int, str]:
+    return (int(group), "") if group.isdigit() else (1 << 62, group)
+
+
+def decide(groups: Sequence[GroupView], *, budget: int, replicas: int) -> BudgetDecision:
+    """Release and lock groups so a drain takes at most `budget` groups down at once (see module)."""
+    ordered = sorted(groups, key=lambda g: _order(g.group))
+    locking = [g.group for g in ordered if g.released and g.ready and not g.on_cordoned_node]
+    keep = [g.group for g in ordered if g.released and g.group not in locking]
+    down = len(keep) + sum(1 for g in ordered if not g.released and not g.ready)
+    down += max(0, replicas - len(ordered))
+    wanting = [g for g in ordered if not g.released and g.on_cordoned_node]
+    releasing = [g.group for g in wanting if not g.ready]  # already counted as down
+    waiting: list[str] = []
+    for view in (g for g in wanting if g.ready):
+        if down < budget:
+            releasing.append(view.group)
+            down += 1
+        else:
+            waiting.append(view.group)
+    released = tuple(sorted([*keep, *releasing], key=_order))
+    return BudgetDecision(released, tuple(releasing), tuple(locking), tuple(waiting), down)
+
+
+def group_label(lws: Obj) -> str:
+    """The label that names a group: its index, or its key for a Hash set (a replaced Hash group
+    comes back under a new key, so an index would select two groups in turn)."""
+    return c.LABEL_GROUP_KEY if is_hash(lws) else c.LABEL_GROUP_INDEX
+
+
+def observe_groups(
+    lws: Obj, pods: Iterable[Obj], cordoned: frozenset[str], released: Mapping[str, bool]
+) -> list[GroupView]:
+    """The set's groups from its pods (terminating ones excluded: they are going anyway) and from
+    the budgets that exist (`released`: group -> released). A group is Ready when its leader lives
+    and all `size` of its pods are Ready."""
+    label, size = group_label(lws), lws_size(lws)
+    members: dict[str, list[Obj]] = {group: [] for group in released}
+    for pod in pods:
+        group = labels_of(pod).get(label)
+        if group is not None and not is_deleting(pod):
+            members.setdefault(group, []).append(pod)
+    views = []
+    for group, live in members.items():
+        ready = any(is_leader_pod(p) for p in live) and sum(1 for p in live if pod_ready(p)) >= size
+        on_cordoned = any((p.get("spec") or {}).get("nodeName") in cordoned for p in live)
+        views.append(GroupView(group, ready, on_cordoned, released.get(group, False), bool(live)))
+    return views
+
+
+def budget_name(lws: Obj, group: str) -> str:
+    return f"{name_of(lws)}-group-{group}"
+
+
+def is_released(pdb: Obj) -> bool:
+    return (pdb.get("spec") or {}).get("minAvailable") == 0
+
+
+def group_pdb(lws: Obj, group: str, *, released: bool) -> dict[str, Any]:
+    """The PodDisruptionBudget of one group, as the controller applies it.
+
+    minAvailable is an integer on purpose: with maxUnavailable (or a percentage) the disruption
+    controller scales by the pods' owners, and a leader's owner is the whole set's StatefulSet.
+    `AlwaysAllow` lets a pod that is not Ready go even while locked: an already failing group
+    never blocks a drain.
+    """
+    label, name = group_label(lws), name_of(lws)
+    return {
+        "apiVersion": PDB_API_VERSION,
+        "kind": PDB_KIND,
+        "metadata": {
+            "name": budget_name(lws, group),
+            "namespace": namespace_of(lws),
+            "labels": {c.LABEL_SET_NAME: name, label: group, ext.LABEL_GROUP_DISRUPTION_BUDGET: "true"},
+            "ownerReferences": [lws_owner_reference(lws)],
+        },
+        "spec": {
+            "minAvailable": 0 if released else lws_size(lws),
+            "selector": {"matchLabels": {c.LABEL_SET_NAME: name, label: group}},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        },
+    }
+
+
+def wanted(lws: Obj, view: GroupView, replicas: int) -> bool:
+    """Whether a group keeps a budget: a Hash group while it has pods, an Ordinal one while its
+    index is below spec.replicas (a group being recreated keeps its budget through the gap)."""
+    if is_hash(lws):
+        return view.present
+    return view.group.isdigit() and int(view.group) < replicas
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """One round: every budget to apply (group -> released) and the groups whose budget goes."""
+
+    decision: BudgetDecision
+    apply: dict[str, bool]
+    delete: tuple[str, ...]
+
+
+def plan_budgets(lws: Obj, views: Sequence[GroupView], *, budget: int, replicas: int) -> BudgetPlan:
+    kept = [v for v in views if wanted(lws, v, replicas)]
+    gone = tuple(sorted((v.group for v in views if not wanted(lws, v, replicas)), key=_order))
+    decision = decide(kept, budget=budget, replicas=replicas)
+    released = set(decision.released)
+    return BudgetPlan(decision, {v.group: v.group in released for v in kept}, gone)
+
+
+def group_of_pdb(lws: Obj, pdb: Obj) -> str | None:
+    return labels_of(pdb).get(group_label(lws))
