@@ -31,6 +31,7 @@ from leaderworkerset.core.disruption.budget import (
 from leaderworkerset.core.lifecycle.disruption import budget_groups
 from leaderworkerset.core.objects import MutableObj, is_deleting, lws_replicas, name_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.events import EventRecorder
@@ -61,8 +62,11 @@ class BudgetCaches:
 
 
 class DisruptionBudgetReconciler:
-    def __init__(self, client: KubeClient, caches: BudgetCaches, recorder: EventRecorder) -> None:
+    def __init__(
+        self, client: KubeClient, caches: BudgetCaches, recorder: EventRecorder, clock: Clock
+    ) -> None:
         self._client = client
+        self._clock = clock
         self._caches = caches
         self._recorder = recorder
         # Our own writes until the budget watch shows them: a round right after a release must not
@@ -81,7 +85,7 @@ class DisruptionBudgetReconciler:
             return None
         released = {group: is_released(pdb) for group, pdb in budgets.items()}
         pods = self._caches.shared.set_pods(key.namespace, key.name)
-        views = observe_groups(lws, pods, self._caches.cordoned(), released)
+        views = observe_groups(lws, pods, self._caches.cordoned(), released, self._clock.wall())
         plan = plan_budgets(lws, views, budget=groups, replicas=lws_replicas(lws))
         for group in plan.delete:
             if group in budgets:
@@ -91,7 +95,8 @@ class DisruptionBudgetReconciler:
             if current is None or is_released(current) != release or _stale(current, lws):
                 await self._apply(key, group_pdb(lws, group, released=release))
         self._announce(lws, plan.decision)
-        return None
+        settling = plan.decision.recheck_after
+        return None if settling is None else Result(requeue_after=settling)
 
     def _budgets(self, key: ObjectKey) -> dict[str, MutableObj]:
         """The set's budgets by group, our unseen writes winning over the cache."""

@@ -53,7 +53,7 @@ def setup(manager: Manager, informers: SharedInformers, *, namespace: str | None
     """Create the controller, declare its caches and watches, and add it to the manager."""
     caches = declare_caches(manager, informers, namespace)
     reconciler = DisruptionBudgetReconciler(
-        manager.client, caches, manager.event_recorder(c.EVENT_COMPONENT_LWS)
+        manager.client, caches, manager.event_recorder(c.EVENT_COMPONENT_LWS), manager.clock
     )
     controller = Controller(CONTROLLER_NAME, reconciler.reconcile, metrics=manager.metrics)
 

@@ -10,8 +10,9 @@ counts pods, but one evicted pod takes its whole group down, so the controller h
 * a group is *down* when it is released, not Ready, or missing (fewer groups than spec.replicas);
 * a wanting group that is already not Ready costs nothing more and is released at once (a failing
   group never holds up a drain); a Ready one only while fewer than the budget's groups are down;
-* a released group is locked again once it is Ready with no pod on a cordoned node: its
-  replacement is up elsewhere (or the node was uncordoned), and the next group may go.
+* a released group is locked again once it has been Ready with no pod on a cordoned node for
+  `SETTLE_SECONDS`: its replacement is up elsewhere (or the node was uncordoned), and the next group
+  may go.
 
 The order is the group's: lowest index (or key) first, so rounds that read the same state agree.
 Pure: the controller (controllers/disruptionbudget/) reads pods, nodes and budgets from its caches.
@@ -21,16 +22,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.desired.statefulsets import lws_owner_reference
-from leaderworkerset.core.groups.state import is_leader_pod, pod_ready
+from leaderworkerset.core.groups.state import is_leader_pod, pod_ready, ready_since
 from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.objects import Obj, is_deleting, labels_of, lws_size, name_of, namespace_of
 
 PDB_API_VERSION = "policy/v1"
+# How long a released group stays released once it is Ready again off cordoned nodes. `kubectl drain`
+# retries a refused eviction every 5 s *by pod name*, refreshing the pod by name: when a group's
+# recreation replaced a pod it was waiting on, it is the replacement (same name, a healthy node)
+# that it evicts next. Locked at once, that eviction would be refused for ever and the drain would
+# hang; released for three retry periods, the retry goes through (or finds the name gone) and the
+# drain ends. The replacement group may be recreated once more meanwhile, while it counts as down.
+SETTLE_SECONDS = 15.0
 PDB_KIND = "PodDisruptionBudget"
 
 
@@ -43,6 +52,7 @@ class GroupView:
     on_cordoned_node: bool
     released: bool
     present: bool = True  # has a live pod
+    ready_for: float | None = None  # seconds since its last pod turned Ready (None: not Ready, unknown)
 
 
 @dataclass(frozen=True)
@@ -52,16 +62,25 @@ class BudgetDecision:
     newly_locked: tuple[str, ...]
     waiting: tuple[str, ...]  # want release, held back by the budget
     down: int  # groups down once the new releases are made (released, not Ready or missing)
+    recheck_after: float | None = None  # when a released group's settling ends
 
 
 def _order(group: str) -> tuple[int, str]:
     return (int(group), "") if group.isdigit() else (1 << 62, group)
 
 
-def decide(groups: Sequence[GroupView], *, budget: int, replicas: int) -> BudgetDecision:
+def _settled(view: GroupView, settle_seconds: float) -> bool:
+    return view.ready_for is None or view.ready_for >= settle_seconds
+
+
+def decide(
+    groups: Sequence[GroupView], *, budget: int, replicas: int, settle_seconds: float = SETTLE_SECONDS
+) -> BudgetDecision:
     """Release and lock groups so a drain takes at most `budget` groups down at once (see module)."""
     ordered = sorted(groups, key=lambda g: _order(g.group))
-    locking = [g.group for g in ordered if g.released and g.ready and not g.on_cordoned_node]
+    back = [g for g in ordered if g.released and g.ready and not g.on_cordoned_node]
+    locking = [g.group for g in back if _settled(g, settle_seconds)]
+    settling = [settle_seconds - (g.ready_for or 0.0) for g in back if not _settled(g, settle_seconds)]
     keep = [g.group for g in ordered if g.released and g.group not in locking]
     down = len(keep) + sum(1 for g in ordered if not g.released and not g.ready)
     down += max(0, replicas - len(ordered))
@@ -75,7 +94,8 @@ def decide(groups: Sequence[GroupView], *, budget: int, replicas: int) -> Budget
         else:
             waiting.append(view.group)
     released = tuple(sorted([*keep, *releasing], key=_order))
-    return BudgetDecision(released, tuple(releasing), tuple(locking), tuple(waiting), down)
+    recheck = min(settling, default=None)
+    return BudgetDecision(released, tuple(releasing), tuple(locking), tuple(waiting), down, recheck)
 
 
 def group_label(lws: Obj) -> str:
@@ -85,11 +105,15 @@ def group_label(lws: Obj) -> str:
 
 
 def observe_groups(
-    lws: Obj, pods: Iterable[Obj], cordoned: frozenset[str], released: Mapping[str, bool]
+    lws: Obj,
+    pods: Iterable[Obj],
+    cordoned: frozenset[str],
+    released: Mapping[str, bool],
+    now: datetime | None = None,
 ) -> list[GroupView]:
     """The set's groups from its pods (terminating ones excluded: they are going anyway) and from
     the budgets that exist (`released`: group -> released). A group is Ready when its leader lives
-    and all `size` of its pods are Ready."""
+    and all `size` of its pods are Ready; `now` gives how long it has been (since its last pod)."""
     label, size = group_label(lws), lws_size(lws)
     members: dict[str, list[Obj]] = {group: [] for group in released}
     for pod in pods:
@@ -100,8 +124,16 @@ def observe_groups(
     for group, live in members.items():
         ready = any(is_leader_pod(p) for p in live) and sum(1 for p in live if pod_ready(p)) >= size
         on_cordoned = any((p.get("spec") or {}).get("nodeName") in cordoned for p in live)
-        views.append(GroupView(group, ready, on_cordoned, released.get(group, False), bool(live)))
+        ready_for = _ready_for(live, now) if ready else None
+        views.append(GroupView(group, ready, on_cordoned, released.get(group, False), bool(live), ready_for))
     return views
+
+
+def _ready_for(pods: Sequence[Obj], now: datetime | None) -> float | None:
+    times = [ready_since(p) for p in pods]
+    if now is None or any(t is None for t in times):
+        return None
+    return max(0.0, min((now - t).total_seconds() for t in times if t is not None))
 
 
 def budget_name(lws: Obj, group: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.disruption.budget import (
+    SETTLE_SECONDS,
     GroupView,
     decide,
     group_pdb,
@@ -19,8 +21,15 @@ from leaderworkerset.core.lifecycle import disruption as annotation
 from tests.support.builders import cached_lws, leader_pod, pod
 
 
-def g(group: str, *, ready: bool = True, cordoned: bool = False, released: bool = False) -> GroupView:
-    return GroupView(group, ready, cordoned, released)
+def g(
+    group: str,
+    *,
+    ready: bool = True,
+    cordoned: bool = False,
+    released: bool = False,
+    ready_for: float | None = None,
+) -> GroupView:
+    return GroupView(group, ready, cordoned, released, ready_for=ready_for)
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,7 @@ class Case:
     want_new: tuple[str, ...] = ()
     want_locked: tuple[str, ...] = ()
     want_waiting: tuple[str, ...] = ()
+    want_recheck: float | None = None
 
 
 SIX = tuple(g(str(i)) for i in range(6))
@@ -160,6 +170,28 @@ DECIDE_CASES = [
         ),
         id="room left in the budget: the next group goes while the first is still down",
     ),
+    pytest.param(
+        Case(
+            (g("0", released=True, ready_for=4.0), g("1", cordoned=True), *SIX[2:]),
+            1,
+            6,
+            ("0",),
+            want_waiting=("1",),
+            want_recheck=SETTLE_SECONDS - 4.0,
+        ),
+        id="a replacement Ready for 4 s settles: a drain retrying its pod's name can still get through",
+    ),
+    pytest.param(
+        Case(
+            (g("0", released=True, ready_for=SETTLE_SECONDS), g("1", cordoned=True), *SIX[2:]),
+            1,
+            6,
+            ("1",),
+            want_new=("1",),
+            want_locked=("0",),
+        ),
+        id="settled: locked, and the next group goes",
+    ),
 ]
 
 
@@ -170,13 +202,14 @@ def test_decide(case: Case) -> None:
     assert decision.newly_released == case.want_new
     assert decision.newly_locked == case.want_locked
     assert decision.waiting == case.want_waiting
+    assert decision.recheck_after == case.want_recheck
     views = {v.group: v for v in case.groups}
     if any(views[group].ready for group in decision.newly_released):
         assert decision.down <= case.budget, "a Ready group was released past the budget"
 
 
 def test_every_decide_case_ran() -> None:
-    assert len(DECIDE_CASES) == 14
+    assert len(DECIDE_CASES) == 16
 
 
 @pytest.mark.parametrize(
@@ -282,3 +315,24 @@ def test_plan_of_a_hash_set_keeps_budgets_of_groups_with_pods() -> None:
     plan = plan_budgets(lws, [gone, g("new")], budget=1, replicas=1)
     assert plan.apply == {"new": False}
     assert plan.delete == ("old",)
+
+
+def test_a_group_is_ready_since_its_last_pod_turned_ready() -> None:
+    lws = cached_lws("web").replicas(1).size(2).obj()
+    pods = [
+        pod(name, namespace="default")
+        .lws_name("web")
+        .group_index("0")
+        .worker_index(index)
+        .condition("Ready", c.CONDITION_TRUE, at=at)
+        .obj()
+        for name, index, at in (
+            ("web-0", "0", "2026-01-01T00:00:00Z"),
+            ("web-0-1", "1", "2026-01-01T00:00:06Z"),
+        )
+    ]
+    now = datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC)
+    (view,) = observe_groups(lws, pods, frozenset(), {"0": True}, now)
+    assert view.ready_for == 4.0
+    (unknown,) = observe_groups(lws, pods, frozenset(), {"0": True})
+    assert unknown.ready_for is None
