@@ -1,0 +1,252 @@
+"""`kubectl drain` of 2 of 6 nodes under a 6-group set, on the full cluster (kwok nodes, the real
+scheduler, StatefulSet and disruption controllers, so an eviction a budget forbids is really refused).
+
+* With `leaderworkerset.dev/disruption-budget: "1"` and our controller: at every state the API server
+  goes through (a watch, nothing sampled) at least 5 groups are Ready, both drains complete, every
+  budget is locked again afterwards and the budgets go with the deleted set.
+* For comparison, what a user does with upstream today: upstream's controller and one plain
+  PodDisruptionBudget over the set's pods (maxUnavailable 1 pod, and one group's worth of pods).
+  Nothing is asserted about its Ready groups; both timelines are printed and recorded in
+  docs/disruption-budgets.md (no timing in pass/fail).
+
+Groups of 2 pods asking 2 GPUs each on nodes of 8: the scheduler spreads them, so each drained node
+holds pods of several groups, and the 4 nodes left hold the whole set. kwok makes a pod Ready 2 s
+after it starts, so a replacement takes visible time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.disruption.budget import observe_groups
+from leaderworkerset.devcluster import tools
+from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODDISRUPTIONBUDGETS, PODS
+from tests.e2e.conftest import MANAGERS
+from tests.support import clusters
+from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.cli import CliResult, kubectl, kubectl_argv, lws_ok, run
+from tests.support.expect import expect_groups_available
+from tests.support.lwsapi import create
+from tests.support.manager import ManagerProcess, UpstreamControllers
+from tests.support.wait import LONG_TIMEOUT, eventually
+from tests.support.watch import Watch
+
+pytestmark = [pytest.mark.cluster, pytest.mark.full]
+
+Obj = dict[str, Any]
+NAME = "serve"
+REPLICAS, SIZE, NODE_COUNT, DRAINED = 6, 2, 6, 2
+DRAIN_TIMEOUT = "300s"
+
+
+@pytest.fixture(scope="module")
+def drain_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
+    options = ClusterOptions(
+        shape="full", nodes=NODE_COUNT, pod_ready_delay_ms=2000, die_with_parent=True, supervise=True
+    )
+    yield from clusters.own(request, "drain", options)
+
+
+@pytest.fixture(scope="module")
+async def drain_api(drain_cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+    async for api in clusters.api_with_crds(drain_cluster):
+        yield api
+
+
+@pytest.fixture(scope="module")
+async def drain_manager(drain_cluster: LocalCluster, drain_api: KubeClient) -> AsyncIterator[ManagerProcess]:
+    manager = ManagerProcess(drain_cluster, name="lws-manager-drain")
+    MANAGERS.append(manager)
+    await manager.start()
+    yield manager
+    await manager.stop()
+    MANAGERS.remove(manager)
+
+
+@pytest.fixture
+async def drain_ns(
+    drain_cluster: LocalCluster, drain_manager: ManagerProcess, request: pytest.FixtureRequest
+) -> AsyncIterator[str]:
+    """A fresh namespace; every node is schedulable again when the test ends."""
+    kube = clusters.client_for(drain_cluster)
+    try:
+        yield await clusters.fresh_namespace(kube, request)
+    finally:
+        await kube.close()
+        for node in await _node_names(drain_cluster):
+            await kubectl(drain_cluster, "uncordon", node)
+
+
+async def _node_names(cluster: LocalCluster) -> list[str]:
+    out = await kubectl(cluster, "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")
+    return sorted(out.split())
+
+
+def _builder(ns: str) -> LeaderWorkerSetBuilder:
+    gpus = {"nvidia.com/gpu": "2"}
+    return (
+        LeaderWorkerSetBuilder(ns, NAME)
+        .replicas(REPLICAS)
+        .size(SIZE)
+        .leader_resources(gpus)
+        .worker_resources(gpus)
+    )
+
+
+@dataclass
+class Timeline:
+    """Ready groups in every state the watch saw, with the seconds since the drains began."""
+
+    lws: Obj
+    start: float = field(default_factory=time.monotonic)
+    points: list[tuple[float, int]] = field(default_factory=list)
+
+    def observe(self, pods: dict[str, Obj]) -> None:
+        views = observe_groups(self.lws, pods.values(), frozenset(), {})
+        ready = sum(1 for view in views if view.ready)
+        if not self.points or self.points[-1][1] != ready:
+            self.points.append((time.monotonic() - self.start, ready))
+
+    @property
+    def fewest(self) -> int:
+        return min(ready for _, ready in self.points)
+
+    def render(self, title: str) -> str:
+        lines = [f"{title}: fewest Ready groups {self.fewest}"]
+        lines += [f"  t={at:6.1f}s  {'#' * ready:<{REPLICAS}}  {ready} Ready" for at, ready in self.points]
+        return "\n".join(lines)
+
+
+async def _busiest_nodes(api: KubeClient, ns: str) -> list[str]:
+    """The DRAINED nodes that hold pods of the most groups (a drain of them disrupts the most)."""
+    groups: dict[str, set[str]] = {}
+    for pod in await api.list(PODS, ns):
+        node = pod["spec"].get("nodeName")
+        groups.setdefault(node, set()).add(pod["metadata"]["labels"][c.LABEL_GROUP_INDEX])
+    ranked = sorted(groups, key=lambda node: (-len(groups[node]), node))
+    return ranked[:DRAINED]
+
+
+async def _drain(cluster: LocalCluster, nodes: list[str]) -> list[CliResult]:
+    """`kubectl drain` of every node at once (separate processes, as two operators would);
+    only the set's pods are evicted, so nothing else on the shared nodes matters."""
+    selector = f"--pod-selector={c.LABEL_SET_NAME}={NAME}"
+    drains = [
+        run(
+            kubectl_argv(
+                cluster.kubectl, cluster.kubeconfig, "drain", node, selector, f"--timeout={DRAIN_TIMEOUT}"
+            )
+        )
+        for node in nodes
+    ]
+    return list(await asyncio.gather(*drains))
+
+
+async def _drain_under_watch(cluster: LocalCluster, api: KubeClient, ns: str, title: str) -> Timeline:
+    await expect_groups_available(api, ns, REPLICAS, name=NAME)
+    nodes = await _busiest_nodes(api, ns)
+    timeline = Timeline(await api.get(LEADERWORKERSETS, ns, NAME))
+    async with Watch(api, PODS, ns, timeline.observe):
+        results = await _drain(cluster, nodes)
+        for node, result in zip(nodes, results, strict=True):
+            assert result.code == 0, f"kubectl drain {node}: {result.err}"
+        await expect_groups_available(api, ns, REPLICAS, name=NAME)
+    left = [p["metadata"]["name"] for p in await api.list(PODS, ns) if p["spec"].get("nodeName") in nodes]
+    assert left == [], f"pods still on the drained nodes: {left}"
+    print("\n" + timeline.render(f"{title}, drained {', '.join(nodes)}"))
+    return timeline
+
+
+async def _budgets(api: KubeClient, ns: str) -> list[Obj]:
+    return await api.list(PODDISRUPTIONBUDGETS, ns, label_selector=ext.LABEL_GROUP_DISRUPTION_BUDGET)
+
+
+async def _status_while_released(cluster: LocalCluster, api: KubeClient, ns: str) -> str:
+    """`lws status` at the first moment a budget is released (for the docs)."""
+
+    async def released() -> bool:
+        assert any(pdb["spec"]["minAvailable"] == 0 for pdb in await _budgets(api, ns)), "none released"
+        return True
+
+    await eventually(released, timeout=LONG_TIMEOUT, interval=0.1)
+    return await lws_ok(cluster, "status", NAME, "-n", ns)
+
+
+async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
+    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str
+) -> None:
+    api, ns = drain_api, drain_ns
+    await create(api, _builder(ns).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1").obj())
+
+    async def locked() -> bool:
+        budgets = await _budgets(api, ns)
+        assert len(budgets) == REPLICAS, f"{len(budgets)} budgets"
+        assert all(pdb["spec"]["minAvailable"] == SIZE for pdb in budgets), "a budget is released"
+        return True
+
+    await eventually(locked, timeout=LONG_TIMEOUT)
+    status = asyncio.create_task(_status_while_released(drain_cluster, api, ns))
+    timeline = await _drain_under_watch(drain_cluster, api, ns, "disruption-budget 1 (ours)")
+    print(await status)
+    assert timeline.fewest >= REPLICAS - 1, timeline.render("ours")
+    await eventually(locked, timeout=LONG_TIMEOUT)
+
+    await api.delete(LEADERWORKERSETS, ns, NAME)
+
+    async def collected() -> bool:
+        assert await _budgets(api, ns) == [], "budgets outlive their set"
+        return True
+
+    await eventually(collected, timeout=LONG_TIMEOUT)
+
+
+def _plain_pdb(ns: str, max_unavailable: int) -> Obj:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": f"{NAME}-pods", "namespace": ns},
+        "spec": {"maxUnavailable": max_unavailable, "selector": {"matchLabels": {c.LABEL_SET_NAME: NAME}}},
+    }
+
+
+@pytest.mark.parametrize(
+    "max_unavailable", [pytest.param(1, id="1 pod"), pytest.param(SIZE, id="one group of pods")]
+)
+async def test_the_same_drain_under_upstream_with_a_plain_pdb(
+    drain_cluster: LocalCluster,
+    drain_api: KubeClient,
+    drain_ns: str,
+    drain_manager: ManagerProcess,
+    max_unavailable: int,
+) -> None:
+    """The comparison: recorded, not judged (the drains must still complete)."""
+    api, ns = drain_api, drain_ns
+    webhooks = ManagerProcess(drain_cluster, "lws-webhooks-drain", extra_args=("--webhooks-only",))
+    upstream = UpstreamControllers(drain_cluster, tools.ensure_tool(tools.UPSTREAM_LWS), "lws-upstream-drain")
+    await drain_manager.stop()
+    for process in (webhooks, upstream):
+        MANAGERS.append(process)
+        await process.start()
+    try:
+        await create(api, _builder(ns).obj())
+        await api.create(PODDISRUPTIONBUDGETS, _plain_pdb(ns, max_unavailable))
+        await _drain_under_watch(
+            drain_cluster, api, ns, f"upstream + plain PDB maxUnavailable {max_unavailable} pod(s)"
+        )
+    finally:
+        for process in (upstream, webhooks):
+            await process.stop()
+            MANAGERS.remove(process)
+        await drain_manager.start()
+    nodes = await api.list(NODES)
+    assert len(nodes) == NODE_COUNT
