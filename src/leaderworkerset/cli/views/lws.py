@@ -19,8 +19,10 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli.views import failures as ledger_view
 from leaderworkerset.core import objects
+from leaderworkerset.core.disruption.budget import budget_notes
 from leaderworkerset.core.groups import state as core_groups
 from leaderworkerset.core.groups.state import GroupView
 from leaderworkerset.core.objects import MutableObj, labels_of
@@ -29,7 +31,15 @@ from leaderworkerset.core.rollout.control import rollout_notes
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
-from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import (
+    CORE_EVENTS,
+    DEPLOYMENTS,
+    LEADERWORKERSETS,
+    NODES,
+    PODDISRUPTIONBUDGETS,
+    PODS,
+    STATEFULSETS,
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,9 @@ class Snapshot:
         None  # the failure-ledger ConfigMap (back-off state), if the set has one
     )
     now: float = field(default_factory=time.time)  # when it was read (back-off countdowns)
+    # A set with a disruption budget: its group budgets and the cordoned nodes (docs/disruption-budgets.md).
+    budgets: list[MutableObj] = field(default_factory=list)
+    cordoned: frozenset[str] = frozenset()
 
 
 # The scheduler's failures are all the events the diagnosis needs; the rest is in pod status.
@@ -82,7 +95,22 @@ async def collect(client: KubeClient, namespace: str, name: str, *, events: bool
         deployment = next((d for d in deployments if objects.name_of(d) == name), None)
     failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}
     ledger = await ledger_view.read_ledger(client, namespace, name, optional=True)
-    return Snapshot(lws, pods, statefulsets, deployment, failures, ledger)
+    budgets, cordoned = await read_disruption_budget(client, lws)
+    return Snapshot(lws, pods, statefulsets, deployment, failures, ledger, budgets=budgets, cordoned=cordoned)
+
+
+async def read_disruption_budget(
+    client: KubeClient, lws: MutableObj
+) -> tuple[list[MutableObj], frozenset[str]]:
+    """The set's group budgets and the cordoned nodes; nothing is read for a set without a budget."""
+    if ext.ANNOTATION_DISRUPTION_BUDGET not in objects.annotations_of(lws):
+        return [], frozenset()
+    selector = f"{c.LABEL_SET_NAME}={objects.name_of(lws)},{ext.LABEL_GROUP_DISRUPTION_BUDGET}"
+    budgets, nodes = await asyncio.gather(
+        client.list(PODDISRUPTIONBUDGETS, objects.namespace_of(lws), selector),
+        client.list(NODES, field_selector="spec.unschedulable=true"),
+    )
+    return budgets, frozenset(objects.name_of(node) for node in nodes)
 
 
 def _restarts(pod: MutableObj) -> int:
@@ -126,6 +154,7 @@ class Overview:
     conditions: list[str]
     groups: list[Group]
     rollout: list[str] = field(default_factory=list)  # rollout-control notes (opt-in annotations)
+    disruption: list[str] = field(default_factory=list)  # the disruption budget's state (opt-in)
 
 
 def overview(snapshot: Snapshot) -> Overview:
@@ -176,6 +205,7 @@ def overview(snapshot: Snapshot) -> Overview:
         ],
         groups=groups,
         rollout=[*rollout_notes(lws), *_emulation(lws, snapshot.leader_deployment, leader_workload)],
+        disruption=budget_notes(lws, snapshot.pods, snapshot.cordoned, snapshot.budgets),
     )
 
 
@@ -197,6 +227,8 @@ def render(snapshot: Snapshot) -> Tree:
     )
     for note in info.rollout:
         root.add(f"[yellow]{escape(note)}[/yellow]")
+    for note in info.disruption:
+        root.add(f"[blue]{escape(note)}[/blue]")
     for group in info.groups:
         view = group.view
         state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
@@ -229,6 +261,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
         "revision": info.revision,
         "conditions": info.conditions,
         **({"rollout": info.rollout} if info.rollout else {}),
+        **({"disruptionBudget": info.disruption} if info.disruption else {}),
         "groups": [
             {
                 "name": group.view.name,

@@ -30,6 +30,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.desired.statefulsets import lws_owner_reference
 from leaderworkerset.core.groups.state import is_leader_pod, pod_ready, ready_since
 from leaderworkerset.core.hashidentity import is_hash
+from leaderworkerset.core.lifecycle.disruption import budget_groups
 from leaderworkerset.core.objects import Obj, is_deleting, labels_of, lws_size, name_of, namespace_of
 
 PDB_API_VERSION = "policy/v1"
@@ -37,9 +38,9 @@ PDB_API_VERSION = "policy/v1"
 # retries a refused eviction every 5 s *by pod name*, refreshing the pod by name: when a group's
 # recreation replaced a pod it was waiting on, it is the replacement (same name, a healthy node)
 # that it evicts next. Locked at once, that eviction would be refused for ever and the drain would
-# hang; released for three retry periods, the retry goes through (or finds the name gone) and the
+# hang; released for two retry periods, the retry goes through (or finds the name gone) and the
 # drain ends. The replacement group may be recreated once more meanwhile, while it counts as down.
-SETTLE_SECONDS = 15.0
+SETTLE_SECONDS = 10.0
 PDB_KIND = "PodDisruptionBudget"
 
 
@@ -197,3 +198,27 @@ def plan_budgets(lws: Obj, views: Sequence[GroupView], *, budget: int, replicas:
 
 def group_of_pdb(lws: Obj, pdb: Obj) -> str | None:
     return labels_of(pdb).get(group_label(lws))
+
+
+def budget_notes(
+    lws: Obj, pods: Iterable[Obj], cordoned: frozenset[str], budgets: Iterable[Obj]
+) -> list[str]:
+    """What `lws status` says of a set's disruption budget: the budget, the groups a drain may take
+    now (their budget released) and the ones on cordoned nodes waiting their turn. Nothing for a set
+    without a (valid) budget: its condition names a bad value."""
+    groups = budget_groups(lws)
+    if groups is None:
+        return []
+    released: dict[str, bool] = {}
+    for pdb in budgets:
+        group = group_of_pdb(lws, pdb)
+        if group is not None:
+            released[group] = is_released(pdb)
+    views = sorted(observe_groups(lws, pods, cordoned, released), key=lambda v: _order(v.group))
+    unit = "group" if groups == 1 else "groups"
+    notes = [f"disruption budget: {groups} {unit} at a time, {len(released)} group budgets"]
+    if out := [v.group for v in views if v.released]:
+        notes.append(f"released for a drain: group {', '.join(out)}")
+    if waiting := [v.group for v in views if v.on_cordoned_node and not v.released]:
+        notes.append(f"on cordoned nodes, waiting for the budget: group {', '.join(waiting)}")
+    return notes

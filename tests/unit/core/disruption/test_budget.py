@@ -12,6 +12,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.disruption.budget import (
     SETTLE_SECONDS,
     GroupView,
+    budget_notes,
     decide,
     group_pdb,
     observe_groups,
@@ -336,3 +337,22 @@ def test_a_group_is_ready_since_its_last_pod_turned_ready() -> None:
     assert view.ready_for == 4.0
     (unknown,) = observe_groups(lws, pods, frozenset(), {"0": True})
     assert unknown.ready_for is None
+
+
+def test_what_lws_status_says_of_a_budget() -> None:
+    lws = cached_lws("web").replicas(3).size(2).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1").obj()
+    pods = [
+        _leader(0, node="cordoned"),
+        _worker(0),
+        _leader(1),
+        _worker(1, node="cordoned"),
+        _leader(2),
+        _worker(2),
+    ]
+    budgets = [group_pdb(lws, "0", released=True), *(group_pdb(lws, g, released=False) for g in "12")]
+    assert budget_notes(lws, pods, frozenset({"cordoned"}), budgets) == [
+        "disruption budget: 1 group at a time, 3 group budgets",
+        "released for a drain: group 0",
+        "on cordoned nodes, waiting for the budget: group 1",
+    ]
+    assert budget_notes(cached_lws("web").obj(), pods, frozenset(), budgets) == []
