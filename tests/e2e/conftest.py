@@ -67,15 +67,24 @@ async def lws_manager(
         kubeconfig = serviceaccount.kubeconfig_as(
             full_cluster, SERVICE_ACCOUNT_NAME, full_cluster.workdir / "manager-as-sa.kubeconfig"
         )
-    manager = ManagerProcess(full_cluster, kubeconfig=kubeconfig)
+    async for manager in running_manager(full_cluster, kubeconfig=kubeconfig):
+        yield manager
+    if AS_SERVICE_ACCOUNT:
+        refused = serviceaccount.rbac_denials(manager.log_text())
+        assert not refused, "RBAC refused the manager under its ServiceAccount:\n" + "\n".join(refused[:20])
+
+
+async def running_manager(
+    cluster: LocalCluster, name: str = "lws-manager-e2e", *, kubeconfig: Path | None = None
+) -> AsyncIterator[ManagerProcess]:
+    """An `lws manager` process for as long as the caller (a fixture's `async for`) keeps it, listed in
+    MANAGERS so that a failing test shows its log."""
+    manager = ManagerProcess(cluster, name=name, kubeconfig=kubeconfig)
     MANAGERS.append(manager)
     await manager.start()
     yield manager
     await manager.stop()
     MANAGERS.remove(manager)
-    if AS_SERVICE_ACCOUNT:
-        refused = serviceaccount.rbac_denials(manager.log_text())
-        assert not refused, "RBAC refused the manager under its ServiceAccount:\n" + "\n".join(refused[:20])
 
 
 @pytest.fixture

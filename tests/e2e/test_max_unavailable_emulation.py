@@ -28,7 +28,7 @@ from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
-from tests.e2e.conftest import MANAGERS
+from tests.e2e.conftest import MANAGERS, running_manager
 from tests.support import clusters
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import lws_ok, run_lws
@@ -68,23 +68,15 @@ async def gate_off_api(gate_off_cluster: LocalCluster) -> AsyncIterator[KubeClie
 async def gate_off_manager(
     gate_off_cluster: LocalCluster, gate_off_api: KubeClient
 ) -> AsyncIterator[ManagerProcess]:
-    manager = ManagerProcess(gate_off_cluster, name="lws-manager-mu")
-    MANAGERS.append(manager)
-    await manager.start()
-    yield manager
-    await manager.stop()
-    MANAGERS.remove(manager)
+    async for manager in running_manager(gate_off_cluster, "lws-manager-mu"):
+        yield manager
 
 
 @pytest.fixture
 async def gate_off_ns(
     gate_off_cluster: LocalCluster, gate_off_manager: ManagerProcess, request: pytest.FixtureRequest
 ) -> str:
-    kube = clusters.client_for(gate_off_cluster)
-    try:
-        return await clusters.fresh_namespace(kube, request)
-    finally:
-        await kube.close()
+    return await clusters.namespace_in(gate_off_cluster, request)
 
 
 def _builder(ns: str) -> LeaderWorkerSetBuilder:

@@ -75,6 +75,15 @@ async def fresh_namespace(client: AsyncClient, request: pytest.FixtureRequest) -
     return name
 
 
+async def namespace_in(cluster: LocalCluster, request: pytest.FixtureRequest) -> str:
+    """A fresh namespace (see `fresh_namespace`) in `cluster`, through a client of its own."""
+    kube = client_for(cluster)
+    try:
+        return await fresh_namespace(kube, request)
+    finally:
+        await kube.close()
+
+
 def own(request: pytest.FixtureRequest, name: str, options: ClusterOptions) -> Iterator[LocalCluster]:
     """A module's own cluster (for a fixture to `yield from`): for tests that decide which manager runs,
     with which configuration or feature gates, so the session's shared cluster and manager stay out."""
