@@ -29,6 +29,7 @@ from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.resources import (
     LEADERWORKERSETS,
     NAMESPACES,
+    PODDISRUPTIONBUDGETS,
 )
 from tests.e2e.install.conftest import InstallEnv, started, stopped
 from tests.support import unchanged
@@ -176,7 +177,10 @@ async def test_every_feature_on_swaps_ours_upstream_ours_without_a_restart(
         async def features_on() -> bool:  # a positive sign our controller acts on them
             status = (await api.get(LEADERWORKERSETS, ns, "featured"))["status"]
             types = {cond["type"]: cond["status"] for cond in status.get("conditions") or []}
-            return types.get(ext.CONDITION_ROLLOUT_PAUSED) == c.CONDITION_TRUE
+            budgets = await api.list(
+                PODDISRUPTIONBUDGETS, ns, label_selector=ext.LABEL_GROUP_DISRUPTION_BUDGET
+            )
+            return types.get(ext.CONDITION_ROLLOUT_PAUSED) == c.CONDITION_TRUE and len(budgets) == 2
 
         await eventually(features_on, timeout=LONG_TIMEOUT)
         under_ours = await unchanged.settled(api, ns)
