@@ -26,7 +26,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.disruption.budget import observe_groups
+from leaderworkerset.core.disruption.budget import group_label, observe_groups
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import KubeClient
@@ -123,12 +123,12 @@ class Timeline:
         return "\n".join(lines)
 
 
-async def _busiest_nodes(api: KubeClient, ns: str) -> list[str]:
+async def _busiest_nodes(api: KubeClient, ns: str, lws: Obj) -> list[str]:
     """The DRAINED nodes that hold pods of the most groups (a drain of them disrupts the most)."""
     groups: dict[str, set[str]] = {}
     for pod in await api.list(PODS, ns):
         node = pod["spec"].get("nodeName")
-        groups.setdefault(node, set()).add(pod["metadata"]["labels"][c.LABEL_GROUP_INDEX])
+        groups.setdefault(node, set()).add(pod["metadata"]["labels"][group_label(lws)])
     ranked = sorted(groups, key=lambda node: (-len(groups[node]), node))
     return ranked[:DRAINED]
 
@@ -158,8 +158,9 @@ async def _drain_under_watch(
 ) -> Drained:
     """Drain the two busiest nodes while a watch records the Ready groups; printed for the docs."""
     await expect_groups_available(api, ns, REPLICAS, name=NAME)
-    nodes = await _busiest_nodes(api, ns)
-    timeline = Timeline(await api.get(LEADERWORKERSETS, ns, NAME))
+    lws = await api.get(LEADERWORKERSETS, ns, NAME)
+    nodes = await _busiest_nodes(api, ns, lws)
+    timeline = Timeline(lws)
     async with Watch(api, PODS, ns, timeline.observe):
         results = await _drain(cluster, nodes, timeout)
         refusals = {n: r.err.strip()[-300:] for n, r in zip(nodes, results, strict=True) if r.code != 0}
@@ -185,11 +186,14 @@ async def _status_while_released(cluster: LocalCluster, api: KubeClient, ns: str
     return await lws_ok(cluster, "status", NAME, "-n", ns)
 
 
+@pytest.mark.parametrize("identity", [c.GROUP_IDENTITY_ORDINAL, c.GROUP_IDENTITY_HASH])
 async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
-    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str
+    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str, identity: str
 ) -> None:
+    """A Hash group comes back under a new key: its budget is a new one, the old one goes."""
     api, ns = drain_api, drain_ns
-    await create(api, _builder(ns).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1").obj())
+    budgeted = _builder(ns).group_identity(identity).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1")
+    await create(api, budgeted.obj())
 
     async def locked() -> bool:
         budgets = await _budgets(api, ns)
@@ -199,7 +203,7 @@ async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
 
     await eventually(locked, timeout=LONG_TIMEOUT)
     status = asyncio.create_task(_status_while_released(drain_cluster, api, ns))
-    drained = await _drain_under_watch(drain_cluster, api, ns, "disruption-budget 1 (ours)")
+    drained = await _drain_under_watch(drain_cluster, api, ns, f"disruption-budget 1 (ours, {identity})")
     assert drained.refusals == {}, drained.refusals
     left = [
         p["metadata"]["name"] for p in await api.list(PODS, ns) if p["spec"].get("nodeName") in drained.nodes

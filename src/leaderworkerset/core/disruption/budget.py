@@ -217,8 +217,13 @@ def budget_notes(
     views = sorted(observe_groups(lws, pods, cordoned, released), key=lambda v: _order(v.group))
     unit = "group" if groups == 1 else "groups"
     notes = [f"disruption budget: {groups} {unit} at a time, {len(released)} group budgets"]
-    if out := [v.group for v in views if v.released]:
+    if out := [_short(v.group) for v in views if v.released]:
         notes.append(f"released for a drain: group {', '.join(out)}")
-    if waiting := [v.group for v in views if v.on_cordoned_node and not v.released]:
+    if waiting := [_short(v.group) for v in views if v.on_cordoned_node and not v.released]:
         notes.append(f"on cordoned nodes, waiting for the budget: group {', '.join(waiting)}")
     return notes
+
+
+def _short(group: str) -> str:
+    """A Hash group's key as the group tree names it (its first 8 characters)."""
+    return group if group.isdigit() else group[:8]
