@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ from tests.support import clusters
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.cli import CliResult, kubectl, kubectl_argv, lws_ok, run
 from tests.support.expect import expect_groups_available
-from tests.support.lwsapi import create
+from tests.support.lwsapi import create, update_worker_image
 from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 from tests.support.watch import Watch
@@ -154,14 +154,22 @@ class Drained:
 
 
 async def _drain_under_watch(
-    cluster: LocalCluster, api: KubeClient, ns: str, title: str, timeout: str = DRAIN_TIMEOUT
+    cluster: LocalCluster,
+    api: KubeClient,
+    ns: str,
+    title: str,
+    timeout: str = DRAIN_TIMEOUT,
+    meanwhile: Callable[[], Awaitable[None]] | None = None,
 ) -> Drained:
-    """Drain the two busiest nodes while a watch records the Ready groups; printed for the docs."""
+    """Drain the two busiest nodes while a watch records the Ready groups; printed for the docs.
+    `meanwhile` runs just before the drains start (a rollout, say); the set must settle after both."""
     await expect_groups_available(api, ns, REPLICAS, name=NAME)
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
     nodes = await _busiest_nodes(api, ns, lws)
     timeline = Timeline(lws)
     async with Watch(api, PODS, ns, timeline.observe):
+        if meanwhile is not None:
+            await meanwhile()
         results = await _drain(cluster, nodes, timeout)
         refusals = {n: r.err.strip()[-300:] for n, r in zip(nodes, results, strict=True) if r.code != 0}
         if not refusals:
@@ -186,14 +194,8 @@ async def _status_while_released(cluster: LocalCluster, api: KubeClient, ns: str
     return await lws_ok(cluster, "status", NAME, "-n", ns)
 
 
-@pytest.mark.parametrize("identity", [c.GROUP_IDENTITY_ORDINAL, c.GROUP_IDENTITY_HASH])
-async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
-    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str, identity: str
-) -> None:
-    """A Hash group comes back under a new key: its budget is a new one, the old one goes."""
-    api, ns = drain_api, drain_ns
-    budgeted = _builder(ns).group_identity(identity).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1")
-    await create(api, budgeted.obj())
+async def _expect_locked(api: KubeClient, ns: str) -> None:
+    """Every group has its budget, and every budget is locked."""
 
     async def locked() -> bool:
         budgets = await _budgets(api, ns)
@@ -202,6 +204,17 @@ async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
         return True
 
     await eventually(locked, timeout=LONG_TIMEOUT)
+
+
+@pytest.mark.parametrize("identity", [c.GROUP_IDENTITY_ORDINAL, c.GROUP_IDENTITY_HASH])
+async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
+    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str, identity: str
+) -> None:
+    """A Hash group comes back under a new key: its budget is a new one, the old one goes."""
+    api, ns = drain_api, drain_ns
+    budgeted = _builder(ns).group_identity(identity).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1")
+    await create(api, budgeted.obj())
+    await _expect_locked(api, ns)
     status = asyncio.create_task(_status_while_released(drain_cluster, api, ns))
     drained = await _drain_under_watch(drain_cluster, api, ns, f"disruption-budget 1 (ours, {identity})")
     assert drained.refusals == {}, drained.refusals
@@ -214,7 +227,7 @@ async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
     print(tree)
     assert "disruption budget: 1 group at a time, 6 group budgets" in tree, tree
     assert timeline.fewest >= REPLICAS - 1, timeline.render("ours")
-    await eventually(locked, timeout=LONG_TIMEOUT)
+    await _expect_locked(api, ns)
 
     await api.delete(LEADERWORKERSETS, ns, NAME)
 
@@ -223,6 +236,26 @@ async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
         return True
 
     await eventually(collected, timeout=LONG_TIMEOUT)
+
+
+async def test_a_drain_during_a_rolling_update_deadlocks_neither(
+    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str
+) -> None:
+    """A new image rolls (maxUnavailable 1, the StatefulSet controller deletes pods itself, no budget
+    holds it) while the two nodes are drained: both drains and the rollout complete, the budgets end
+    locked. The rollout's group counts as down, so the drain mostly waits for it (not asserted: the
+    rollout never asks our budget)."""
+    api, ns = drain_api, drain_ns
+    await create(api, _builder(ns).annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1").obj())
+    await _expect_locked(api, ns)
+
+    async def roll() -> None:
+        await update_worker_image(api, ns, name=NAME)
+
+    title = "disruption-budget 1 (ours) during a rolling update"
+    drained = await _drain_under_watch(drain_cluster, api, ns, title, meanwhile=roll)
+    assert drained.refusals == {}, drained.refusals
+    await _expect_locked(api, ns)
 
 
 def _plain_pdb(ns: str, max_unavailable: int) -> Obj:
