@@ -72,11 +72,13 @@ class DisruptionBudgetReconciler:
         # Our own writes until the budget watch shows them: a round right after a release must not
         # read the group as locked and release another one.
         self.memo = WriteMemo()
+        self._written: dict[ObjectKey, set[str]] = {}  # budget names written, by set
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._caches.shared.lws.store.get(key)
         budgets = self._budgets(key)
         if lws is None or is_deleting(lws):
+            self._written.pop(key, None)
             return None  # the budgets are owned by the set: garbage collection removes them
         groups = budget_groups(lws)
         if groups is None:
@@ -99,22 +101,30 @@ class DisruptionBudgetReconciler:
         return None if settling is None else Result(requeue_after=settling)
 
     def _budgets(self, key: ObjectKey) -> dict[str, MutableObj]:
-        """The set's budgets by group, our unseen writes winning over the cache."""
+        """The set's budgets by group, our writes the watch has not shown yet included (a budget
+        created a moment ago is not in the cache at all)."""
         lws = self._caches.shared.lws.store.get(key) or {"metadata": {"name": key.name}}
+        cached = {name_of(pdb): pdb for pdb in self._caches.set_budgets(key.namespace, key.name)}
+        seen_up_to = self._caches.budgets.store.resource_version
         found: dict[str, MutableObj] = {}
-        for cached in self._caches.set_budgets(key.namespace, key.name):
-            pdb = self.memo.freshest(ObjectKey(key.namespace, name_of(cached)), cached)
-            group = None if pdb is None else group_of_pdb(lws, pdb)
-            if pdb is not None and group is not None and not is_deleting(pdb):
+        for name in {*cached, *self._written.get(key, set())}:
+            pdb = self.memo.freshest(ObjectKey(key.namespace, name), cached.get(name), seen_up_to)
+            if pdb is None:
+                self._written.get(key, set()).discard(name)  # deleted since we wrote it
+                continue
+            group = group_of_pdb(lws, pdb)
+            if group is not None and not is_deleting(pdb):
                 found[group] = pdb
         return found
 
     async def _apply(self, key: ObjectKey, body: MutableObj) -> None:
         written = await self._client.apply(PODDISRUPTIONBUDGETS, body)
         self.memo.remember(ObjectKey(key.namespace, name_of(body)), written)
+        self._written.setdefault(key, set()).add(name_of(body))
 
     async def _delete(self, key: ObjectKey, name: str) -> None:
         self.memo.forget(ObjectKey(key.namespace, name))
+        self._written.get(key, set()).discard(name)
         try:
             await self._client.delete(PODDISRUPTIONBUDGETS, key.namespace, name)
         except Exception as err:
