@@ -187,8 +187,11 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         key=ANNOTATION_QUARANTINE_COOLDOWN,
         on="LeaderWorkerSet (with quarantine-after)",
         writer=Writer.USER,
-        values="a Go duration > 0",
-        effect="how long a quarantined node is avoided; absent: the quarantine-after window",
+        values="a Go duration, not shorter than the quarantine-after window",
+        effect=(
+            "how long a quarantined node is avoided; absent: the quarantine-after window (never shorter: "
+            "the failures that quarantined a node would quarantine it again once released)"
+        ),
         example="30m",
     ),
     Extension(

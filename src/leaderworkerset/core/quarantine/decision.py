@@ -117,13 +117,13 @@ def _seconds(text: str) -> float | None:
 
 
 def failures_by_node(entries: Iterable[LedgerEntry], *, since: float) -> dict[str, list[Evidence]]:
-    """The counted failures at or after `since`, per node, oldest first, each incarnation once."""
+    """The counted failures after `since`, per node, oldest first, each incarnation once."""
     seen: set[tuple[str, str]] = set()
     found: dict[str, list[Evidence]] = {}
     for entry in entries:
         trigger = entry.trigger
         when = _seconds(entry.time)
-        if not trigger.node or trigger.cause not in COUNTED_CAUSES or when is None or when < since:
+        if not trigger.node or trigger.cause not in COUNTED_CAUSES or when is None or when <= since:
             continue
         if entry.leader_uid:
             incarnation = (entry.group, entry.leader_uid)

@@ -3,7 +3,8 @@
 ``leaderworkerset.dev/quarantine-after: "<failures>/<window>"`` (e.g. ``3/10m``) switches the feature
 on; ``leaderworkerset.dev/quarantine-cooldown: "<duration>"`` says how long a quarantined node is
 avoided (the window when absent: a node that needed ``window`` to prove itself bad gets as long to
-recover). The webhook and the controller apply the same rules (``quarantine_errors``): the webhook
+recover; never shorter: the failures that quarantined a node must have left the window when it is
+released, or they would quarantine it again at once). The webhook and the controller apply the same rules (``quarantine_errors``): the webhook
 refuses a bad value, the controller (webhooks off) reports it and quarantines nothing.
 """
 
@@ -36,6 +37,10 @@ def _duration(text: str) -> float | None:
     return seconds if seconds > 0 else None
 
 
+def _window(after: str) -> float | None:
+    return _duration(after.partition("/")[2])
+
+
 def _after_rule(raw: str) -> str | None:
     count, sep, window = raw.partition("/")
     if not sep:
@@ -62,6 +67,12 @@ def quarantine_errors(lws: Obj) -> list[AnnotationError]:
         elif after is None:
             rule = f"takes effect only with {ext.ANNOTATION_QUARANTINE_AFTER}"
             errors.append(AnnotationError(ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown, rule))
+        elif _after_rule(after) is None and (_duration(cooldown) or 0) < (_window(after) or 0):
+            rule = (
+                "must not be shorter than the quarantine-after window: the failures that quarantined a node "
+                "would quarantine it again the moment it is released"
+            )
+            errors.append(AnnotationError(ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown, rule))
     return errors
 
 
@@ -71,12 +82,11 @@ def quarantine_policy(lws: Obj) -> QuarantinePolicy | None:
     after = annotations.get(ext.ANNOTATION_QUARANTINE_AFTER)
     if after is None or quarantine_errors(lws):
         return None
-    count, _, window_text = after.partition("/")
-    window = _duration(window_text)
+    window = _window(after)
     assert window is not None  # checked by quarantine_errors
     cooldown_text = annotations.get(ext.ANNOTATION_QUARANTINE_COOLDOWN)
     cooldown = _duration(cooldown_text) if cooldown_text is not None else window
-    return QuarantinePolicy(int(count), window, cooldown or window)
+    return QuarantinePolicy(int(after.partition("/")[0]), window, cooldown or window)
 
 
 def opted_in(lws: Obj) -> bool:

@@ -24,7 +24,7 @@ from leaderworkerset.core.quarantine.policy import QuarantinePolicy
 from tests.support.builders import NodeBuilder, lws
 
 NOW = 1_800_000_000.0
-POLICY = QuarantinePolicy(failures=2, window=600, cooldown=300)
+POLICY = QuarantinePolicy(failures=2, window=600, cooldown=900)
 SIX = ("n0", "n1", "n2", "n3", "n4", "n5")
 
 
@@ -226,7 +226,7 @@ def test_the_state_round_trips_and_only_quarantines_in_force_are_active() -> Non
     assert decode_state(raw) == decision.state
     assert active_nodes(raw, NOW) == {"n1", "n2"}
     assert active_nodes(raw, NOW + 10) == {"n1"}
-    assert active_nodes(raw, NOW + 300) == frozenset()
+    assert active_nodes(raw, NOW + 900) == frozenset()
     assert next_release_in(decision.state, NOW) == 10
     assert encode_state([]) is None
     for unreadable in ("not json", '{"a": 1}', '[{"x": 1}]'):

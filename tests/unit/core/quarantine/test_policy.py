@@ -39,6 +39,11 @@ CASES = [
     pytest.param(Case("3/soon", want_errors=((AFTER, "Go duration"),)), id="window not a duration"),
     pytest.param(Case("3/0s", want_errors=((AFTER, "greater than 0"),)), id="zero window"),
     pytest.param(Case("3/10m", "0s", want_errors=((COOLDOWN, "greater than 0"),)), id="zero cool-down"),
+    pytest.param(
+        Case("3/10m", "9m", want_errors=((COOLDOWN, "not be shorter than the quarantine-after window"),)),
+        id="a cool-down shorter than the window",
+    ),
+    pytest.param(Case("3/bad", "9m", want_errors=((AFTER, "Go duration"),)), id="no window to compare with"),
     pytest.param(Case("3/10m", "later", want_errors=((COOLDOWN, "Go duration"),)), id="bad cool-down"),
     pytest.param(
         Case(None, "10m", want_errors=((COOLDOWN, f"only with {AFTER}"),)),
@@ -51,7 +56,7 @@ CASES = [
 
 
 def test_table_size() -> None:
-    assert len(CASES) == 15
+    assert len(CASES) == 17
 
 
 @pytest.mark.parametrize("case", CASES)
