@@ -4,8 +4,9 @@
 on; ``leaderworkerset.dev/quarantine-cooldown: "<duration>"`` says how long a quarantined node is
 avoided (the window when absent: a node that needed ``window`` to prove itself bad gets as long to
 recover; never shorter: the failures that quarantined a node must have left the window when it is
-released, or they would quarantine it again at once). The webhook and the controller apply the same rules (``quarantine_errors``): the webhook
-refuses a bad value, the controller (webhooks off) reports it and quarantines nothing.
+released, or they would quarantine it again at once). The webhook and the controller apply the same
+rules (``quarantine_errors``): the webhook refuses a bad value, the controller (webhooks off) reports
+it and quarantines nothing.
 """
 
 from __future__ import annotations
