@@ -41,8 +41,11 @@ def _evidence_text(failures: Sequence[qd.Evidence]) -> str:
     return "; ".join(f"{e.time} group {e.group} pod {e.pod} {e.cause}" for e in failures)
 
 
-def decision_events(decision: qd.QuarantineDecision, window: float | None = None) -> list[ControllerEvent]:
-    """What a decision announces: each quarantine (Warning), release (Normal) and held-back node."""
+def decision_events(
+    decision: qd.QuarantineDecision, window: float | None = None, *, opted_out: bool = False
+) -> list[ControllerEvent]:
+    """What a decision announces: each quarantine (Warning), release (Normal) and held-back node.
+    `opted_out`: the releases are the set dropping (or spoiling) its quarantine annotation."""
     events = []
     for q in decision.added:
         within = f" within {window:g}s" if window is not None else ""
@@ -57,6 +60,8 @@ def decision_events(decision: qd.QuarantineDecision, window: float | None = None
         )
     for q in decision.released:
         message = f"Node {q.node} released: its quarantine since {q.since} ended at {q.until}"
+        if opted_out:
+            message = f"Node {q.node} released: the set no longer asks for a quarantine (since {q.since})"
         events.append(
             ControllerEvent(c.EVENT_TYPE_NORMAL, ext.EVENT_NODE_RELEASED, c.EVENT_ACTION_RECONCILE, message)
         )
@@ -95,9 +100,11 @@ class NodeQuarantine:
         policy = quarantine_policy(lws)
         if policy is None:
             return
+        now = self._clock.wall().timestamp()
+        if not qd.qualifying_nodes(policy, entries, _state(annotations_of(lws)), now=now):
+            return  # the usual case: no LIST of the cluster's nodes
         try:
             pool = qd.schedulable_nodes(lws, await self._client.list(NODES, None))
-            now = self._clock.wall().timestamp()
             decided: list[qd.QuarantineDecision] = []
 
             def update(annotations: Mapping[str, str]) -> Mapping[str, str | None] | None:
@@ -134,7 +141,7 @@ class NodeQuarantine:
                 return self._changes(decided[0])
 
             if await mutate_lws_annotations(self._client, key.namespace, key.name, update) is not None:
-                self._announce(lws, decided[0])
+                self._announce(lws, decided[0], opted_out=not opted_in)
             decision = decided[0] if decided else decision
         if self._metrics is not None:
             self._metrics.observe(key, len(decision.state))
@@ -151,8 +158,13 @@ class NodeQuarantine:
         return {ext.ANNOTATION_QUARANTINED_NODES: qd.encode_state(decision.state)}
 
     def _announce(
-        self, lws: MutableObj, decision: qd.QuarantineDecision, window: float | None = None
+        self,
+        lws: MutableObj,
+        decision: qd.QuarantineDecision,
+        window: float | None = None,
+        *,
+        opted_out: bool = False,
     ) -> None:
-        for event in decision_events(decision, window):
+        for event in decision_events(decision, window, opted_out=opted_out):
             log.info("node quarantine", lws=name_of(lws), reason=event.reason, message=event.message)
             record(self._recorder, lws, event)

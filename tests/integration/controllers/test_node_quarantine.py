@@ -69,8 +69,7 @@ async def test_a_node_that_keeps_failing_a_group_is_quarantined_then_released(
             .size(2)
             .annotation(ext.ANNOTATION_QUARANTINE_AFTER, f"2/{WINDOW_SECONDS}s")
         )
-        obj = builder.obj()
-        obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["nodeSelector"] = {POOL_LABEL: ns}
+        obj = builder.node_selector({POOL_LABEL: ns}).obj()
         await api.create(LEADERWORKERSETS, obj)
         sts = await kubelet.leader_statefulset(api, ns, NAME)
         generation = (await kubelet.get_lws(api, ns, NAME))["metadata"]["generation"]
@@ -130,6 +129,44 @@ async def test_a_node_that_keeps_failing_a_group_is_quarantined_then_released(
         assert spare  # the third node only widens the pool: a third of three nodes may go
     finally:
         for node in (bad, good, spare):
+            await api.delete(NODES, None, node)
+
+
+async def test_a_set_that_drops_the_annotation_releases_its_nodes_at_once(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    bad, spare = await _nodes(api, ns, 2)
+    try:
+        builder = (
+            LeaderWorkerSetBuilder(ns).replicas(1).size(2).annotation(ext.ANNOTATION_QUARANTINE_AFTER, "1/1h")
+        )
+        obj = builder.node_selector({POOL_LABEL: ns}).obj()
+        await api.create(LEADERWORKERSETS, obj)
+        await kubelet.leader_statefulset(api, ns, NAME)
+        await _start_group(api, ns, 0, bad)
+        await kubelet.crash_container(api, ns, f"{NAME}-0-1", exit_code=1)
+        await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+        (held,) = _quarantined(await kubelet.get_lws(api, ns, NAME))
+        assert held["node"] == bad
+
+        await kubelet.update_lws(
+            api, ns, NAME, lambda lws: lws["metadata"]["annotations"].pop(ext.ANNOTATION_QUARANTINE_AFTER)
+        )
+        await expect.expect_event(
+            api,
+            ns,
+            ext.EVENT_NODE_RELEASED,
+            f"Node {bad} released: the set no longer asks for a quarantine (since {held['since']})",
+        )
+        assert _quarantined(await kubelet.get_lws(api, ns, NAME)) == []
+
+        async def series_gone() -> bool:
+            return _gauge(lws_controllers, ns) is None
+
+        await eventually(series_gone)
+        assert spare  # two nodes: one may be quarantined
+    finally:
+        for node in (bad, spare):
             await api.delete(NODES, None, node)
 
 

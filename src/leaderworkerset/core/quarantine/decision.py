@@ -162,6 +162,20 @@ def release_expired(current: Sequence[Quarantine], now: float) -> QuarantineDeci
     return QuarantineDecision(kept=kept, released=released)
 
 
+def qualifying_nodes(
+    policy: QuarantinePolicy, entries: Sequence[LedgerEntry], current: Sequence[Quarantine], *, now: float
+) -> dict[str, list[Evidence]]:
+    """The nodes with enough failures in the window that no quarantine in force holds yet (the
+    shell asks this first, and lists the cluster's nodes only when there is one)."""
+    in_force = {q.node for q in current if q.until_seconds() > now}
+    evidence = failures_by_node(entries, since=now - policy.window)
+    return {
+        node: found
+        for node, found in evidence.items()
+        if len(found) >= policy.failures and node not in in_force
+    }
+
+
 def decide_quarantine(
     policy: QuarantinePolicy,
     entries: Sequence[LedgerEntry],
@@ -173,12 +187,8 @@ def decide_quarantine(
     """Release what expired, then quarantine the worst qualifying offenders the limit leaves room for."""
     expired = release_expired(current, now)
     in_force = {q.node for q in expired.kept}
-    evidence = failures_by_node(entries, since=now - policy.window)
-    qualified = [
-        (node, found)
-        for node, found in evidence.items()
-        if len(found) >= policy.failures and node not in in_force and node in schedulable
-    ]
+    candidates = qualifying_nodes(policy, entries, expired.kept, now=now)
+    qualified = [(node, found) for node, found in candidates.items() if node in schedulable]
     qualified.sort(key=lambda item: (-len(item[1]), -_latest(item[1]), item[0]))
     room = max(0, quarantine_limit(len(set(schedulable) | in_force)) - len(in_force))
     since = datetime.datetime.fromtimestamp(now, datetime.UTC)
