@@ -8,6 +8,7 @@ it; the other group and the set's spec are not touched; after the cool-down the 
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -15,7 +16,10 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.setup import RegisteredControllers
+from leaderworkerset.core.lifecycle.ledger import Action, Cause, Trigger, entry_for
+from leaderworkerset.core.quarantine.policy import opted_in as quarantine_opted_in
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS, STATEFULSETS
 from tests.support import expect, kubelet
@@ -168,6 +172,20 @@ async def test_a_set_that_drops_the_annotation_releases_its_nodes_at_once(
     finally:
         for node in (bad, spare):
             await api.delete(NODES, None, node)
+
+
+async def test_a_disabled_ledger_still_keeps_the_failures_a_quarantine_counts(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    builder = (
+        LeaderWorkerSetBuilder(ns).replicas(1).size(2).annotation(ext.ANNOTATION_QUARANTINE_AFTER, "3/10m")
+    )
+    lws = await api.create(LEADERWORKERSETS, builder.obj())
+    trigger = Trigger(Cause.EXIT_CODE, f"{NAME}-0-1", "worker", 1, "some-node")
+    entry = entry_for(trigger, group="0", action=Action.RECREATED, when=datetime.datetime.now(datetime.UTC))
+    ledger = FailureLedger(api, enabled=False)
+    assert await ledger.record(lws, entry=entry, group="0", keep=quarantine_opted_in(lws))
+    assert [e.trigger.node for e in (await ledger.read(lws)).entries] == ["some-node"]
 
 
 async def test_a_bad_value_admitted_with_webhooks_off_is_reported_and_quarantines_nothing(
