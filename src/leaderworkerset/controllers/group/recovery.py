@@ -1,8 +1,8 @@
 """Group recovery (spec §3.C): the restart policy decides whether a pod's failure recreates its
 group; a recreation charges the restart budget (maxGroupRestarts, core/lifecycle/budget.py),
 waits out the group's back-off (core/lifecycle/backoff.py), is written to the failure ledger
-(core/lifecycle/ledger.py) and then deletes the leader with Foreground propagation, exactly once
-per failure.
+(core/lifecycle/ledger.py), quarantines the nodes the ledger now implicates (opt-in,
+core/quarantine/) and then deletes the leader with Foreground propagation, exactly once per failure.
 
 Budget and back-off are decided on fresh reads of the leader and the LWS: a lagging cache must
 never let a group restart past its limit.
