@@ -197,6 +197,13 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         ),
         Rule(
             CORE,
+            ("nodes",),
+            ("list",),
+            "pod controller: counts the nodes a set could use before quarantining one (opt-in "
+            "leaderworkerset.dev/quarantine-after; at most a share of them is quarantined)",
+        ),
+        Rule(
+            CORE,
             ("configmaps",),
             ("get", "create", "update"),
             "pod controller: the per-LWS failure ledger and restart back-off state (<lws>-failure-ledger), "
