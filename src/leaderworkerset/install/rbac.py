@@ -197,6 +197,13 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         ),
         Rule(
             CORE,
+            ("nodes",),
+            ("list",),
+            "LWS controller: free accelerators per node while a set's surge is given back "
+            "(surge-fallback-seconds), to know when it may surge again",
+        ),
+        Rule(
+            CORE,
             ("configmaps",),
             ("get", "create", "update"),
             "pod controller: the per-LWS failure ledger and restart back-off state (<lws>-failure-ledger), "

@@ -16,6 +16,7 @@ from leaderworkerset.webhooks.notready import validate_not_ready_events
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
 from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
+from leaderworkerset.webhooks.setannotations import validate_set_annotations
 
 FieldError = v.FieldError
 
@@ -123,6 +124,7 @@ def _general(lws: MutableObj) -> list[FieldError]:
     errors += validate_restart_backoff(lws)
     errors += validate_rollout_annotations(lws)
     errors += validate_not_ready_events(lws)
+    errors += validate_set_annotations(lws, c.LWS_KIND)
     return errors
 
 

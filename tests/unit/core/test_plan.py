@@ -325,6 +325,32 @@ def test_free_accelerators_sums_schedulable_matching_nodes_minus_bound_pods() ->
     ]
     assert accelerators.free_accelerators(nodes, pods, {"pool": "gpu"}) == {GPU: 5}
     assert accelerators.free_accelerators(nodes, pods, {}) == {GPU: 11}
+    by_node = accelerators.free_accelerators_by_node(nodes, pods, {})
+    assert by_node == {"a": {GPU: 5}, "c": {GPU: 6}}
+
+
+FIT_CASES = [
+    pytest.param({"a": {GPU: 8}}, [{GPU: 8}], True, id="one pod of 8 on a free node"),
+    pytest.param({"a": {GPU: 4}, "b": {GPU: 4}}, [{GPU: 8}], False, id="8 free in total, spread 4 + 4"),
+    pytest.param({"a": {GPU: 4}, "b": {GPU: 4}}, [{GPU: 4}, {GPU: 4}], True, id="two pods of 4"),
+    pytest.param({"a": {GPU: 8}}, [{GPU: 4}, {GPU: 4}, {GPU: 4}], False, id="three pods of 4 on one node"),
+    pytest.param(
+        {"a": {GPU: 6}, "b": {GPU: 2}}, [{GPU: 2}, {GPU: 6}], True, id="largest first, least left over"
+    ),
+    pytest.param({}, [{}, {}], True, id="pods without accelerators"),
+    pytest.param({}, [{GPU: 1}], False, id="no eligible node"),
+]
+
+
+@pytest.mark.parametrize(("by_node", "pods", "want"), FIT_CASES)
+def test_a_group_fits_when_each_pod_finds_one_node(
+    by_node: dict[str, dict[str, int]], pods: list[dict[str, int]], want: bool
+) -> None:
+    assert accelerators.group_fits(by_node, pods) is want
+
+
+def test_every_fit_case_ran() -> None:
+    assert len(FIT_CASES) == 7
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core import setannotations
 from leaderworkerset.core.conditions import (
     format_time,
     invalid_annotation_conditions,
@@ -24,6 +25,7 @@ from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backof
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
+from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
 Status = dict[str, Any]
 
@@ -48,7 +50,7 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
     nothing changes (always, for an LWS without a bad value now or before)."""
     stamp = format_time(now)
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
-    checks = (
+    checks = [
         (
             ext.CONDITION_RESTART_BACKOFF_INVALID,
             invalid_message(backoff) if backoff else None,
@@ -59,7 +61,8 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
             notready.invalid_message(not_ready) if not_ready else None,
             notready.invalid_event(not_ready) if not_ready else None,
         ),
-    )
+        *setannotations.flag_checks(lws, c.LWS_KIND),
+    ]
     current: Obj = lws
     events: list[ControllerEvent] = []
     changed = False
@@ -116,6 +119,26 @@ def rollout_control_status(
     )
     if not changed:
         return status, False, ()
+    if conditions:
+        return {**status, "conditions": conditions}, True, events
+    return {k: v for k, v in status.items() if k != "conditions"}, True, events
+
+
+def surge_fallback_status(
+    lws: Obj, status: Status, mode: SurgeMode, now: datetime
+) -> tuple[Status, bool, tuple[ControllerEvent, ...]]:
+    """`status` with our SurgeFallback condition as `mode` has it, whether that changed it, and
+    the events of the transition (a set that never gave its surge back is never written here)."""
+    result = surge_conditions(
+        status.get("conditions") or [],
+        mode,
+        generation=generation_of(lws),
+        now=now,
+        lws_name=str((lws.get("metadata") or {}).get("name") or ""),
+    )
+    if result is None:
+        return status, False, ()
+    conditions, events = result
     if conditions:
         return {**status, "conditions": conditions}, True, events
     return {k: v for k, v in status.items() if k != "conditions"}, True, events
