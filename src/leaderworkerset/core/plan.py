@@ -33,7 +33,9 @@ from leaderworkerset.core.rollout import partition as lws_rollout
 from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
+from leaderworkerset.core.rollout.surgefallback import in_place_budget
 from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
+from leaderworkerset.core.scheduling.surgecapacity import surge_path
 
 ChangeKind = Literal["rollout", "scale only", "no rollout", "no change"]
 
@@ -204,6 +206,7 @@ def plan_leaderworkerset(
     statefulsets: Sequence[Obj] = (),
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
+    free_by_node: Mapping[str, Accelerators] | None = None,
 ) -> Plan:
     """The plan for applying `new` (as the API server would store it) over `live`.
 
@@ -266,8 +269,17 @@ def plan_leaderworkerset(
         )
         summary = f"{current_groups} → {budget.replicas} groups, no group is recreated"
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
+    path = surge_path(live, proposed, budget, free_by_node)
+    steps_budget = budget
+    if path.in_place:
+        # The controller's in-place step: the surge is gone (the simulation starts without it).
+        steps_budget = in_place_budget(budget)
+        current_groups = min(current_groups, budget.replicas)
+        if sts_view is not None:
+            sts_view = replace(sts_view, replicas=min(sts_view.replicas, budget.replicas))
+        observed = None if observed is None else observed[: budget.replicas]
     simulated = lws_rollout.simulate_rollout(
-        budget,
+        steps_budget,
         lws_name=base.name,
         current_replicas=current_groups,
         observed=observed,
@@ -301,7 +313,8 @@ def plan_leaderworkerset(
         )
     # The StatefulSets of this cluster ignore maxUnavailable: the controller replaces the groups.
     note = emulation_note(proposed, leader_statefulset)
-    notes = () if note is None else (note,)
+    notes = tuple(n for n in (path.note, note) if n is not None)
+    warnings += () if path.warning is None else (path.warning,)
     return _finish(replace(base, change="rollout", summary=summary, warnings=warnings, notes=notes), steps)
 
 

@@ -598,3 +598,76 @@ def test_a_steady_live_set_read_from_its_pods_plans_like_the_default() -> None:
     new = gpu_lws().worker_image(NEW_IMAGE).obj()
     assert from_pods(new).steps == lws_plan(live, new).steps
     assert from_pods(live).change == "no change"
+
+
+# --- the surge's path (surge-fallback-seconds) --------------------------------------------------------
+
+SURGE_KEY = "leaderworkerset.dev/surge-fallback-seconds"
+SINCE_KEY = "leaderworkerset.dev/surge-fallback-since"
+
+
+@dataclass(frozen=True)
+class PathCase:
+    id: str
+    free_by_node: dict[str, dict[str, int]]
+    annotations: dict[str, str]
+    want_path: str  # the start of the path note, or "" for none
+    want_warning: str  # the start of the path warning, or ""
+    want_states: tuple[tuple[int, int], ...]
+    live_annotations: dict[str, str] = field(default_factory=dict)
+
+
+PATH_CASES = [
+    PathCase(
+        "fits",
+        {"a": {GPU: 2}},
+        {},
+        "surge path: the 1 surge group(s) fit",
+        "",
+        ((1, 4), (2, 3), (3, 2), (4, 1), (5, 0), (4, 0)),
+    ),
+    PathCase(
+        "does not fit, no annotation: the rollout waits",
+        {"a": {GPU: 1}},
+        {},
+        "",
+        "the 1 surge group(s) do not fit",
+        ((1, 4), (2, 3), (3, 2), (4, 1), (5, 0), (4, 0)),
+    ),
+    PathCase(
+        "does not fit, annotated: in place, one at a time",
+        {"a": {GPU: 0}},
+        {SURGE_KEY: "30"},
+        "in-place path: the 1 surge group(s) do not fit",
+        "",
+        ((1, 3), (2, 2), (3, 1), (4, 0)),
+    ),
+    PathCase(
+        "already given back: in place whatever the nodes say",
+        {"a": {GPU: 8}},
+        {SURGE_KEY: "30"},
+        "surge path: given back since 2026-12-01T12:00:00+00:00",
+        "",
+        ((1, 3), (2, 2), (3, 1), (4, 0)),
+        live_annotations={SINCE_KEY: "2026-12-01T12:00:00Z"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PATH_CASES, ids=[case.id for case in PATH_CASES])
+def test_the_plan_says_which_path_the_surge_takes(case: PathCase) -> None:
+    live = gpu_lws().annotations({**case.annotations, **case.live_annotations}).obj()
+    new = gpu_lws().annotations({**case.annotations, **case.live_annotations}).worker_image(NEW_IMAGE).obj()
+    free = accelerators.total_free(case.free_by_node)
+    result = lws_plan(live, new, free=free, free_by_node=case.free_by_node)
+    notes = [note for note in result.notes if note.startswith(("surge path", "in-place path"))]
+    assert [n[: len(case.want_path)] for n in notes] == ([case.want_path] if case.want_path else [])
+    path_warnings = [w for w in result.warnings if "surge group(s)" in w]
+    assert [w[: len(case.want_warning)] for w in path_warnings] == (
+        [case.want_warning] if case.want_warning else []
+    )
+    assert tuple((step.updated, step.old) for step in result.steps) == case.want_states
+
+
+def test_every_path_case_ran() -> None:
+    assert len(PATH_CASES) == 4

@@ -26,6 +26,7 @@ from leaderworkerset.core.objects import MutableObj, Obj, annotations_of, lws_si
 from leaderworkerset.core.rollout import surgefallback as sf
 from leaderworkerset.core.rollout.partition import LeaderStatefulSetView, rollout_budget
 from leaderworkerset.core.scheduling import accelerators
+from leaderworkerset.core.scheduling.surgecapacity import surge_capacity
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS
 
 log = structlog.get_logger(__package__)
@@ -79,9 +80,7 @@ class SurgeFallback(Shell):
         """Whether a surge group fits on the nodes its templates select; None when unknown: the
         LIST failed (e.g. a namespace-scoped manager may not list nodes), or the group requests no
         accelerators (free accelerators cannot say whether it fits; it stays in place)."""
-        pods = accelerators.group_pod_accelerators(lws)
-        needs = accelerators.group_accelerators(lws)
-        if not any(needs.values()):
+        if not any(accelerators.group_accelerators(lws).values()):
             return None
         try:
             nodes, bound = await asyncio.gather(
@@ -90,11 +89,8 @@ class SurgeFallback(Shell):
         except Exception as err:  # the surge stays given back: in place is the safe side
             log.warning("free accelerators unknown, the surge stays given back", error=str(err))
             return None
-        by_node = accelerators.free_accelerators_by_node(
-            nodes, bound, accelerators.template_node_selector(lws)
-        )
-        free = accelerators.total_free(by_node)
-        return sf.SurgeCapacity(accelerators.group_fits(by_node, pods), needs, free)
+        selector = accelerators.template_node_selector(lws)
+        return surge_capacity(lws, accelerators.free_accelerators_by_node(nodes, bound, selector))
 
     async def remember(self, round_: Round, mode: sf.SurgeMode) -> None:
         """Store (or remove) `surge-fallback-since` as `mode` has it, before the StatefulSet moves.

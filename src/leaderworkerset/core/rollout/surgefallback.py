@@ -252,6 +252,11 @@ def _while_fallen_back(inputs: SurgeInputs, seconds: int, now: datetime) -> Surg
     return SurgeMode(transition=Transition.RESUMED, message=message)
 
 
+def in_place_budget(budget: RolloutBudget) -> RolloutBudget:
+    """The rollout knobs while the surge is given back: no surge, at least one group at a time."""
+    return replace(budget, surge=0, unavailable=max(budget.unavailable, 1))
+
+
 PlanFn = Callable[[RolloutBudget, LeaderStatefulSetView], RolloutDecision]
 
 
@@ -261,9 +266,8 @@ def fallback_decision(
     """Upstream's arithmetic without surge and with `max(maxUnavailable, 1)`: partition and replicas
     when groups are replaced in place. The StatefulSet is seen without its surge ordinals (they go
     now), so the first step releases one group, not one more per surge group given back."""
-    in_place = replace(budget, surge=0, unavailable=max(budget.unavailable, 1))
     seen = replace(sts, replicas=min(sts.replicas, budget.replicas))
-    decision = plan(in_place, seen)
+    decision = plan(in_place_budget(budget), seen)
     reclaim = surge_reclaim_events(lws_name, sts.replicas, decision.replicas)
     return replace(decision, events=(*reclaim, *decision.events))
 
