@@ -130,8 +130,14 @@ def surge_warnings(peak: Mapping[str, int], free: Mapping[str, int] | None) -> l
 
 
 def with_spec(live: Obj, new: Obj) -> dict[str, Any]:
-    """The live object carrying the new spec: what the controller reads after the apply."""
-    return {**copy.deepcopy(dict(live)), "spec": copy.deepcopy(new.get("spec") or {})}
+    """The live object carrying the new spec and the new file's annotations (our opt-in features
+    are annotations, e.g. surge-fallback-seconds): what the controller reads after the apply."""
+    result = {**copy.deepcopy(dict(live)), "spec": copy.deepcopy(new.get("spec") or {})}
+    added = metadata(new).get("annotations") or {}
+    if added:
+        meta = result["metadata"] = dict(result.get("metadata") or {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), **copy.deepcopy(added)}
+    return result
 
 
 _OLD = (lws_rollout.GROUP_OUTDATED, lws_rollout.GROUP_OUTDATED_UNREADY)
@@ -275,6 +281,8 @@ def plan_leaderworkerset(
         # The controller's in-place step: the surge is gone (the simulation starts without it).
         steps_budget = in_place_budget(budget)
         current_groups = min(current_groups, budget.replicas)
+        baseline = {}  # the Pending surge groups hold no accelerators
+        _add(baseline, old_group, current_groups)
         if sts_view is not None:
             sts_view = replace(sts_view, replicas=min(sts_view.replicas, budget.replicas))
         observed = None if observed is None else observed[: budget.replicas]
