@@ -134,6 +134,16 @@ async def plan(cluster: LocalCluster, ns: str, manifest: Obj, tmp_path: Path, na
     return " ".join(result.out.split())  # rich wraps lines at the terminal's width
 
 
+def print_timeline(events: list[Obj]) -> None:
+    """The set's events in order, for the docs' capture (pytest -s); nothing is asserted on times."""
+    ours = [e for e in events if (e.get("regarding") or {}).get("kind") == c.LWS_KIND]
+    ours.sort(key=lambda e: str(e.get("eventTime") or e["metadata"]["creationTimestamp"]))
+    print("\n$ kubectl get events (the LeaderWorkerSet's, in order)")
+    for event in ours:
+        when = str(event.get("eventTime") or event["metadata"]["creationTimestamp"])
+        print(f"{when[11:23]}  {event['type']:<7} {event['reason']:<18} {event['note']}")
+
+
 def reconciled(manager: ManagerProcess) -> bool:
     """The manager's LWS controller has finished a reconcile since it started."""
     prefix = 'controller_runtime_reconcile_total{controller="leaderworkerset"'
@@ -250,6 +260,8 @@ async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with
             return True
 
         await eventually(surge_placed, timeout=LONG_TIMEOUT)
+        status = await lws_ok(full_cluster, "status", NAME, "-n", ns)
+        print(f"\n$ lws status {NAME}\n{status}")
         lws = await api.get(LEADERWORKERSETS, ns, NAME)
         assert ext.ANNOTATION_SURGE_FALLBACK_SINCE not in (lws["metadata"].get("annotations") or {})
 
@@ -265,6 +277,7 @@ async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with
 
         await eventually(done, timeout=LONG_TIMEOUT)
         assert len(await event_notes(api, ns, ext.EVENT_SURGE_FALLBACK)) == 1  # it did not flap
+        print_timeline(await api.list(EVENTS, ns))
     finally:
         await api.delete(LEADERWORKERSETS, ns, NAME)
         for node in nodes:
