@@ -97,6 +97,24 @@ async def test_an_unschedulable_surge_is_given_back_and_the_state_kept_on_the_lw
     # Metadata only: the write started no rollout (one revision more than the template change made).
     assert stored["metadata"]["generation"] == lws["metadata"]["generation"]
 
+    # The StatefulSet controller's part: the surge group goes, group 1 comes back on the new template.
+    await kubelet.delete_groups(api, ns, REPLICAS, REPLICAS + 1)
+    await kubelet.set_group_ready(api, ns, f"{NAME}-1")
+    await _expect_sts(api, ns, partition=0, replicas=REPLICAS)
+    await kubelet.set_group_ready(api, ns, f"{NAME}-0")
+    await expect.expect_status_replicas(api, ns, ready=REPLICAS, updated=REPLICAS)
+
+    # The rollout ended in place: the state goes, the condition says why.
+    async def ended() -> bool:
+        done = await api.get(LEADERWORKERSETS, ns, NAME)
+        assert ext.ANNOTATION_SURGE_FALLBACK_SINCE not in done["metadata"].get("annotations", {})
+        [cond] = [c_ for c_ in done["status"]["conditions"] if c_["type"] == ext.CONDITION_SURGE_FALLBACK]
+        assert (cond["status"], cond["reason"]) == (c.CONDITION_FALSE, ext.REASON_SURGE_ROLLOUT_COMPLETE)
+        return True
+
+    await eventually(ended)
+    assert await expect.events_with(api, ns, ext.EVENT_SURGE_RESUMED) == []
+
 
 async def test_a_bad_value_without_webhooks_is_reported_and_the_surge_kept(api: KubeClient, ns: str) -> None:
     lws = await _start(api, ns, **{ext.ANNOTATION_SURGE_FALLBACK_SECONDS: "5m"})
