@@ -172,21 +172,22 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
     ),
     Extension(
         key=ANNOTATION_SURGE_FALLBACK_SECONDS,
-        on="LeaderWorkerSet (groupIdentity Ordinal)",
+        on="LeaderWorkerSet (groupIdentity Ordinal), DisaggregatedSet",
         writer=Writer.USER,
         values="an integer of seconds, 1 to 86400",
         effect=(
             "a rolling update whose surge groups stay unschedulable (PodScheduled=False, Unschedulable) "
             "this long gives the surge back and replaces old groups in place, max(maxUnavailable, 1) at a "
             "time; it surges again once the eligible nodes have the accelerators of a surge group free "
-            "(checked no sooner than this long after the fallback). Condition `SurgeFallback`, events "
+            "(checked no sooner than this long after the fallback). On a DisaggregatedSet every role rolls "
+            "in place while the target revision's pods are unschedulable. Condition `SurgeFallback`, events "
             "`SurgeFallback` and `SurgeResumed`. Absent: the surge waits for capacity, as upstream"
         ),
         example="300",
     ),
     Extension(
         key=ANNOTATION_SURGE_FALLBACK_SINCE,
-        on="LeaderWorkerSet",
+        on="LeaderWorkerSet, DisaggregatedSet",
         writer=Writer.CONTROLLER,
         values="an RFC 3339 time",
         effect=(

@@ -39,7 +39,7 @@ class SetAnnotationRule:
 RULES: tuple[SetAnnotationRule, ...] = (
     SetAnnotationRule(
         key=ext.ANNOTATION_SURGE_FALLBACK_SECONDS,
-        kinds=frozenset({c.LWS_KIND}),
+        kinds=frozenset({c.LWS_KIND, c.DS_KIND}),
         problem=surgefallback.seconds_problem,
         condition=ext.CONDITION_SURGE_FALLBACK_INVALID,
         event_reason=ext.EVENT_INVALID_SURGE_FALLBACK,

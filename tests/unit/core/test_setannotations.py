@@ -52,3 +52,6 @@ def test_rules_name_their_own_condition_and_event() -> None:
     assert len(RULES) == 1
     assert {rule.condition for rule in RULES}.isdisjoint({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING})
     assert annotation_errors(cached_lws().annotations({KEY: "5"}).obj(), c.DS_KIND) == []
+    assert [
+        rule.key for rule, _ in annotation_errors(cached_lws().annotations({KEY: "0"}).obj(), c.DS_KIND)
+    ] == [KEY]

@@ -59,8 +59,10 @@ def test_every_case_ran() -> None:
     assert len(CASES) == 7
 
 
-def test_a_disaggregatedset_is_not_checked_for_lws_only_annotations() -> None:
+@pytest.mark.parametrize(("value", "want"), [("5", []), ("0", [RULE])])
+def test_a_disaggregatedset_is_checked_too(value: str, want: list[str]) -> None:
     obj = ds()
-    obj["metadata"]["annotations"] = {KEY: "0"}
+    obj["metadata"]["annotations"] = {KEY: value}
     _, errors = validate_ds(obj)
-    assert errors == []
+    assert [error.detail for error in errors] == want
+    assert all(error.field == f"metadata.annotations.{KEY}" for error in errors)

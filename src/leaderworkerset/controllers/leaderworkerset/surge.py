@@ -11,28 +11,19 @@ mode.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import KW_ONLY, dataclass, replace
 
-import structlog
-
-from leaderworkerset.api import extensions as ext
+from leaderworkerset.controllers.capacity import nodes_and_holding_pods
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
-from leaderworkerset.core.conditions import format_time
 from leaderworkerset.core.groups.state import group_states
-from leaderworkerset.core.objects import MutableObj, Obj, annotations_of, lws_size
+from leaderworkerset.core.objects import MutableObj, Obj, lws_size
 from leaderworkerset.core.rollout import surgefallback as sf
 from leaderworkerset.core.rollout.partition import LeaderStatefulSetView, rollout_budget
 from leaderworkerset.core.scheduling import accelerators
 from leaderworkerset.core.scheduling.surgecapacity import surge_capacity
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS
-
-log = structlog.get_logger(__package__)
-
-# Bound pods still holding their resources (the scheduler counts them until they are gone).
-_HOLDING_PODS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
 
 @dataclass(eq=False)
@@ -77,31 +68,24 @@ class SurgeFallback(Shell):
         return sf.decide_surge(inputs, now)
 
     async def _capacity(self, lws: Obj) -> sf.SurgeCapacity | None:
-        """Whether a surge group fits on the nodes its templates select; None when unknown: the
-        LIST failed (e.g. a namespace-scoped manager may not list nodes), or the group requests no
-        accelerators (free accelerators cannot say whether it fits; it stays in place)."""
+        """Whether a surge group fits on the nodes its templates select; None when unknown (the
+        LIST failed, or the group requests no accelerators: it stays in place)."""
         if not any(accelerators.group_accelerators(lws).values()):
             return None
-        try:
-            nodes, bound = await asyncio.gather(
-                self.client.list(NODES), self.client.list(PODS, field_selector=_HOLDING_PODS)
-            )
-        except Exception as err:  # the surge stays given back: in place is the safe side
-            log.warning("free accelerators unknown, the surge stays given back", error=str(err))
+        read = await nodes_and_holding_pods(self.client)
+        if read is None:
             return None
+        nodes, bound = read
         selector = accelerators.template_node_selector(lws)
         return surge_capacity(lws, accelerators.free_accelerators_by_node(nodes, bound, selector))
 
     async def remember(self, round_: Round, mode: sf.SurgeMode) -> None:
         """Store (or remove) `surge-fallback-since` as `mode` has it, before the StatefulSet moves.
         A conflict raises: the round is retried from the newer LWS."""
-        current = annotations_of(round_.lws).get(ext.ANNOTATION_SURGE_FALLBACK_SINCE)
-        want = None if mode.since is None else format_time(mode.since)
-        if current == want or (want is not None and mode.transition is not sf.Transition.FALLBACK):
-            return  # unchanged; a stored time is never rewritten while the fallback lasts
-        meta = dict(round_.stored.get("metadata") or {})
-        annotations = {**(meta.get("annotations") or {}), **sf.since_annotation(mode.since)}
-        meta["annotations"] = {k: v for k, v in annotations.items() if v is not None}
+        annotations = sf.annotations_with_since(round_.lws, mode)
+        if annotations is None:
+            return
+        meta = {**(round_.stored.get("metadata") or {}), "annotations": annotations}
         written: MutableObj = await self.client.update(LEADERWORKERSETS, {**round_.stored, "metadata": meta})
         self.memo.remember(round_.key, written)
         # The round's status write is guarded by the newest resourceVersion, now this one.

@@ -10,6 +10,7 @@ resourceVersion and their own answer to a conflict.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -48,7 +49,6 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
     """Each of our annotations whose value cannot be used (restart back-off, not-ready events)
     flagged, or cleared, in a condition of our own, with the events of the new flags; None when
     nothing changes (always, for an LWS without a bad value now or before)."""
-    stamp = format_time(now)
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
     checks = [
         (
@@ -63,7 +63,18 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
         ),
         *setannotations.flag_checks(lws, c.LWS_KIND),
     ]
-    current: Obj = lws
+    return _flagged(lws, checks, format_time(now))
+
+
+def ds_annotation_status(ds: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
+    """`annotation_status` for a DisaggregatedSet: the rows of the set-annotation table for its kind."""
+    return _flagged(ds, setannotations.flag_checks(ds, c.DS_KIND), format_time(now))
+
+
+def _flagged(
+    obj: Obj, checks: Sequence[tuple[str, str | None, ControllerEvent | None]], stamp: str
+) -> tuple[Status, list[ControllerEvent]] | None:
+    current: Obj = obj
     events: list[ControllerEvent] = []
     changed = False
     for condition_type, message, event in checks:

@@ -77,9 +77,19 @@ def fallback_since(lws: Obj) -> datetime | None:
     return parse_time(annotations_of(lws).get(ext.ANNOTATION_SURGE_FALLBACK_SINCE))
 
 
-def since_annotation(since: datetime | None) -> dict[str, str | None]:
-    """The metadata.annotations patch that stores `since` (None removes it)."""
-    return {ext.ANNOTATION_SURGE_FALLBACK_SINCE: None if since is None else format_time(since)}
+def annotations_with_since(obj: Obj, mode: SurgeMode) -> dict[str, str] | None:
+    """The object's annotations with `surge-fallback-since` as `mode` has it; None when they stay
+    (a stored time is never rewritten while the fallback lasts)."""
+    current = annotations_of(obj).get(ext.ANNOTATION_SURGE_FALLBACK_SINCE)
+    want = None if mode.since is None else format_time(mode.since)
+    if current == want or (want is not None and mode.transition is not Transition.FALLBACK):
+        return None
+    annotations = {
+        k: str(v) for k, v in annotations_of(obj).items() if k != ext.ANNOTATION_SURGE_FALLBACK_SINCE
+    }
+    if want is not None:
+        annotations[ext.ANNOTATION_SURGE_FALLBACK_SINCE] = want
+    return annotations
 
 
 # --- what the pods and nodes say -------------------------------------------------------------------
@@ -92,9 +102,14 @@ class Unschedulable:
     ordinal: int
     since: datetime
     message: str
+    where: str = ""  # which set it belongs to, when that is not the set itself (a DS's role)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.where} surge group {self.ordinal}" if self.where else f"surge group {self.ordinal}"
 
 
-def unschedulable_groups(pods: Iterable[Obj], first_ordinal: int) -> list[Unschedulable]:
+def unschedulable_groups(pods: Iterable[Obj], first_ordinal: int, where: str = "") -> list[Unschedulable]:
     """Groups at or above `first_ordinal` with a pod PodScheduled=False/Unschedulable, each with the
     earliest such pod (the group has been blocked at least that long), ordered by ordinal."""
     found: dict[int, Unschedulable] = {}
@@ -110,7 +125,7 @@ def unschedulable_groups(pods: Iterable[Obj], first_ordinal: int) -> list[Unsche
                 continue
             ordinal = int(index)
             if ordinal not in found or since < found[ordinal].since:
-                found[ordinal] = Unschedulable(ordinal, since, str(cond.get("message") or ""))
+                found[ordinal] = Unschedulable(ordinal, since, str(cond.get("message") or ""), where)
     return [found[o] for o in sorted(found)]
 
 
@@ -163,67 +178,88 @@ class SurgeMode:
 SURGE = SurgeMode()
 
 
-def _active(inputs: SurgeInputs) -> bool:
-    return (
-        inputs.seconds is not None and inputs.sts is not None and inputs.budget.surge > 0 and inputs.under_way
+@dataclass(frozen=True)
+class Signals:
+    """What a controller observed, in the decision's terms (an LWS's or a DisaggregatedSet's)."""
+
+    seconds: int | None  # the annotation (None: absent or invalid)
+    since: datetime | None  # the controller's annotation (None: not in fallback)
+    active: bool  # a rollout with surge is under way, and the set opted in
+    ended: bool  # no rollout is under way (any more)
+    blocked: Sequence[Unschedulable] = ()  # surge pods the scheduler could not place
+    quiet: bool = False  # nothing is being replaced: free capacity means capacity
+    step: int = 1  # groups replaced at a time in place
+    capacity: SurgeCapacity | None = None  # read only when `wants_capacity` said so; None: unknown
+
+
+def lws_signals(inputs: SurgeInputs) -> Signals:
+    """An LWS's signals: surge groups are the ordinals at or above spec.replicas; quiet when every
+    group below them is Ready (a group recreated in place frees its accelerators for a moment)."""
+    replicas, states = inputs.budget.replicas, inputs.states
+    return Signals(
+        seconds=inputs.seconds,
+        since=inputs.since,
+        active=(
+            inputs.seconds is not None
+            and inputs.sts is not None
+            and inputs.budget.surge > 0
+            and inputs.under_way
+        ),
+        ended=not inputs.under_way,
+        blocked=[u for u in inputs.unschedulable if u.ordinal >= replicas],
+        quiet=len(states) >= replicas and all(states[o].ready for o in range(replicas)),
+        step=max(inputs.budget.unavailable, 1),
+        capacity=inputs.capacity,
     )
 
 
-def _quiet(inputs: SurgeInputs) -> bool:
-    """No group below spec.replicas is being replaced: all of them Ready. Only then does free
-    capacity mean capacity (a group recreated in place frees its accelerators for a moment)."""
-    replicas = inputs.budget.replicas
-    states = inputs.states
-    return len(states) >= replicas and all(states[o].ready for o in range(replicas))
-
-
-def _held_for(inputs: SurgeInputs, now: datetime) -> float:
-    return 0.0 if inputs.since is None else (now - inputs.since).total_seconds()
+def _held_for(signals: Signals, now: datetime) -> float:
+    return 0.0 if signals.since is None else (now - signals.since).total_seconds()
 
 
 def capacity_poll_seconds(seconds: int) -> float:
     return float(min(max(seconds, MIN_CAPACITY_POLL_SECONDS), MAX_CAPACITY_POLL_SECONDS))
 
 
-def wants_capacity(inputs: SurgeInputs, now: datetime) -> bool:
-    """Whether `decide_surge` will look at the nodes' free capacity (a LIST of nodes and pods, so
+def wants_capacity(inputs: SurgeInputs | Signals, now: datetime) -> bool:
+    """Whether the decision will look at the nodes' free capacity (a LIST of nodes and pods, so
     asked only while the surge is given back, the period has passed and nothing is in flight)."""
+    signals = lws_signals(inputs) if isinstance(inputs, SurgeInputs) else inputs
     return (
-        _active(inputs)
-        and inputs.since is not None
-        and _held_for(inputs, now) >= (inputs.seconds or 0)
-        and _quiet(inputs)
+        signals.active
+        and signals.since is not None
+        and _held_for(signals, now) >= (signals.seconds or 0)
+        and signals.quiet
     )
 
 
-def decide_surge(inputs: SurgeInputs, now: datetime) -> SurgeMode:
+def decide_surge(inputs: SurgeInputs | Signals, now: datetime) -> SurgeMode:
     """Surge (upstream's arithmetic) or fall back (replace in place); see the module's docstring."""
-    if not _active(inputs):
-        if inputs.since is None:
+    signals = lws_signals(inputs) if isinstance(inputs, SurgeInputs) else inputs
+    if not signals.active:
+        if signals.since is None:
             return SURGE
-        ended = inputs.seconds is not None and not inputs.under_way
+        ended = signals.seconds is not None and signals.ended
         transition = Transition.ENDED if ended else Transition.OFF
         return SurgeMode(transition=transition, message="the rollout is complete" if ended else "")
-    seconds = int(inputs.seconds or 0)
-    if inputs.since is not None:
-        return _while_fallen_back(inputs, seconds, now)
-    return _while_surging(inputs, seconds, now)
+    seconds = int(signals.seconds or 0)
+    if signals.since is not None:
+        return _while_fallen_back(signals, seconds, now)
+    return _while_surging(signals, seconds, now)
 
 
-def _while_surging(inputs: SurgeInputs, seconds: int, now: datetime) -> SurgeMode:
-    blocked = [u for u in inputs.unschedulable if u.ordinal >= inputs.budget.replicas]
-    if not blocked:
+def _while_surging(signals: Signals, seconds: int, now: datetime) -> SurgeMode:
+    if not signals.blocked:
         return SURGE
-    first = min(blocked, key=lambda u: (u.since, u.ordinal))
+    first = min(signals.blocked, key=lambda u: (u.since, u.ordinal))
     waited = (now - first.since).total_seconds()
     if waited < seconds:
         # Look again when the period would be over (plus a second, so it is over by then).
         return SurgeMode(requeue_after=seconds - waited + 1.0)
-    step = max(inputs.budget.unavailable, 1)
     why = f": {first.message}" if first.message else ""
     message = (
-        f"surge group {first.ordinal} unschedulable for {int(waited)}s{why}; the surge is given back "
-        f"and groups are replaced in place, {step} at a time"
+        f"{first.subject} unschedulable for {int(waited)}s{why}; the surge is given back "
+        f"and groups are replaced in place, {signals.step} at a time"
     )
     return SurgeMode(
         fallback=True,
@@ -234,15 +270,15 @@ def _while_surging(inputs: SurgeInputs, seconds: int, now: datetime) -> SurgeMod
     )
 
 
-def _while_fallen_back(inputs: SurgeInputs, seconds: int, now: datetime) -> SurgeMode:
-    held = _held_for(inputs, now)
+def _while_fallen_back(signals: Signals, seconds: int, now: datetime) -> SurgeMode:
+    held = _held_for(signals, now)
     poll = capacity_poll_seconds(seconds)
-    stay = SurgeMode(fallback=True, since=inputs.since)
+    stay = SurgeMode(fallback=True, since=signals.since)
     if held < seconds:
         return replace(stay, requeue_after=seconds - held + 1.0)
-    if not _quiet(inputs):
+    if not signals.quiet:
         return stay  # the group being replaced turning Ready brings the next round
-    capacity = inputs.capacity
+    capacity = signals.capacity
     if capacity is None or not capacity.fits:
         return replace(stay, requeue_after=poll)
     message = (
