@@ -137,6 +137,7 @@ async def plan_ds(client: KubeClient, namespace: str, live: MutableObj, new: Mut
         slices=slice_count(stored),
         time_to_ready=readiness.observed_time_to_ready(pods),
         free=accelerators.total_free(free_by_node),
+        free_by_node=free_by_node,
     )
 
 

@@ -35,7 +35,7 @@ from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
 from leaderworkerset.core.rollout.surgefallback import in_place_budget
 from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
-from leaderworkerset.core.scheduling.surgecapacity import surge_path
+from leaderworkerset.core.scheduling.surgecapacity import SurgePath, surge_path
 
 ChangeKind = Literal["rollout", "scale only", "no rollout", "no change"]
 
@@ -347,6 +347,7 @@ def plan_disaggregatedset(
     slices: int = 1,
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
+    free_by_node: Mapping[str, Accelerators] | None = None,
 ) -> Plan:
     """The plan for `new` over `live`, for one slice (`children`: that slice's child LWS views;
     every slice rolls the same way at once, so accelerators are multiplied by `slices`)."""
@@ -386,6 +387,9 @@ def plan_disaggregatedset(
 
     baseline = in_use(state)
     steps = []
+    paths = _ds_surge_paths(live, new, new_roles, role_targets, free_by_node)
+    if any(path.in_place for path in paths):
+        role_targets = [ds_rollout.in_place_role(role) for role in role_targets]
     for decision in simulation.simulate_rollout(target, role_targets, children):
         if decision.kind != "scale":
             continue
@@ -424,5 +428,24 @@ def plan_disaggregatedset(
     warnings = tuple(
         f"role {role}: External scaling without a role scaler, not planned" for role in unresolved
     )
+    warnings += tuple(path.warning for path in paths if path.warning)
+    notes = tuple(path.note for path in paths if path.note)
     summary = f"rolling update from revision {current} to {target}, {slices} slice(s) in parallel"
-    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings), steps)
+    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings, notes=notes), steps)
+
+
+def _ds_surge_paths(
+    live: Obj,
+    new: Obj,
+    roles: Mapping[str, Obj],
+    targets: Sequence[ds_rollout.RoleTarget],
+    free_by_node: Mapping[str, Accelerators] | None,
+) -> list[SurgePath]:
+    """Each role's surge path (capacity-aware surge: in place for all roles as soon as one is)."""
+    paths = []
+    for target in targets:
+        budget = ds_rollout.role_budget(target)
+        as_lws = lws_rollout.RolloutBudget(target.desired, budget.max_surge, budget.max_unavailable, 0)
+        role = {"spec": (roles.get(target.name) or {}).get("spec") or {}}
+        paths.append(surge_path(live, new, as_lws, free_by_node, group=role, role=target.name))
+    return paths

@@ -671,3 +671,28 @@ def test_the_plan_says_which_path_the_surge_takes(case: PathCase) -> None:
 
 def test_every_path_case_ran() -> None:
     assert len(PATH_CASES) == 4
+
+
+DS_PATH_CASES = [
+    pytest.param({}, {"a": {GPU: 8}}, "surge path: role prefill: the 1 surge group(s) fit", 100, id="fits"),
+    pytest.param({SURGE_KEY: "30"}, {"a": {GPU: 0}}, "in-place path: role prefill: the 1", 50, id="in place"),
+]
+
+
+@pytest.mark.parametrize(("annotations", "free_by_node", "want_note", "want_lowest"), DS_PATH_CASES)
+def test_a_disaggregatedset_plan_says_which_path_its_roles_take(
+    annotations: dict[str, str], free_by_node: dict[str, dict[str, int]], want_note: str, want_lowest: int
+) -> None:
+    new = ds("pd", gpu_role("prefill", 2, 1, NEW_IMAGE), gpu_role("decode", 4, 2, NEW_IMAGE))
+    new["metadata"]["annotations"] = annotations
+    result = ds_plan(LIVE_DS, new, free_by_node=free_by_node)
+    assert result.notes[0].startswith(want_note), result.notes
+    # In place, each role goes down by one replica at a time: prefill's 2 replicas to 1 (50 %).
+    assert (
+        min(pct for step in result.steps for role, pct in step.capacity if role == "prefill") == want_lowest
+    )
+    assert (result.steps[-1].updated, result.steps[-1].old) == (6, 0)
+
+
+def test_every_ds_path_case_ran() -> None:
+    assert len(DS_PATH_CASES) == 2

@@ -52,26 +52,38 @@ def surge_path(
     proposed: Obj,
     budget: RolloutBudget,
     free_by_node: Mapping[str, Accelerators] | None,
+    *,
+    group: Obj | None = None,
+    role: str = "",
 ) -> SurgePath:
     """Surge, or groups replaced in place: the latter when the controller already gave the surge
-    back, or when the surge groups do not fit on the eligible nodes and the set opted in."""
+    back, or when the surge groups do not fit on the eligible nodes and the set opted in. `live`
+    and `proposed` are the set (LWS or DS: the annotations); `group` what one group is made of (an
+    LWS, or a DS role as an LWS; default `proposed`), named `role` in the messages."""
     if budget.surge == 0:
         return SurgePath(False)
     seconds = fallback_seconds(proposed)
     since = fallback_since(live)
+    group = proposed if group is None else group
+    of = f"role {role}: " if role else ""
     step = max(budget.unavailable, 1)
     in_place = f"groups are replaced in place, {step} at a time"
     if seconds is not None and since is not None:
         return SurgePath(
             True, f"surge path: given back since {since.isoformat()}; {in_place} until capacity returns"
         )
-    capacity = None if free_by_node is None else surge_capacity(proposed, free_by_node, budget.surge)
+    capacity = None if free_by_node is None else surge_capacity(group, free_by_node, budget.surge)
     if capacity is None:
         return SurgePath(False)
     needs, free = describe(capacity.needs), describe(capacity.free)
     if capacity.fits:
-        return SurgePath(False, f"surge path: the {budget.surge} surge group(s) fit ({needs} of {free} free)")
-    why = f"the {budget.surge} surge group(s) do not fit on the eligible nodes ({needs} needed, {free} free)"
+        return SurgePath(
+            False, f"surge path: {of}the {budget.surge} surge group(s) fit ({needs} of {free} free)"
+        )
+    why = (
+        f"{of}the {budget.surge} surge group(s) do not fit on the eligible nodes "
+        f"({needs} needed, {free} free)"
+    )
     if seconds is None:
         warning = (
             f"{why}: the rollout waits for capacity before replacing any group; "
