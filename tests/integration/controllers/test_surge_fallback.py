@@ -92,8 +92,9 @@ async def test_an_unschedulable_surge_is_given_back_and_the_state_kept_on_the_lw
     assert "3 Insufficient nvidia.com/gpu." in cond["message"]
     stored = await api.get(LEADERWORKERSETS, ns, NAME)
     assert ext.ANNOTATION_SURGE_FALLBACK_SINCE in stored["metadata"]["annotations"]
-    [event] = await expect.events_with(api, ns, ext.EVENT_SURGE_FALLBACK)
-    assert (event["type"], event["note"]) == ("Warning", f"Rollout of {NAME}: {cond['message']}")
+    # The recorder sends events in the background.
+    note = f"Rollout of {NAME}: {cond['message']}"
+    await expect.expect_event(api, ns, ext.EVENT_SURGE_FALLBACK, note, type_="Warning")
     # Metadata only: the write started no rollout (one revision more than the template change made).
     assert stored["metadata"]["generation"] == lws["metadata"]["generation"]
 
@@ -113,6 +114,7 @@ async def test_an_unschedulable_surge_is_given_back_and_the_state_kept_on_the_lw
         return True
 
     await eventually(ended)
+    assert len(await expect.events_with(api, ns, ext.EVENT_SURGE_FALLBACK)) == 1
     assert await expect.events_with(api, ns, ext.EVENT_SURGE_RESUMED) == []
 
 
