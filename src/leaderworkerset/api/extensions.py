@@ -101,6 +101,18 @@ EVENT_SURGE_FALLBACK: Final = "SurgeFallback"
 EVENT_SURGE_RESUMED: Final = "SurgeResumed"
 EVENT_INVALID_SURGE_FALLBACK: Final = "InvalidSurgeFallback"
 
+# Node quarantine (docs/node-quarantine.md, core/quarantine/): a node implicated in that many ledger
+# failures of the set within the window is avoided by the set's new pods for a cool-down.
+ANNOTATION_QUARANTINE_AFTER: Final = _PREFIX + "quarantine-after"
+ANNOTATION_QUARANTINE_COOLDOWN: Final = _PREFIX + "quarantine-cooldown"
+# The controller's record of the set's quarantined nodes, with the evidence (JSON; survives a restart).
+ANNOTATION_QUARANTINED_NODES: Final = _PREFIX + "quarantined-nodes"
+CONDITION_QUARANTINE_ANNOTATION_INVALID: Final = "QuarantineAnnotationInvalid"
+EVENT_NODE_QUARANTINED: Final = "NodeQuarantined"
+EVENT_NODE_RELEASED: Final = "NodeReleased"
+EVENT_NODE_QUARANTINE_LIMITED: Final = "NodeQuarantineLimited"
+EVENT_INVALID_QUARANTINE: Final = "InvalidQuarantine"
+
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
         key=ANNOTATION_GROUP_RESTART_CLAIM,
@@ -194,6 +206,42 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "when the controller gave the surge back (surge-fallback-seconds); kept across manager "
             "restarts, removed when surge resumes or the rollout ends. Not part of the template: no "
             "rollout, and upstream's controller ignores it"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINE_AFTER,
+        on="LeaderWorkerSet",
+        writer=Writer.USER,
+        values="`<failures>/<window>`: an integer 1 to 100, a Go duration > 0 (e.g. `3/10m`)",
+        effect=(
+            "once that many ledger failures of the set's groups (crash, OOM kill, probe kill, node not "
+            "ready; not evictions, preemptions or deletions) implicate the same node within the window, "
+            "the set's pods created afterwards get a required node-affinity term that keeps them off it "
+            "(pods already running are not touched) for the cool-down; at most a third of the set's "
+            "schedulable nodes (at least one, never the last); event `NodeQuarantined`/`NodeReleased`, "
+            "`lws status` lists them. Absent: nothing is avoided"
+        ),
+        example="3/10m",
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINE_COOLDOWN,
+        on="LeaderWorkerSet (with quarantine-after)",
+        writer=Writer.USER,
+        values="a Go duration, not shorter than the quarantine-after window",
+        effect=(
+            "how long a quarantined node is avoided; absent: the quarantine-after window (never shorter: "
+            "the failures that quarantined a node would quarantine it again once released)"
+        ),
+        example="30m",
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINED_NODES,
+        on="LeaderWorkerSet",
+        writer=Writer.CONTROLLER,
+        values="JSON: per node, since, until and the failures that implicated it",
+        effect=(
+            "the set's quarantined nodes, read by the pod webhook when it admits the set's pods; "
+            "written when a node is quarantined, a node is dropped once its cool-down ends"
         ),
     ),
 )

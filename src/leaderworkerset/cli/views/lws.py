@@ -20,6 +20,7 @@ from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli.views import failures as ledger_view
+from leaderworkerset.cli.views import quarantine as quarantine_view
 from leaderworkerset.core import objects
 from leaderworkerset.core.groups import state as core_groups
 from leaderworkerset.core.groups.state import GroupView
@@ -202,6 +203,7 @@ def render(snapshot: Snapshot) -> Tree:
     )
     for note in info.rollout:
         root.add(f"[yellow]{escape(note)}[/yellow]")
+    quarantine_view.add_branch(root, snapshot.lws, snapshot.now)
     for group in info.groups:
         view = group.view
         state = "[green]ready[/green]" if view.ready else "[yellow]not ready[/yellow]"
@@ -234,6 +236,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
         "revision": info.revision,
         "conditions": info.conditions,
         **({"rollout": info.rollout} if info.rollout else {}),
+        **({"quarantinedNodes": q} if (q := quarantine_view.document(snapshot.lws, snapshot.now)) else {}),
         "groups": [
             {
                 "name": group.view.name,
