@@ -87,6 +87,20 @@ EVENT_GROUP_NOT_READY: Final = "GroupNotReady"
 EVENT_GROUP_READY: Final = "GroupReady"
 EVENT_INVALID_NOT_READY_EVENTS: Final = "InvalidNotReadyEvents"
 
+# Capacity-aware surge (core/rollout/surgefallback.py, docs/capacity-aware-surge.md): a rolling update
+# whose surge groups stay unschedulable this many seconds gives the surge back and replaces groups in
+# place; the controller keeps when it did so in the second key, removed when surge resumes.
+ANNOTATION_SURGE_FALLBACK_SECONDS: Final = _PREFIX + "surge-fallback-seconds"
+ANNOTATION_SURGE_FALLBACK_SINCE: Final = _PREFIX + "surge-fallback-since"
+CONDITION_SURGE_FALLBACK: Final = "SurgeFallback"
+CONDITION_SURGE_FALLBACK_INVALID: Final = "SurgeFallbackInvalid"
+REASON_SURGE_UNSCHEDULABLE: Final = "SurgeUnschedulable"
+REASON_SURGE_RESUMED: Final = "SurgeResumed"
+REASON_SURGE_ROLLOUT_COMPLETE: Final = "RolloutComplete"
+EVENT_SURGE_FALLBACK: Final = "SurgeFallback"
+EVENT_SURGE_RESUMED: Final = "SurgeResumed"
+EVENT_INVALID_SURGE_FALLBACK: Final = "InvalidSurgeFallback"
+
 # Node quarantine (docs/node-quarantine.md, core/quarantine/): a node implicated in that many ledger
 # failures of the set within the window is avoided by the set's new pods for a cool-down.
 ANNOTATION_QUARANTINE_AFTER: Final = _PREFIX + "quarantine-after"
@@ -167,6 +181,32 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "Absent: no such events"
         ),
         example=NOT_READY_EVENTS_TRUE,
+    ),
+    Extension(
+        key=ANNOTATION_SURGE_FALLBACK_SECONDS,
+        on="LeaderWorkerSet (groupIdentity Ordinal), DisaggregatedSet",
+        writer=Writer.USER,
+        values="an integer of seconds, 1 to 86400",
+        effect=(
+            "a rolling update whose surge groups stay unschedulable (PodScheduled=False, Unschedulable) "
+            "this long gives the surge back and replaces old groups in place, max(maxUnavailable, 1) at a "
+            "time; it surges again once the eligible nodes have the accelerators of a surge group free "
+            "(checked no sooner than this long after the fallback). On a DisaggregatedSet every role rolls "
+            "in place while the target revision's pods are unschedulable. Condition `SurgeFallback`, events "
+            "`SurgeFallback` and `SurgeResumed`. Absent: the surge waits for capacity, as upstream"
+        ),
+        example="300",
+    ),
+    Extension(
+        key=ANNOTATION_SURGE_FALLBACK_SINCE,
+        on="LeaderWorkerSet, DisaggregatedSet",
+        writer=Writer.CONTROLLER,
+        values="an RFC 3339 time",
+        effect=(
+            "when the controller gave the surge back (surge-fallback-seconds); kept across manager "
+            "restarts, removed when surge resumes or the rollout ends. Not part of the template: no "
+            "rollout, and upstream's controller ignores it"
+        ),
     ),
     Extension(
         key=ANNOTATION_QUARANTINE_AFTER,

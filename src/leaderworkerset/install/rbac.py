@@ -200,7 +200,9 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             ("nodes",),
             ("list",),
             "pod controller: counts the nodes a set could use before quarantining one (opt-in "
-            "leaderworkerset.dev/quarantine-after; at most a share of them is quarantined)",
+            "leaderworkerset.dev/quarantine-after; at most a share of them is quarantined); LWS and DS "
+            "controllers: free accelerators per node while a set's surge is given back "
+            "(surge-fallback-seconds), to know when it may surge again",
         ),
         Rule(
             CORE,

@@ -17,6 +17,7 @@ from leaderworkerset.webhooks.quarantine import validate_quarantine
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
 from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
+from leaderworkerset.webhooks.setannotations import validate_set_annotations
 
 FieldError = v.FieldError
 
@@ -125,6 +126,7 @@ def _general(lws: MutableObj) -> list[FieldError]:
     errors += validate_rollout_annotations(lws)
     errors += validate_not_ready_events(lws)
     errors += validate_quarantine(lws)
+    errors += validate_set_annotations(lws, c.LWS_KIND)
     return errors
 
 

@@ -28,6 +28,7 @@ from leaderworkerset.core.objects import MutableObj, labels_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.rollout.control import rollout_notes
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
+from leaderworkerset.core.rollout.surgefallback import surge_notes
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import CORE_EVENTS, DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS
@@ -176,7 +177,11 @@ def overview(snapshot: Snapshot) -> Overview:
             str(cond.get("type")) for cond in status.get("conditions") or [] if cond.get("status") == "True"
         ],
         groups=groups,
-        rollout=[*rollout_notes(lws), *_emulation(lws, snapshot.leader_deployment, leader_workload)],
+        rollout=[
+            *rollout_notes(lws),
+            *surge_notes(lws),
+            *_emulation(lws, snapshot.leader_deployment, leader_workload),
+        ],
     )
 
 

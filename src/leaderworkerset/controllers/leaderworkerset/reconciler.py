@@ -13,6 +13,7 @@ from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.status import StatusWriter, spec_problem
+from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents
 from leaderworkerset.controllers.quarantine import NodeQuarantine
 from leaderworkerset.controllers.quarantinemetrics import QuarantineMetrics
@@ -52,10 +53,11 @@ class LeaderWorkerSetReconciler:
         intents = AppliedIntents()
         shell = (client, informers, recorder, clock)
         self.revisions = Revisions(*shell)
-        self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents)
+        self.status = StatusWriter(*shell)
+        surge = SurgeFallback(*shell, memo=self.status.memo)
+        self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents, surge=surge)
         self.replacement = LeaderReplacement(*shell)
         self.deployments = LeaderDeployments(*shell, intents=intents)
-        self.status = StatusWriter(*shell)
         self._children = Children(*shell)
         self._restarts = RestartCounts(*shell)
         self._intents = intents

@@ -10,11 +10,13 @@ resourceVersion and their own answer to a conflict.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core import setannotations
 from leaderworkerset.core.conditions import (
     format_time,
     invalid_annotation_conditions,
@@ -27,6 +29,7 @@ from leaderworkerset.core.quarantine.policy import invalid_event as quarantine_i
 from leaderworkerset.core.quarantine.policy import invalid_message as quarantine_invalid_message
 from leaderworkerset.core.quarantine.policy import quarantine_errors
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
+from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
 Status = dict[str, Any]
 
@@ -50,10 +53,9 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
     quarantine)
     flagged, or cleared, in a condition of our own, with the events of the new flags; None when
     nothing changes (always, for an LWS without a bad value now or before)."""
-    stamp = format_time(now)
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
     quarantine = quarantine_errors(lws)
-    checks = (
+    checks = [
         (
             ext.CONDITION_RESTART_BACKOFF_INVALID,
             invalid_message(backoff) if backoff else None,
@@ -69,8 +71,20 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
             quarantine_invalid_message(quarantine) if quarantine else None,
             quarantine_invalid_event(quarantine) if quarantine else None,
         ),
-    )
-    current: Obj = lws
+        *setannotations.flag_checks(lws, c.LWS_KIND),
+    ]
+    return _flagged(lws, checks, format_time(now))
+
+
+def ds_annotation_status(ds: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
+    """`annotation_status` for a DisaggregatedSet: the rows of the set-annotation table for its kind."""
+    return _flagged(ds, setannotations.flag_checks(ds, c.DS_KIND), format_time(now))
+
+
+def _flagged(
+    obj: Obj, checks: Sequence[tuple[str, str | None, ControllerEvent | None]], stamp: str
+) -> tuple[Status, list[ControllerEvent]] | None:
+    current: Obj = obj
     events: list[ControllerEvent] = []
     changed = False
     for condition_type, message, event in checks:
@@ -126,6 +140,26 @@ def rollout_control_status(
     )
     if not changed:
         return status, False, ()
+    if conditions:
+        return {**status, "conditions": conditions}, True, events
+    return {k: v for k, v in status.items() if k != "conditions"}, True, events
+
+
+def surge_fallback_status(
+    lws: Obj, status: Status, mode: SurgeMode, now: datetime
+) -> tuple[Status, bool, tuple[ControllerEvent, ...]]:
+    """`status` with our SurgeFallback condition as `mode` has it, whether that changed it, and
+    the events of the transition (a set that never gave its surge back is never written here)."""
+    result = surge_conditions(
+        status.get("conditions") or [],
+        mode,
+        generation=generation_of(lws),
+        now=now,
+        lws_name=str((lws.get("metadata") or {}).get("name") or ""),
+    )
+    if result is None:
+        return status, False, ()
+    conditions, events = result
     if conditions:
         return {**status, "conditions": conditions}, True, events
     return {k: v for k, v in status.items() if k != "conditions"}, True, events
