@@ -20,6 +20,7 @@ from leaderworkerset.devcluster import tools, versions
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.realnodes import binaries, images
 from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.builders.probe import probe_pod_spec
@@ -30,9 +31,14 @@ MANAGER_REPOSITORY = "lws.local/lws-python"
 MANAGER_TAG = f"v{__version__}"
 MANAGER_IMAGE = f"{MANAGER_REPOSITORY}:{MANAGER_TAG}"
 PROBE_V2 = "lws.local/probe:v2"
+# Upstream's manager under the name its own chart pulls (charts/lws of the module, values.yaml).
+UPSTREAM_REPOSITORY = "registry.k8s.io/lws/lws"
+UPSTREAM_IMAGE = f"{UPSTREAM_REPOSITORY}:{tools.UPSTREAM_LWS.version}"
 RELEASE = "lws"
 NAMESPACE = "lws-system"
 MANAGER_DEPLOYMENT = "lws-controller-manager"
+# Two manager replicas fit on the two small nodes beside the probe workload.
+SMALL_REQUESTS = ("resources.requests.cpu=100m", "resources.requests.memory=128Mi")
 # What the image is built from: a change to any of these builds a new one.
 _IMAGE_INPUTS = ("src", "pyproject.toml", "uv.lock", "hack/build-image.sh", "hack/image-contract.toml")
 
@@ -82,6 +88,31 @@ def probe_v2_archive() -> Path:
     return images.build_archive(spec, versions.cache_root() / "images" / "probe-v2.tar")
 
 
+def upstream_image_archive() -> Path:
+    """Upstream's manager image as its Dockerfile lays it out (the static binary as /manager, run as
+    65532), built from the `sigs.k8s.io/lws` module at tools.UPSTREAM_LWS.version: the other side of
+    a swap on real nodes."""
+    binary = tools.ensure_tool(tools.UPSTREAM_LWS)
+    spec = images.ImageSpec(ref=UPSTREAM_IMAGE, binary=binary, entrypoint=("/manager",))
+    return images.build_archive(
+        spec, versions.cache_root() / "images" / f"lws-upstream-{tools.UPSTREAM_LWS.version}.tar"
+    )
+
+
+def upstream_helm_install(cluster: LocalCluster) -> None:
+    """`helm install` of upstream's own chart (from the module) with upstream's image, as upstream's
+    install guide tells a user; the image is already on the nodes, so it is never pulled."""
+    chart = tools.module_dir("sigs.k8s.io/lws", tools.UPSTREAM_LWS.version) / "charts" / "lws"
+    values = [
+        f"image.manager.repository={UPSTREAM_REPOSITORY}",
+        f"image.manager.tag={tools.UPSTREAM_LWS.version}",
+        "image.manager.pullPolicy=IfNotPresent",
+        "enableDisaggregatedSet=true",
+        *SMALL_REQUESTS,
+    ]
+    _install_chart(cluster, chart, values)
+
+
 def helm(cluster: LocalCluster, *args: str) -> str:
     proc = subprocess.run(
         [str(tools.ensure_tool(tools.HELM)), f"--kubeconfig={cluster.kubeconfig}", *args],
@@ -100,28 +131,38 @@ def helm_install(cluster: LocalCluster, *sets: str) -> None:
         f"image.manager.repository={MANAGER_REPOSITORY}",
         f"image.manager.tag={MANAGER_TAG}",
         "enableDisaggregatedSet=true",
-        # Two replicas on two small nodes beside the probe workload.
-        "resources.requests.cpu=100m",
-        "resources.requests.memory=128Mi",
+        *SMALL_REQUESTS,
         *sets,
     ]
-    helm(
-        cluster,
-        "install",
-        RELEASE,
-        str(REPO / "charts" / "lws"),
-        f"--namespace={NAMESPACE}",
-        "--create-namespace",
-        *(f"--set={v}" for v in values),
-    )
+    _install_chart(cluster, REPO / "charts" / "lws", values)
 
 
-async def manager_available(api: KubeClient, replicas: int = 2) -> bool:
-    """The chart's manager Deployment has `replicas` updated, Available pods."""
+def _install_chart(cluster: LocalCluster, chart: Path, values: list[str]) -> None:
+    sets = (f"--set={v}" for v in values)
+    helm(cluster, "install", RELEASE, str(chart), f"--namespace={NAMESPACE}", "--create-namespace", *sets)
+
+
+async def manager_available(api: KubeClient, replicas: int = 2, image: str = MANAGER_IMAGE) -> bool:
+    """The chart's manager Deployment runs `image` with `replicas` updated, Available pods."""
     deployment = await api.get_or_none(DEPLOYMENTS, NAMESPACE, MANAGER_DEPLOYMENT)
-    status = (deployment or {}).get("status") or {}
+    if deployment is None:
+        return False
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    status = deployment.get("status") or {}
     available, updated = int(status.get("availableReplicas") or 0), int(status.get("updatedReplicas") or 0)
-    return available >= replicas and updated >= replicas
+    return containers[0]["image"] == image and available >= replicas and updated >= replicas
+
+
+async def admits(api: KubeClient, ns: str) -> bool:
+    """Whether a LeaderWorkerSet create gets through the webhooks now (a server-side dry run). A
+    manager whose readiness does not cover its webhook server (upstream's) is Available before
+    this holds."""
+    lws = probe_lws(ns, "admission-check", replicas=0, size=2)
+    try:
+        await api.request("POST", LEADERWORKERSETS.collection_path(ns), body=lws, params={"dryRun": "All"})
+    except ApiStatusError:
+        return False
+    return True
 
 
 def pod_http(ip: str, path: str, method: str = "GET") -> Any:

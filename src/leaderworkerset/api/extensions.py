@@ -87,6 +87,32 @@ EVENT_GROUP_NOT_READY: Final = "GroupNotReady"
 EVENT_GROUP_READY: Final = "GroupReady"
 EVENT_INVALID_NOT_READY_EVENTS: Final = "InvalidNotReadyEvents"
 
+# Capacity-aware surge (core/rollout/surgefallback.py, docs/capacity-aware-surge.md): a rolling update
+# whose surge groups stay unschedulable this many seconds gives the surge back and replaces groups in
+# place; the controller keeps when it did so in the second key, removed when surge resumes.
+ANNOTATION_SURGE_FALLBACK_SECONDS: Final = _PREFIX + "surge-fallback-seconds"
+ANNOTATION_SURGE_FALLBACK_SINCE: Final = _PREFIX + "surge-fallback-since"
+CONDITION_SURGE_FALLBACK: Final = "SurgeFallback"
+CONDITION_SURGE_FALLBACK_INVALID: Final = "SurgeFallbackInvalid"
+REASON_SURGE_UNSCHEDULABLE: Final = "SurgeUnschedulable"
+REASON_SURGE_RESUMED: Final = "SurgeResumed"
+REASON_SURGE_ROLLOUT_COMPLETE: Final = "RolloutComplete"
+EVENT_SURGE_FALLBACK: Final = "SurgeFallback"
+EVENT_SURGE_RESUMED: Final = "SurgeResumed"
+EVENT_INVALID_SURGE_FALLBACK: Final = "InvalidSurgeFallback"
+
+# Node quarantine (docs/node-quarantine.md, core/quarantine/): a node implicated in that many ledger
+# failures of the set within the window is avoided by the set's new pods for a cool-down.
+ANNOTATION_QUARANTINE_AFTER: Final = _PREFIX + "quarantine-after"
+ANNOTATION_QUARANTINE_COOLDOWN: Final = _PREFIX + "quarantine-cooldown"
+# The controller's record of the set's quarantined nodes, with the evidence (JSON; survives a restart).
+ANNOTATION_QUARANTINED_NODES: Final = _PREFIX + "quarantined-nodes"
+CONDITION_QUARANTINE_ANNOTATION_INVALID: Final = "QuarantineAnnotationInvalid"
+EVENT_NODE_QUARANTINED: Final = "NodeQuarantined"
+EVENT_NODE_RELEASED: Final = "NodeReleased"
+EVENT_NODE_QUARANTINE_LIMITED: Final = "NodeQuarantineLimited"
+EVENT_INVALID_QUARANTINE: Final = "InvalidQuarantine"
+
 # Group disruption budgets (core/disruption/, docs/disruption-budgets.md): one PodDisruptionBudget per
 # group, owned by the LWS, that lets a drain evict whole groups, at most the budget's worth at a time.
 ANNOTATION_DISRUPTION_BUDGET: Final = _PREFIX + "disruption-budget"
@@ -165,6 +191,68 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "Absent: no such events"
         ),
         example=NOT_READY_EVENTS_TRUE,
+    ),
+    Extension(
+        key=ANNOTATION_SURGE_FALLBACK_SECONDS,
+        on="LeaderWorkerSet (groupIdentity Ordinal), DisaggregatedSet",
+        writer=Writer.USER,
+        values="an integer of seconds, 1 to 86400",
+        effect=(
+            "a rolling update whose surge groups stay unschedulable (PodScheduled=False, Unschedulable) "
+            "this long gives the surge back and replaces old groups in place, max(maxUnavailable, 1) at a "
+            "time; it surges again once the eligible nodes have the accelerators of a surge group free "
+            "(checked no sooner than this long after the fallback). On a DisaggregatedSet every role rolls "
+            "in place while the target revision's pods are unschedulable. Condition `SurgeFallback`, events "
+            "`SurgeFallback` and `SurgeResumed`. Absent: the surge waits for capacity, as upstream"
+        ),
+        example="300",
+    ),
+    Extension(
+        key=ANNOTATION_SURGE_FALLBACK_SINCE,
+        on="LeaderWorkerSet, DisaggregatedSet",
+        writer=Writer.CONTROLLER,
+        values="an RFC 3339 time",
+        effect=(
+            "when the controller gave the surge back (surge-fallback-seconds); kept across manager "
+            "restarts, removed when surge resumes or the rollout ends. Not part of the template: no "
+            "rollout, and upstream's controller ignores it"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINE_AFTER,
+        on="LeaderWorkerSet",
+        writer=Writer.USER,
+        values="`<failures>/<window>`: an integer 1 to 100, a Go duration > 0 (e.g. `3/10m`)",
+        effect=(
+            "once that many ledger failures of the set's groups (crash, OOM kill, probe kill, node not "
+            "ready; not evictions, preemptions or deletions) implicate the same node within the window, "
+            "the set's pods created afterwards get a required node-affinity term that keeps them off it "
+            "(pods already running are not touched) for the cool-down; at most a third of the set's "
+            "schedulable nodes (at least one, never the last); event `NodeQuarantined`/`NodeReleased`, "
+            "`lws status` lists them. Absent: nothing is avoided"
+        ),
+        example="3/10m",
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINE_COOLDOWN,
+        on="LeaderWorkerSet (with quarantine-after)",
+        writer=Writer.USER,
+        values="a Go duration, not shorter than the quarantine-after window",
+        effect=(
+            "how long a quarantined node is avoided; absent: the quarantine-after window (never shorter: "
+            "the failures that quarantined a node would quarantine it again once released)"
+        ),
+        example="30m",
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINED_NODES,
+        on="LeaderWorkerSet",
+        writer=Writer.CONTROLLER,
+        values="JSON: per node, since, until and the failures that implicated it",
+        effect=(
+            "the set's quarantined nodes, read by the pod webhook when it admits the set's pods; "
+            "written when a node is quarantined, a node is dropped once its cool-down ends"
+        ),
     ),
     Extension(
         key=ANNOTATION_DISRUPTION_BUDGET,

@@ -76,16 +76,17 @@ async def _stored_form(client: KubeClient, ref: ResourceRef, live: MutableObj, n
         raise PlanInputError(f"the API server refuses the new spec: {err}") from err
 
 
-async def _free(client: KubeClient, selector: dict[str, str]) -> dict[str, int]:
+async def _free(client: KubeClient, selector: dict[str, str]) -> dict[str, accelerators.Accelerators]:
+    """Free accelerators per eligible node."""
     nodes, pods = await asyncio.gather(client.list(NODES), client.list(PODS))
-    return accelerators.free_accelerators(nodes, pods, selector)
+    return accelerators.free_accelerators_by_node(nodes, pods, selector)
 
 
 async def plan_lws(client: KubeClient, namespace: str, live: MutableObj, new: MutableObj) -> core_plan.Plan:
     name = name_of(live)
     stored = await _stored_form(client, LEADERWORKERSETS, live, new)
     selector = f"{c.LABEL_SET_NAME}={name}"
-    statefulsets, revisions, pods, free = await asyncio.gather(
+    statefulsets, revisions, pods, free_by_node = await asyncio.gather(
         client.list(STATEFULSETS, namespace, selector),
         client.list(CONTROLLER_REVISIONS, namespace, selector),
         client.list(PODS, namespace, selector),
@@ -102,7 +103,8 @@ async def plan_lws(client: KubeClient, namespace: str, live: MutableObj, new: Mu
         leader_pods=[pod for pod in pods if is_leader_pod(pod)],
         statefulsets=statefulsets,
         time_to_ready=readiness.observed_time_to_ready(pods),
-        free=free,
+        free=accelerators.total_free(free_by_node),
+        free_by_node=free_by_node,
     )
 
 
@@ -111,7 +113,7 @@ async def plan_ds(client: KubeClient, namespace: str, live: MutableObj, new: Mut
     stored = await _stored_form(client, DISAGGREGATEDSETS, live, new)
     selector = f"{c.LABEL_DS_NAME}={name}"
     roles = (stored.get("spec") or {}).get("roles") or []
-    lws_list, pods, free = await asyncio.gather(
+    lws_list, pods, free_by_node = await asyncio.gather(
         client.list(LEADERWORKERSETS, namespace, selector),
         client.list(PODS, namespace, selector),
         _free(client, {}),
@@ -134,7 +136,8 @@ async def plan_ds(client: KubeClient, namespace: str, live: MutableObj, new: Mut
         role_targets=role_targets(stored, targets),
         slices=slice_count(stored),
         time_to_ready=readiness.observed_time_to_ready(pods),
-        free=free,
+        free=accelerators.total_free(free_by_node),
+        free_by_node=free_by_node,
     )
 
 

@@ -93,8 +93,9 @@ def new_configmap(lws: Mapping[str, Any]) -> MutableObj:
 
 
 class FailureLedger:
-    """`record` appends entries (when the ledger is enabled) and stores back-off state (always:
-    an LWS that asked for a back-off needs it, whatever the manager flag says)."""
+    """`record` appends entries (when the ledger is enabled, or the LWS needs them: node quarantine
+    counts them) and stores back-off state (always: an LWS that asked for a back-off needs it,
+    whatever the manager flag says)."""
 
     def __init__(self, client: KubeClient, *, enabled: bool = True, capacity: int = LEDGER_CAPACITY) -> None:
         self._client = client
@@ -114,12 +115,13 @@ class FailureLedger:
         entry: LedgerEntry | None = None,
         group: str = "",
         backoff: GroupBackoff | None = None,
+        keep: bool = False,
     ) -> bool:
         """Append `entry` and set `group`'s back-off state (when given); True when written.
 
         Raises LedgerNotOwnedError when the name is taken by a ConfigMap this LWS does not control.
         """
-        entry = entry if self.enabled else None
+        entry = entry if self.enabled or keep else None
         if entry is None and backoff is None:
             return False
         namespace, name = namespace_of(lws), ledger_name(name_of(lws))

@@ -27,29 +27,47 @@ CONFLICT_RETRIES = 5
 CONFLICT_BACKOFF_SECONDS = 0.01
 
 
+# Given the stored annotations, the ones to set (a None value removes it), or None to write nothing.
+AnnotationsUpdate = Callable[[Mapping[str, str]], Mapping[str, str | None] | None]
+
+
+async def mutate_lws_annotations(
+    client: KubeClient, namespace: str, name: str, update: AnnotationsUpdate
+) -> MutableObj | None:
+    """Write `update` of the annotations of a *fresh* read of the LWS, guarded by that read's
+    resourceVersion (a conflict reads again and recomputes); the written LWS, or None when there is
+    nothing to write or no such LWS. Used for every annotation the controllers keep on the LWS."""
+    for attempt in range(CONFLICT_RETRIES):
+        latest = await client.get_or_none(LEADERWORKERSETS, namespace, name)
+        if latest is None:
+            return None
+        changes = update(annotations_of(latest))
+        if changes is None:
+            return None
+        meta = dict(latest.get("metadata") or {})
+        annotations = {**annotations_of(latest), **changes}
+        meta["annotations"] = {k: v for k, v in annotations.items() if v is not None}
+        try:
+            written: MutableObj = await client.update(LEADERWORKERSETS, {**latest, "metadata": meta})
+            return written
+        except Exception as err:
+            if not is_conflict(err) or attempt == CONFLICT_RETRIES - 1:
+                raise
+        await asyncio.sleep(CONFLICT_BACKOFF_SECONDS)
+    return None  # pragma: no cover - the loop either returns or raises
+
+
 async def mutate_restart_counts(client: KubeClient, namespace: str, name: str, mutate: Mutation) -> bool:
     """Apply `mutate` (True when it changed the map) to the stored counts; True when written.
 
     A missing LWS is nothing to count on (False). An empty map removes the annotation.
     """
-    for attempt in range(CONFLICT_RETRIES):
-        latest = await client.get_or_none(LEADERWORKERSETS, namespace, name)
-        if latest is None:
-            return False
-        counts = parse_restart_counts(annotations_of(latest).get(c.ANNOTATION_GROUP_RESTART_COUNTS, ""))
-        if not mutate(counts):
-            return False
-        meta = dict(latest.get("metadata") or {})
-        annotations = {**annotations_of(latest), **counts_annotation_patch(counts)}
-        meta["annotations"] = {k: v for k, v in annotations.items() if v is not None}
-        try:
-            await client.update(LEADERWORKERSETS, {**latest, "metadata": meta})
-            return True
-        except Exception as err:
-            if not is_conflict(err) or attempt == CONFLICT_RETRIES - 1:
-                raise
-        await asyncio.sleep(CONFLICT_BACKOFF_SECONDS)
-    return False  # pragma: no cover - the loop either returns or raises
+
+    def update(annotations: Mapping[str, str]) -> Mapping[str, str | None] | None:
+        counts = parse_restart_counts(annotations.get(c.ANNOTATION_GROUP_RESTART_COUNTS, ""))
+        return counts_annotation_patch(counts) if mutate(counts) else None
+
+    return await mutate_lws_annotations(client, namespace, name, update) is not None
 
 
 async def patch_pod(client: KubeClient, pod: Mapping[str, Any], patch_for: PatchFor) -> MutableObj | None:

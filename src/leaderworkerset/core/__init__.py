@@ -11,7 +11,10 @@ import-linter contract "core: domain packages in layers" in pyproject.toml):
 - ``lifecycle``: a group's failure and recovery (restart policy, budget, back-off, ledger,
   termination).
 - ``observe``: why a group is not ready, GroupNotReady events, time to ready.
-- ``rollout``: revisions, the partition and surge arithmetic, rollout control, undo.
+- ``rollout``: revisions, the partition and surge arithmetic, rollout control, undo, capacity-aware
+  surge.
+- ``setannotations``: the table of this project's opt-in set annotations and their rules (what
+  the webhook refuses and the controller flags).
 - ``desired``: the objects and status the controllers should write (StatefulSets, Services,
   affinity, pod mutation, TPU variables, LWS status).
 - ``scheduling``: gang scheduling (Volcano PodGroups, Workload API objects, pod requests, mode).

@@ -33,7 +33,9 @@ from leaderworkerset.core.rollout import partition as lws_rollout
 from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
+from leaderworkerset.core.rollout.surgefallback import in_place_budget
 from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
+from leaderworkerset.core.scheduling.surgecapacity import SurgePath, surge_path
 
 ChangeKind = Literal["rollout", "scale only", "no rollout", "no change"]
 
@@ -128,8 +130,14 @@ def surge_warnings(peak: Mapping[str, int], free: Mapping[str, int] | None) -> l
 
 
 def with_spec(live: Obj, new: Obj) -> dict[str, Any]:
-    """The live object carrying the new spec: what the controller reads after the apply."""
-    return {**copy.deepcopy(dict(live)), "spec": copy.deepcopy(new.get("spec") or {})}
+    """The live object carrying the new spec and the new file's annotations (our opt-in features
+    are annotations, e.g. surge-fallback-seconds): what the controller reads after the apply."""
+    result = {**copy.deepcopy(dict(live)), "spec": copy.deepcopy(new.get("spec") or {})}
+    added = metadata(new).get("annotations") or {}
+    if added:
+        meta = result["metadata"] = dict(result.get("metadata") or {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), **copy.deepcopy(added)}
+    return result
 
 
 _OLD = (lws_rollout.GROUP_OUTDATED, lws_rollout.GROUP_OUTDATED_UNREADY)
@@ -204,6 +212,7 @@ def plan_leaderworkerset(
     statefulsets: Sequence[Obj] = (),
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
+    free_by_node: Mapping[str, Accelerators] | None = None,
 ) -> Plan:
     """The plan for applying `new` (as the API server would store it) over `live`.
 
@@ -266,8 +275,19 @@ def plan_leaderworkerset(
         )
         summary = f"{current_groups} → {budget.replicas} groups, no group is recreated"
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
+    path = surge_path(live, proposed, budget, free_by_node)
+    steps_budget = budget
+    if path.in_place:
+        # The controller's in-place step: the surge is gone (the simulation starts without it).
+        steps_budget = in_place_budget(budget)
+        current_groups = min(current_groups, budget.replicas)
+        baseline = {}  # the Pending surge groups hold no accelerators
+        _add(baseline, old_group, current_groups)
+        if sts_view is not None:
+            sts_view = replace(sts_view, replicas=min(sts_view.replicas, budget.replicas))
+        observed = None if observed is None else observed[: budget.replicas]
     simulated = lws_rollout.simulate_rollout(
-        budget,
+        steps_budget,
         lws_name=base.name,
         current_replicas=current_groups,
         observed=observed,
@@ -301,7 +321,8 @@ def plan_leaderworkerset(
         )
     # The StatefulSets of this cluster ignore maxUnavailable: the controller replaces the groups.
     note = emulation_note(proposed, leader_statefulset)
-    notes = () if note is None else (note,)
+    notes = tuple(n for n in (path.note, note) if n is not None)
+    warnings += () if path.warning is None else (path.warning,)
     return _finish(replace(base, change="rollout", summary=summary, warnings=warnings, notes=notes), steps)
 
 
@@ -326,6 +347,7 @@ def plan_disaggregatedset(
     slices: int = 1,
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
+    free_by_node: Mapping[str, Accelerators] | None = None,
 ) -> Plan:
     """The plan for `new` over `live`, for one slice (`children`: that slice's child LWS views;
     every slice rolls the same way at once, so accelerators are multiplied by `slices`)."""
@@ -365,6 +387,9 @@ def plan_disaggregatedset(
 
     baseline = in_use(state)
     steps = []
+    paths = _ds_surge_paths(live, new, new_roles, role_targets, free_by_node)
+    if any(path.in_place for path in paths):
+        role_targets = [ds_rollout.in_place_role(role) for role in role_targets]
     for decision in simulation.simulate_rollout(target, role_targets, children):
         if decision.kind != "scale":
             continue
@@ -403,5 +428,24 @@ def plan_disaggregatedset(
     warnings = tuple(
         f"role {role}: External scaling without a role scaler, not planned" for role in unresolved
     )
+    warnings += tuple(path.warning for path in paths if path.warning)
+    notes = tuple(path.note for path in paths if path.note)
     summary = f"rolling update from revision {current} to {target}, {slices} slice(s) in parallel"
-    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings), steps)
+    return _finish(replace(base, change="rollout", summary=summary, warnings=warnings, notes=notes), steps)
+
+
+def _ds_surge_paths(
+    live: Obj,
+    new: Obj,
+    roles: Mapping[str, Obj],
+    targets: Sequence[ds_rollout.RoleTarget],
+    free_by_node: Mapping[str, Accelerators] | None,
+) -> list[SurgePath]:
+    """Each role's surge path (capacity-aware surge: in place for all roles as soon as one is)."""
+    paths = []
+    for target in targets:
+        budget = ds_rollout.role_budget(target)
+        as_lws = lws_rollout.RolloutBudget(target.desired, budget.max_surge, budget.max_unavailable, 0)
+        role = {"spec": (roles.get(target.name) or {}).get("spec") or {}}
+        paths.append(surge_path(live, new, as_lws, free_by_node, group=role, role=target.name))
+    return paths

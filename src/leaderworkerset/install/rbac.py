@@ -198,6 +198,15 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         Rule(
             CORE,
             ("nodes",),
+            ("list",),
+            "pod controller: counts the nodes a set could use before quarantining one (opt-in "
+            "leaderworkerset.dev/quarantine-after; at most a share of them is quarantined); LWS and DS "
+            "controllers: free accelerators per node while a set's surge is given back "
+            "(surge-fallback-seconds), to know when it may surge again",
+        ),
+        Rule(
+            CORE,
+            ("nodes",),
             ("list", "watch"),
             "disruption-budget controller: informer of cordoned nodes only (field selector "
             "spec.unschedulable=true): a group with a pod there wants its budget released for the drain",
@@ -309,15 +318,17 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         Rule(
             "admissionregistration.k8s.io",
             ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"),
-            ("get", "update"),
-            "certificate rotator injects the CA bundle into our two webhook configurations (and no other)",
+            ("get", "list", "watch", "update"),
+            "certificate rotator injects the CA bundle into our two webhook configurations (and no other), "
+            "and watches them to put back a bundle that an apply reset",
             resource_names=webhook_configurations,
         ),
         Rule(
             CORE,
             ("secrets",),
-            ("get", "update"),
-            "certificate rotator keeps the CA and serving pair in this one Secret",
+            ("get", "list", "watch", "update"),
+            "certificate rotator keeps the CA and serving pair in this one Secret, and watches it "
+            "(deleting it forces a rotation)",
             scope=Scope.NAMESPACE,
             resource_names=(c.DEFAULT_WEBHOOK_SECRET_NAME,),
         ),

@@ -17,6 +17,7 @@ from leaderworkerset.core.desired.podmutation import PodMutationError
 from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.webhooks import disaggregatedset, leaderworkerset, pod
+from leaderworkerset.webhooks.quarantine import QuarantinedNodes
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
@@ -34,6 +35,8 @@ class WebhookOptions:
     scheduling: SchedulingAdmission = field(default_factory=SchedulingAdmission)
     pod_group_injector: pod.PodGroupInjector | None = None
     token_source: pod.TokenSource = pod.random_token
+    # The nodes a set's new pods avoid (opt-in node quarantine); None: no view, nothing avoided.
+    quarantined_nodes: QuarantinedNodes | None = None
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,20 @@ def mutate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:
             obj,
             pod_group_injector=options.pod_group_injector,
             token_source=options.token_source,
+            avoided_nodes=_quarantined_nodes(request, obj, options),
         )
     except PodMutationError as err:
         return denied(str(err))
     return Outcome(mutated=mutated)
+
+
+def _quarantined_nodes(request: MutableObj, obj: MutableObj, options: WebhookOptions) -> frozenset[str]:
+    """The nodes the pod's set quarantines (the request's namespace: a new pod need not name one)."""
+    set_name = ((obj.get("metadata") or {}).get("labels") or {}).get(c.LABEL_SET_NAME)
+    if options.quarantined_nodes is None or not set_name:
+        return frozenset()
+    namespace = str(request.get("namespace") or (obj.get("metadata") or {}).get("namespace") or "")
+    return options.quarantined_nodes(namespace, set_name)
 
 
 def validate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:

@@ -28,8 +28,11 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime import certificates
+from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
+from leaderworkerset.runtime.projections import METADATA_CODEC, MetadataOnly
+from leaderworkerset.runtime.reflector import FuncHandler
 from leaderworkerset.runtime.resources import ResourceRef
 from leaderworkerset.webhooks.configurations import inject_ca_bundle
 
@@ -221,15 +224,23 @@ def write_cert_dir(cert_dir: Path, artifacts: CertArtifacts) -> bool:
     return changed
 
 
+_PEM_END = b"-----END CERTIFICATE-----\n"
+
+
+def _pem_blocks(bundle: bytes) -> list[bytes]:
+    """The certificates of a PEM bundle, each ending in its END line and a newline."""
+    return [block.strip() + b"\n" + _PEM_END for block in bundle.split(_PEM_END.strip()) if block.strip()]
+
+
 def with_trusted(ca_bundle: bytes, configuration: MutableObj) -> bytes:
-    """`ca_bundle` followed by the CAs the configuration's webhooks trust now (each once)."""
-    bundle = ca_bundle
+    """`ca_bundle` followed by the CAs the configuration's webhooks trust now, each certificate
+    once: passes that only add trust may run many times while a rotation is under way."""
+    blocks = _pem_blocks(ca_bundle)
     for webhook in configuration.get("webhooks") or []:
         encoded = (webhook.get("clientConfig") or {}).get("caBundle")
         previous = base64.b64decode(encoded) if isinstance(encoded, str) else b""
-        if previous and previous not in bundle:
-            bundle += previous
-    return bundle
+        blocks += [block for block in _pem_blocks(previous) if block not in blocks]
+    return b"".join(blocks)
 
 
 # ---- I/O: the Secret, the cert dir and the caBundle of our webhook configurations ---------------
@@ -267,15 +278,15 @@ class CertManager:
         self._clock = clock
         self.artifacts: CertArtifacts | None = None
 
-    async def reconcile(self) -> CertArtifacts:
+    async def reconcile(self, *, trim: bool = True) -> CertArtifacts:
         """Secret, caBundles, then the cert dir. A new CA is trusted before a certificate it signed
         is served, and the old CA stays trusted while the old certificate may still be served: the
-        pass that writes a new pair adds its CA to the bundles, the next pass (the pair already in
-        place) leaves only the current CA."""
+        pass that writes a new pair adds its CA to the bundles, a later pass with `trim` (the pair
+        already in place) leaves only the current CA. Without `trim` a pass only adds trust."""
         artifacts = await self._ensure_secret()
         served = self._config.cert_dir / c.TLS_CERT_FILE
         rotating = served.exists() and served.read_bytes() != artifacts.cert
-        await self._inject(artifacts.ca_cert, keep_trusted=rotating)
+        await self._inject(artifacts.ca_cert, keep_trusted=rotating or not trim)
         write_cert_dir(self._config.cert_dir, artifacts)
         self.artifacts = artifacts
         return artifacts
@@ -283,17 +294,55 @@ class CertManager:
     async def run(
         self, stop: asyncio.Event, ready: asyncio.Event | None = None, interval: float = 600.0
     ) -> None:
-        """Reconcile now and then every `interval` seconds until `stop`; `ready` is set after the
-        first success (upstream starts webhooks and controllers only once certs are ready)."""
-        while not stop.is_set():
-            try:
-                await self.reconcile()
-                if ready is not None:
-                    ready.set()
-            except ApiStatusError as err:
-                _log.warning("webhook certificate reconcile failed", error=str(err))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), interval)
+        """Reconcile now, then whenever the Secret or one of our webhook configurations changes, and
+        every `interval` seconds, until `stop`; `ready` is set after the first success (upstream
+        starts webhooks and controllers only once certs are ready).
+
+        Watching makes two things immediate, as upstream's cert-controller does: deleting the Secret
+        forces a new CA and serving pair (the documented way to rotate by hand), and a caBundle that
+        an apply or `helm upgrade` reset is put back. Only the periodic pass trims the bundles: a
+        pass woken by a change only adds trust, so while the other replica has not yet written the
+        new pair to its cert dir, the CA of the pair it still serves stays trusted."""
+        wake = asyncio.Event()
+        watching = asyncio.create_task(self._watch(wake), name="webhook-certs:watch")
+        try:
+            periodic = True
+            while not stop.is_set():
+                try:
+                    await self.reconcile(trim=periodic)
+                    if ready is not None:
+                        ready.set()
+                except ApiStatusError as err:
+                    _log.warning("webhook certificate reconcile failed", error=str(err))
+                periodic = await _next_pass(stop, wake, interval)
+        finally:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+
+    async def _watch(self, wake: asyncio.Event) -> None:
+        """Set `wake` on every change of the Secret or of a webhook configuration we inject into.
+        Each watch names its one object (a field selector on the name), which is what the Role's
+        and ClusterRole's resourceNames allow."""
+        cache = Cache(self._client)
+        watched: list[tuple[ResourceRef, str | None, str]] = [
+            (SECRETS, self._config.namespace, self._config.secret_name)
+        ]
+        for ref in (MUTATING_CONFIGURATIONS, VALIDATING_CONFIGURATIONS):
+            watched += [(ref, None, name) for name in self._config.configuration_names]
+        handler: FuncHandler[MetadataOnly] = FuncHandler(
+            add=lambda _: wake.set(), update=lambda _old, _new: wake.set(), delete=lambda _: wake.set()
+        )
+        for watched_ref, namespace, name in watched:
+            informer = cache.informer(
+                watched_ref,
+                METADATA_CODEC,
+                namespace=namespace,
+                field_selector=f"metadata.name={name}",
+                name=f"webhook-certs:{watched_ref.plural}/{name}",
+            )
+            informer.add_handler(handler)
+        await cache.run()
 
     async def _read_secret(self) -> MutableObj | None:
         try:
@@ -343,3 +392,16 @@ class CertManager:
                 wanted = inject_ca_bundle(current, bundle)
                 if wanted != current:
                     await self._client.update(ref, wanted)
+
+
+async def _next_pass(stop: asyncio.Event, wake: asyncio.Event, interval: float) -> bool:
+    """Wait for a change, `stop` or `interval` seconds; True when the interval elapsed (a
+    periodic pass), False when woken (or stopping)."""
+    waiters = {asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())}
+    try:
+        done, _ = await asyncio.wait(waiters, timeout=interval, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+    wake.clear()
+    return not done

@@ -13,6 +13,7 @@ from leaderworkerset.webhooks.leaderworkerset import (
     validate_max_group_restarts,
     validate_surge_and_unavailable,
 )
+from leaderworkerset.webhooks.setannotations import validate_set_annotations
 
 FieldError = v.FieldError
 
@@ -34,6 +35,7 @@ def validate(ds: MutableObj) -> tuple[list[str], list[FieldError]]:
     warnings, errors = _validate_roles(ds)
     errors += _validate_generated_names(ds)
     errors += _validate_placement(ds)
+    errors += validate_set_annotations(ds, c.DS_KIND)  # this project's own, opt-in
     return warnings, errors
 
 

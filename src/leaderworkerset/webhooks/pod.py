@@ -6,13 +6,14 @@ already filters on it, the check here keeps the handler safe when called directl
 """
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import msgspec
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.desired import podmutation as pm
 from leaderworkerset.core.desired import tpu
+from leaderworkerset.core.desired.affinity import avoid_nodes
 from leaderworkerset.core.gocompat.strconv import GoParseError
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.scheduling import gang, workloads
@@ -60,8 +61,12 @@ def default_pod(
     *,
     pod_group_injector: PodGroupInjector | None = None,
     token_source: TokenSource = random_token,
+    avoided_nodes: Collection[str] = (),
 ) -> MutableObj:
-    """Return the mutated copy of `pod`; raises PodMutationError with the denial message."""
+    """Return the mutated copy of `pod`; raises PodMutationError with the denial message.
+
+    `avoided_nodes`: the nodes the pod's set quarantines (core/quarantine/), kept off by a required
+    node-affinity term on this pod only: no template changes, so no other group rolls."""
     if not is_lws_pod(pod):
         return pod
     mutated = _json_copy(pod)
@@ -84,6 +89,7 @@ def default_pod(
         except (tpu.TPUEnvError, GoParseError) as err:
             raise pm.PodMutationError(str(err)) from err
     pm.add_lws_env(mutated, pm.leader_address(mutated))
+    avoid_nodes(pm.spec(mutated), avoided_nodes)
     return mutated
 
 

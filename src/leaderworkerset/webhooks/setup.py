@@ -24,6 +24,7 @@ from leaderworkerset.webhooks.admission import WebhookOptions
 from leaderworkerset.webhooks.discovery import WorkloadApiProbe
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
+from leaderworkerset.webhooks.quarantine import QuarantineView
 from leaderworkerset.webhooks.runner import WebhookRunConfig, local_run_config, serve
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
@@ -51,6 +52,7 @@ class RegisteredWebhooks:
     certs_ready: asyncio.Event  # set once the serving pair is in the cert dir
     serving: asyncio.Event  # set once the server answers (and, on the dev cluster, is registered)
     workload_api: WorkloadApiProbe | None = None  # only with the kubernetes scheduler provider
+    quarantine: QuarantineView | None = None  # the nodes each set quarantines, for the pod webhook
 
 
 def webhook_options(cfg: api_config.Configuration) -> WebhookOptions:
@@ -118,8 +120,10 @@ def register_webhooks(manager: Manager, client: KubeClient, settings: WebhookSet
                 config.options, scheduling=replace(config.options.scheduling, workload_api_available=probe)
             ),
         )
+    quarantine = QuarantineView.watching(client)
+    config = replace(config, options=replace(config.options, quarantined_nodes=quarantine))
     registered = RegisteredWebhooks(
-        config, new_webhook_metrics(manager.registry), asyncio.Event(), asyncio.Event(), probe
+        config, new_webhook_metrics(manager.registry), asyncio.Event(), asyncio.Event(), probe, quarantine
     )
     config.cert_dir.mkdir(parents=True, exist_ok=True)
 
@@ -151,10 +155,12 @@ async def _serve(client: KubeClient, webhooks: RegisteredWebhooks) -> None:
     # signal so the server closes and the certificate loop ends cleanly.
     stop = asyncio.Event()
     probe = webhooks.workload_api
-    refresher = None
+    refreshers = []
     if probe is not None:
         await probe.refresh(client)  # admission starts with a real answer
-        refresher = asyncio.create_task(probe.run(client), name="workload-api-discovery")
+        refreshers.append(asyncio.create_task(probe.run(client), name="workload-api-discovery"))
+    if webhooks.quarantine is not None:
+        refreshers.append(asyncio.create_task(webhooks.quarantine.run(), name="quarantine-view"))
     task = asyncio.create_task(
         serve(client, webhooks.config, stop, webhooks.certs_ready, webhooks.metrics, webhooks.serving)
     )
@@ -165,5 +171,5 @@ async def _serve(client: KubeClient, webhooks: RegisteredWebhooks) -> None:
         await task
         raise
     finally:
-        if refresher is not None:
+        for refresher in refreshers:
             refresher.cancel()

@@ -21,7 +21,11 @@ def real_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     options = ClusterOptions(
         nodes=0,
         real_nodes=2,
-        node_images=(realnodes.manager_image_archive(), realnodes.probe_v2_archive()),
+        node_images=(
+            realnodes.manager_image_archive(),
+            realnodes.probe_v2_archive(),
+            realnodes.upstream_image_archive(),
+        ),
         die_with_parent=True,
         supervise=True,
         start_timeout=240,

@@ -1,11 +1,13 @@
 """Failures as real kubelets report them, not as a test writes pod status: a process that exits, a
 container the kernel's OOM killer stops under its memory limit, an image nobody can pull, a workload
-that crash-loops. Each must reach the restart policy, the failure ledger and `lws status` with its
-real cause."""
+that crash-loops, a kubelet that stops. Each must reach the restart policy, the failure ledger and
+`lws status` with its real cause."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -119,3 +121,32 @@ async def test_max_group_restarts_stops_a_crash_looping_group(real_api: KubeClie
         return uid(group["0"]) == uid(leader) and len(await ledger(real_api, real_ns, "loop")) == 2
 
     await consistently(left_in_place, duration=5)
+
+
+async def test_a_kubelet_that_stops_shows_in_status_and_recreates_nothing(
+    installed: LocalCluster, real_api: KubeClient, real_ns: str
+) -> None:
+    """A frozen kubelet (SIGSTOP: alive, silent) stops posting node status; after the node monitor's
+    grace period the node lifecycle controller marks its pods not ready. `lws status` names the node;
+    no container failed, so nothing is recreated and the ledger stays empty; once the kubelet
+    resumes, the same pods are Ready again."""
+    await real_api.create(LEADERWORKERSETS, probe_lws(real_ns, "frozen", replicas=1, size=2))
+    before = await ready_group(real_api, real_ns, "frozen", 2)
+    node = before["1"]["spec"]["nodeName"]
+    kubelet = installed.state.pids[f"{node}-kubelet"]
+    os.kill(kubelet, signal.SIGSTOP)
+    try:
+
+        async def node_named() -> dict[str, Any] | None:
+            status = json.loads(await lws_ok(installed, "status", "frozen", "-n", real_ns, "-o", "json"))
+            groups = status["groups"]
+            return groups[0] if groups and groups[0].get("cause") == "NodeNotReady" else None
+
+        shown = await eventually(node_named, timeout=LONG_TIMEOUT * 2)
+        assert shown is not None
+        assert f"node {node} stopped reporting" in shown["reason"], shown
+    finally:
+        os.kill(kubelet, signal.SIGCONT)
+    after = await ready_group(real_api, real_ns, "frozen", 2)
+    assert {index: uid(pod) for index, pod in after.items()} == {i: uid(p) for i, p in before.items()}
+    assert await ledger(real_api, real_ns, "frozen") == []

@@ -18,16 +18,13 @@ import asyncio
 import base64
 import contextlib
 import datetime as dt
-import ssl
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
@@ -37,6 +34,7 @@ from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.webhooks.conftest import REFS
+from tests.support.tlsprobe import der, served_certificate, serves
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = pytest.mark.cluster
@@ -122,25 +120,6 @@ async def mutated(rig: Rig, name: str) -> bool:
     return c.LABEL_GROUP_KEY in created["metadata"]["labels"]
 
 
-async def served_certificate(port: int, ca: bytes) -> bytes:
-    """The certificate a new TLS handshake with our server presents (DER)."""
-    context = ssl.create_default_context(cadata=ca.decode())
-    _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
-    try:
-        ssl_object = writer.get_extra_info("ssl_object")
-        der = ssl_object.getpeercert(binary_form=True)
-        assert der is not None
-        return bytes(der)
-    finally:
-        writer.close()
-        with contextlib.suppress(ConnectionError, ssl.SSLError):
-            await writer.wait_closed()
-
-
-def der(pem: bytes) -> bytes:
-    return x509.load_pem_x509_certificate(pem).public_bytes(Encoding.DER)
-
-
 @dataclass
 class Load:
     """An open-ended stream of pod creates through the webhooks, a few in flight at a time, until
@@ -179,21 +158,29 @@ class Load:
         await asyncio.gather(*(self.worker() for _ in range(CONCURRENCY)))
 
 
-async def rotate_under_load(rig: Rig, renew_before: dt.timedelta) -> tuple[Load, certs.CertArtifacts]:
-    """Drive one renewal deterministically while pods keep being created: after BEFORE_RENEWAL
-    creates, reconcile with a renewal window longer than the validity (so the certificate counts as
-    expiring now), wait until new handshakes get the new certificate, then keep creating until
-    AFTER_SERVED creates that started after that point have completed. Each phase has a deadline,
-    so the test fails only when rotation breaks (an admission fails or the new pair is never
-    served), not because the load happened to finish first."""
+Trigger = Callable[[], Awaitable[certs.CertArtifacts]]
+
+
+def renewal(rig: Rig, renew_before: dt.timedelta) -> Trigger:
+    """A reconcile with a renewal window longer than the validity, so the certificate counts as
+    expiring now."""
+    expiring = replace(rig.config, renew_before=renew_before)
+    return certs.CertManager(rig.client, expiring).reconcile
+
+
+async def rotate_under_load(rig: Rig, trigger: Trigger) -> tuple[Load, certs.CertArtifacts]:
+    """Drive one rotation deterministically while pods keep being created: after BEFORE_RENEWAL
+    creates, `trigger` it (it returns the new artifacts), wait until new handshakes get the new
+    certificate, then keep creating until AFTER_SERVED creates that started after that point have
+    completed. Each phase has a deadline, so the test fails only when rotation breaks (an admission
+    fails or the new pair is never served), not because the load happened to finish first."""
     load = Load(rig)
     running = asyncio.create_task(load.run())
     try:
         await eventually(
             lambda: load.completed >= BEFORE_RENEWAL, timeout=LONG_TIMEOUT, message="load did not start"
         )
-        expiring = replace(rig.config, renew_before=renew_before)
-        renewed = await certs.CertManager(rig.client, expiring).reconcile()
+        renewed = await trigger()
         await eventually(
             lambda: _serves(rig, renewed),
             timeout=LONG_TIMEOUT,
@@ -212,11 +199,7 @@ async def rotate_under_load(rig: Rig, renew_before: dt.timedelta) -> tuple[Load,
 
 
 async def _serves(rig: Rig, artifacts: certs.CertArtifacts) -> bool:
-    """Whether a new handshake presents `artifacts.cert` (an untrusted older one counts as no)."""
-    try:
-        return await served_certificate(rig.server.port, artifacts.ca_cert) == der(artifacts.cert)
-    except ssl.SSLCertVerificationError:
-        return False
+    return await serves("127.0.0.1", rig.server.port, artifacts.cert, artifacts.ca_cert)
 
 
 async def ca_bundles(rig: Rig) -> set[str]:
@@ -233,7 +216,7 @@ async def test_serving_certificate_renewal_fails_no_admission(rig: Rig) -> None:
     first = rig.manager.artifacts
     assert first is not None
 
-    load, renewed = await rotate_under_load(rig, certs.SERVING_VALIDITY + dt.timedelta(days=1))
+    load, renewed = await rotate_under_load(rig, renewal(rig, certs.SERVING_VALIDITY + dt.timedelta(days=1)))
 
     assert load.failures == []
     assert load.completed_after_served >= AFTER_SERVED
@@ -247,7 +230,7 @@ async def test_ca_rotation_fails_no_admission(rig: Rig) -> None:
     first = rig.manager.artifacts
     assert first is not None
 
-    load, renewed = await rotate_under_load(rig, certs.CA_VALIDITY + dt.timedelta(days=1))
+    load, renewed = await rotate_under_load(rig, renewal(rig, certs.CA_VALIDITY + dt.timedelta(days=1)))
 
     assert load.failures == []
     assert load.completed_after_served >= AFTER_SERVED
@@ -259,6 +242,74 @@ async def test_ca_rotation_fails_no_admission(rig: Rig) -> None:
     await rig.manager.reconcile()
     assert await ca_bundles(rig) == {base64.b64encode(renewed.ca_cert).decode()}
     assert await mutated(rig, "after-rotation-0")
+
+
+async def stored(rig: Rig) -> certs.CertArtifacts | None:
+    secret = await rig.client.get_or_none(certs.SECRETS, rig.namespace, rig.config.secret_name)
+    return certs.CertArtifacts.from_secret_data(secret.get("data") if secret else None)
+
+
+@contextlib.asynccontextmanager
+async def running(manager: certs.CertManager) -> AsyncIterator[None]:
+    """The manager's loop as the manager process runs it, with a periodic pass far away: whatever
+    happens within the test is the work of its watches."""
+    stop = asyncio.Event()
+    ready = asyncio.Event()
+    task = asyncio.create_task(manager.run(stop, ready, interval=3600))
+    await asyncio.wait_for(ready.wait(), LONG_TIMEOUT)
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
+async def test_deleting_the_secret_rotates_at_once_and_fails_no_admission(rig: Rig) -> None:
+    """The documented way to force a rotation: delete the Secret. The running manager sees it go,
+    makes a new CA and serving pair, trusts the new CA beside the old one and serves the new pair
+    within seconds, not at its next periodic pass."""
+    first = rig.manager.artifacts
+    assert first is not None
+
+    async def delete_secret() -> certs.CertArtifacts:
+        await rig.client.delete(certs.SECRETS, rig.namespace, rig.config.secret_name)
+
+        async def replaced() -> certs.CertArtifacts | None:
+            current = await stored(rig)
+            return current if current is not None and current.ca_cert != first.ca_cert else None
+
+        renewed = await eventually(replaced, timeout=LONG_TIMEOUT, message="the Secret was not recreated")
+        assert renewed is not None
+        return renewed
+
+    async with running(rig.manager):
+        load, renewed = await rotate_under_load(rig, delete_secret)
+
+    assert load.failures == []
+    assert load.completed_after_served >= AFTER_SERVED
+    assert renewed.ca_cert != first.ca_cert
+    # Woken passes only add trust; the periodic pass (an hour away here) drops the old CA.
+    assert await ca_bundles(rig) == {base64.b64encode(renewed.ca_cert + first.ca_cert).decode()}
+
+
+async def test_a_reset_ca_bundle_is_put_back_at_once(rig: Rig) -> None:
+    """An apply of upstream's manifests or a `helm upgrade` writes the configurations without our
+    caBundle; the running manager puts it back without waiting for its periodic pass."""
+    artifacts = rig.manager.artifacts
+    assert artifacts is not None
+    ref, name = certs.VALIDATING_CONFIGURATIONS, rig.names[1]
+    async with running(rig.manager):
+        configuration = await rig.client.get(ref, None, name)
+        for webhook in configuration["webhooks"]:
+            webhook["clientConfig"].pop("caBundle", None)
+        await rig.client.update(ref, configuration)
+
+        async def restored() -> bool:
+            current = await rig.client.get(ref, None, name)
+            bundles = {hook["clientConfig"].get("caBundle") for hook in current["webhooks"]}
+            return bundles == {base64.b64encode(artifacts.ca_cert).decode()}
+
+        await eventually(restored, timeout=LONG_TIMEOUT, message="the caBundle was not put back")
 
 
 async def test_a_half_written_pair_keeps_the_old_certificate_served(tmp_path: Path) -> None:
@@ -276,10 +327,10 @@ async def test_a_half_written_pair_keeps_the_old_certificate_served(tmp_path: Pa
 
         (tmp_path / c.TLS_KEY_FILE).write_bytes(second.key)
         assert not server.reloader.reload_if_changed()
-        assert await served_certificate(server.port, first.ca_cert) == der(first.cert)
+        assert await served_certificate("127.0.0.1", server.port, first.ca_cert) == der(first.cert)
 
         (tmp_path / c.TLS_CERT_FILE).write_bytes(second.cert)
         assert server.reloader.reload_if_changed()
-        assert await served_certificate(server.port, first.ca_cert) == der(second.cert)
+        assert await served_certificate("127.0.0.1", server.port, first.ca_cert) == der(second.cert)
     finally:
         await server.stop()

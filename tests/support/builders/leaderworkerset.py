@@ -139,6 +139,37 @@ class LeaderWorkerSetBuilder:
         self.template["workerTemplate"] = template
         return self
 
+    def _pod_specs(self) -> list[Obj]:
+        templates = (self.template.get("leaderTemplate"), self.template["workerTemplate"])
+        return [t["spec"] for t in templates if t is not None]
+
+    def node_selector(self, selector: dict[str, str]) -> Self:
+        """The same nodeSelector on the leader and worker templates."""
+        for spec in self._pod_specs():
+            spec["nodeSelector"] = dict(selector)
+        return self
+
+    def prefer_node(self, node: str) -> Self:
+        """Every pod prefers `node` (the scheduler keeps sending groups back to it). The templates get
+        a spread constraint of their own that matches no pod, which switches off the scheduler's
+        default spreading: it would otherwise pull a set's pods away from the node they crowd."""
+        preferred = {
+            "weight": 100,
+            "preference": {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]},
+        }
+        neutral = {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"test.leaderworkerset.dev/no-such-pod": "true"}},
+        }
+        for spec in self._pod_specs():
+            spec["affinity"] = {
+                "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [preferred]}
+            }
+            spec["topologySpreadConstraints"] = [neutral]
+        return self
+
     def leader_container_name(self, name: str) -> Self:
         self.template["leaderTemplate"]["spec"]["containers"][0]["name"] = name
         return self

@@ -325,6 +325,32 @@ def test_free_accelerators_sums_schedulable_matching_nodes_minus_bound_pods() ->
     ]
     assert accelerators.free_accelerators(nodes, pods, {"pool": "gpu"}) == {GPU: 5}
     assert accelerators.free_accelerators(nodes, pods, {}) == {GPU: 11}
+    by_node = accelerators.free_accelerators_by_node(nodes, pods, {})
+    assert by_node == {"a": {GPU: 5}, "c": {GPU: 6}}
+
+
+FIT_CASES = [
+    pytest.param({"a": {GPU: 8}}, [{GPU: 8}], True, id="one pod of 8 on a free node"),
+    pytest.param({"a": {GPU: 4}, "b": {GPU: 4}}, [{GPU: 8}], False, id="8 free in total, spread 4 + 4"),
+    pytest.param({"a": {GPU: 4}, "b": {GPU: 4}}, [{GPU: 4}, {GPU: 4}], True, id="two pods of 4"),
+    pytest.param({"a": {GPU: 8}}, [{GPU: 4}, {GPU: 4}, {GPU: 4}], False, id="three pods of 4 on one node"),
+    pytest.param(
+        {"a": {GPU: 6}, "b": {GPU: 2}}, [{GPU: 2}, {GPU: 6}], True, id="largest first, least left over"
+    ),
+    pytest.param({}, [{}, {}], True, id="pods without accelerators"),
+    pytest.param({}, [{GPU: 1}], False, id="no eligible node"),
+]
+
+
+@pytest.mark.parametrize(("by_node", "pods", "want"), FIT_CASES)
+def test_a_group_fits_when_each_pod_finds_one_node(
+    by_node: dict[str, dict[str, int]], pods: list[dict[str, int]], want: bool
+) -> None:
+    assert accelerators.group_fits(by_node, pods) is want
+
+
+def test_every_fit_case_ran() -> None:
+    assert len(FIT_CASES) == 7
 
 
 @dataclass(frozen=True)
@@ -572,3 +598,101 @@ def test_a_steady_live_set_read_from_its_pods_plans_like_the_default() -> None:
     new = gpu_lws().worker_image(NEW_IMAGE).obj()
     assert from_pods(new).steps == lws_plan(live, new).steps
     assert from_pods(live).change == "no change"
+
+
+# --- the surge's path (surge-fallback-seconds) --------------------------------------------------------
+
+SURGE_KEY = "leaderworkerset.dev/surge-fallback-seconds"
+SINCE_KEY = "leaderworkerset.dev/surge-fallback-since"
+
+
+@dataclass(frozen=True)
+class PathCase:
+    id: str
+    free_by_node: dict[str, dict[str, int]]
+    annotations: dict[str, str]
+    want_path: str  # the start of the path note, or "" for none
+    want_warning: str  # the start of the path warning, or ""
+    want_states: tuple[tuple[int, int], ...]
+    live_annotations: dict[str, str] = field(default_factory=dict)
+
+
+PATH_CASES = [
+    PathCase(
+        "fits",
+        {"a": {GPU: 2}},
+        {},
+        "surge path: the 1 surge group(s) fit",
+        "",
+        ((1, 4), (2, 3), (3, 2), (4, 1), (5, 0), (4, 0)),
+    ),
+    PathCase(
+        "does not fit, no annotation: the rollout waits",
+        {"a": {GPU: 1}},
+        {},
+        "",
+        "the 1 surge group(s) do not fit",
+        ((1, 4), (2, 3), (3, 2), (4, 1), (5, 0), (4, 0)),
+    ),
+    PathCase(
+        "does not fit, annotated: in place, one at a time",
+        {"a": {GPU: 0}},
+        {SURGE_KEY: "30"},
+        "in-place path: the 1 surge group(s) do not fit",
+        "",
+        ((1, 3), (2, 2), (3, 1), (4, 0)),
+    ),
+    PathCase(
+        "already given back: in place whatever the nodes say",
+        {"a": {GPU: 8}},
+        {SURGE_KEY: "30"},
+        "surge path: given back since 2026-12-01T12:00:00+00:00",
+        "",
+        ((1, 3), (2, 2), (3, 1), (4, 0)),
+        live_annotations={SINCE_KEY: "2026-12-01T12:00:00Z"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PATH_CASES, ids=[case.id for case in PATH_CASES])
+def test_the_plan_says_which_path_the_surge_takes(case: PathCase) -> None:
+    live = gpu_lws().annotations({**case.annotations, **case.live_annotations}).obj()
+    new = gpu_lws().annotations({**case.annotations, **case.live_annotations}).worker_image(NEW_IMAGE).obj()
+    free = accelerators.total_free(case.free_by_node)
+    result = lws_plan(live, new, free=free, free_by_node=case.free_by_node)
+    notes = [note for note in result.notes if note.startswith(("surge path", "in-place path"))]
+    assert [n[: len(case.want_path)] for n in notes] == ([case.want_path] if case.want_path else [])
+    path_warnings = [w for w in result.warnings if "surge group(s)" in w]
+    assert [w[: len(case.want_warning)] for w in path_warnings] == (
+        [case.want_warning] if case.want_warning else []
+    )
+    assert tuple((step.updated, step.old) for step in result.steps) == case.want_states
+
+
+def test_every_path_case_ran() -> None:
+    assert len(PATH_CASES) == 4
+
+
+DS_PATH_CASES = [
+    pytest.param({}, {"a": {GPU: 8}}, "surge path: role prefill: the 1 surge group(s) fit", 100, id="fits"),
+    pytest.param({SURGE_KEY: "30"}, {"a": {GPU: 0}}, "in-place path: role prefill: the 1", 50, id="in place"),
+]
+
+
+@pytest.mark.parametrize(("annotations", "free_by_node", "want_note", "want_lowest"), DS_PATH_CASES)
+def test_a_disaggregatedset_plan_says_which_path_its_roles_take(
+    annotations: dict[str, str], free_by_node: dict[str, dict[str, int]], want_note: str, want_lowest: int
+) -> None:
+    new = ds("pd", gpu_role("prefill", 2, 1, NEW_IMAGE), gpu_role("decode", 4, 2, NEW_IMAGE))
+    new["metadata"]["annotations"] = annotations
+    result = ds_plan(LIVE_DS, new, free_by_node=free_by_node)
+    assert result.notes[0].startswith(want_note), result.notes
+    # In place, each role goes down by one replica at a time: prefill's 2 replicas to 1 (50 %).
+    assert (
+        min(pct for step in result.steps for role, pct in step.capacity if role == "prefill") == want_lowest
+    )
+    assert (result.steps[-1].updated, result.steps[-1].old) == (6, 0)
+
+
+def test_every_ds_path_case_ran() -> None:
+    assert len(DS_PATH_CASES) == 2

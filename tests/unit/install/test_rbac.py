@@ -45,6 +45,12 @@ VERBS = {
 # Calls whose ref is a variable: what it can be, by (file, variable).
 INDIRECT: dict[tuple[str, str], tuple[ResourceRef, ...]] = {
     ("webhooks/certs.py", "ref"): (certs.MUTATING_CONFIGURATIONS, certs.VALIDATING_CONFIGURATIONS),
+    # The rotator watches its Secret and both webhook configurations, one informer each.
+    ("webhooks/certs.py", "watched_ref"): (
+        certs.SECRETS,
+        certs.MUTATING_CONFIGURATIONS,
+        certs.VALIDATING_CONFIGURATIONS,
+    ),
     # KubeAuthorizer's create callback; metricsserver.py names its two review kinds itself.
     ("runtime/manager.py", "ref"): (),
     # Delegation reads the parent object that owns the LWS (any kind, e.g. a JobSet): whoever makes an

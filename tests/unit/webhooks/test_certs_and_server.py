@@ -1,6 +1,7 @@
 """Certificates (generation, renewal decisions, cert dir) and the HTTPS server with hot reload."""
 
 import asyncio
+import base64
 import datetime as dt
 import json
 import ssl
@@ -80,6 +81,20 @@ def test_secret_data_round_trips(artifacts: certs.CertArtifacts) -> None:
     assert set(data) == {"ca.crt", "ca.key", "tls.crt", "tls.key"}
     assert certs.CertArtifacts.from_secret_data(data) == artifacts
     assert certs.CertArtifacts.from_secret_data({"tls.crt": "x"}) is None
+
+
+def test_trust_is_added_certificate_by_certificate_and_never_twice(artifacts: certs.CertArtifacts) -> None:
+    """Passes that only add trust run again and again during a rotation: the bundle they write
+    holds each CA once, the new one first, however often they run."""
+    new_ca = certs.generate(LOCAL, NOW).ca_cert
+
+    def configuration(bundle: bytes) -> dict[str, Any]:
+        return {"webhooks": [{"clientConfig": {"caBundle": base64.b64encode(bundle).decode()}}] * 2}
+
+    first = certs.with_trusted(new_ca, configuration(artifacts.ca_cert))
+    again = certs.with_trusted(new_ca, configuration(first))
+    assert first == again == new_ca + artifacts.ca_cert
+    assert certs.with_trusted(new_ca, {"webhooks": [{"clientConfig": {}}]}) == new_ca
 
 
 def test_cert_dir_writes_only_changes(tmp_path: Path, artifacts: certs.CertArtifacts) -> None:

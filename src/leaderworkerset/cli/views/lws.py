@@ -21,6 +21,7 @@ from rich.tree import Tree
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli.views import failures as ledger_view
+from leaderworkerset.cli.views import quarantine as quarantine_view
 from leaderworkerset.core import objects
 from leaderworkerset.core.disruption.budget import budget_notes
 from leaderworkerset.core.groups import state as core_groups
@@ -29,6 +30,7 @@ from leaderworkerset.core.objects import MutableObj, labels_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.rollout.control import rollout_notes
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
+from leaderworkerset.core.rollout.surgefallback import surge_notes
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import (
@@ -204,7 +206,11 @@ def overview(snapshot: Snapshot) -> Overview:
             str(cond.get("type")) for cond in status.get("conditions") or [] if cond.get("status") == "True"
         ],
         groups=groups,
-        rollout=[*rollout_notes(lws), *_emulation(lws, snapshot.leader_deployment, leader_workload)],
+        rollout=[
+            *rollout_notes(lws),
+            *surge_notes(lws),
+            *_emulation(lws, snapshot.leader_deployment, leader_workload),
+        ],
         disruption=budget_notes(lws, snapshot.pods, snapshot.cordoned, snapshot.budgets),
     )
 
@@ -227,6 +233,7 @@ def render(snapshot: Snapshot) -> Tree:
     )
     for note in info.rollout:
         root.add(f"[yellow]{escape(note)}[/yellow]")
+    quarantine_view.add_branch(root, snapshot.lws, snapshot.now)
     for note in info.disruption:
         root.add(f"[blue]{escape(note)}[/blue]")
     for group in info.groups:
@@ -261,6 +268,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
         "revision": info.revision,
         "conditions": info.conditions,
         **({"rollout": info.rollout} if info.rollout else {}),
+        **({"quarantinedNodes": q} if (q := quarantine_view.document(snapshot.lws, snapshot.now)) else {}),
         **({"disruptionBudget": info.disruption} if info.disruption else {}),
         "groups": [
             {

@@ -16,7 +16,12 @@ from leaderworkerset.core.disaggregated.children import (
     old_children,
     spec_replicas,
 )
-from leaderworkerset.core.disaggregated.rollout import RolloutDecision, ScaleChange, decide_rollout
+from leaderworkerset.core.disaggregated.rollout import (
+    RolloutDecision,
+    ScaleChange,
+    decide_rollout,
+    in_place_role,
+)
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.objects import Obj, name_of
 from leaderworkerset.runtime.controller import Result
@@ -31,10 +36,21 @@ class RolloutExecutor:
         self._recorder = recorder
 
     async def step(
-        self, ds: Obj, slice_index: int, revision: str, targets: Mapping[str, int], mine: Sequence[Obj]
+        self,
+        ds: Obj,
+        slice_index: int,
+        revision: str,
+        targets: Mapping[str, int],
+        mine: Sequence[Obj],
+        *,
+        in_place: bool = False,
     ) -> Result | None:
-        """Advance the rollout of one slice; None once it completed (old children deleted)."""
-        decision = decide_rollout(revision, role_targets(ds, targets), child_views(mine))
+        """Advance the rollout of one slice; None once it completed (old children deleted).
+        `in_place`: the surge was given back (capacity-aware surge), every role rolls without it."""
+        roles = role_targets(ds, targets)
+        if in_place:
+            roles = [in_place_role(role) for role in roles]
+        decision = decide_rollout(revision, roles, child_views(mine))
         ref = object_ref(ds, api_version=c.DS_API_VERSION, kind=c.DS_KIND)
         by_name = {name_of(lws): lws for lws in mine}
         await self._backfill(ds, ref, decision, by_name)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import structlog
 
@@ -22,6 +24,8 @@ from leaderworkerset.controllers.disaggregatedset.executor import ROLLOUT_REQUEU
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.disaggregatedset.scalers import Scalers
 from leaderworkerset.controllers.disaggregatedset.services import Services
+from leaderworkerset.controllers.disaggregatedset.surge import DsSurge
+from leaderworkerset.core.desired import statuswrite
 from leaderworkerset.core.disaggregated.children import (
     build_child,
     old_children,
@@ -41,7 +45,8 @@ from leaderworkerset.core.disaggregated.current import (
 from leaderworkerset.core.disaggregated.naming import role_names, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.disaggregated.status import plan_status
-from leaderworkerset.core.objects import Obj, is_deleting, name_of
+from leaderworkerset.core.objects import ControllerEvent, Obj, is_deleting, name_of
+from leaderworkerset.core.rollout.surgefallback import SURGE, SurgeMode
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.controller import Result
@@ -72,6 +77,8 @@ class _Round:
     revision: str
     slices: int
     roles: list[str]
+    # Capacity-aware surge (opt-in, core/rollout/dssurge.py): this round's mode.
+    surge: SurgeMode = SURGE
 
 
 class DisaggregatedSetReconciler:
@@ -92,6 +99,7 @@ class DisaggregatedSetReconciler:
         self._scalers = Scalers(client, informers, recorder)
         self._services = Services(client, informers)
         self._executor = RolloutExecutor(self.children, recorder)
+        self._surge = DsSurge(client, self._clock)
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         cached = self._informers.sets.store.get(key)
@@ -110,7 +118,11 @@ class DisaggregatedSetReconciler:
             log.info("waiting for replica targets before reconciling slices", roles=unresolved)
             result = Result(requeue_after=ROLLOUT_REQUEUE_SECONDS)
         else:
+            round_.surge = await self._surge.decide(ds, round_.revision, targets, self.children.of(ds))
+            round_.ds = ds = await self._surge.remember(ds, round_.surge)  # before any child moves
             result, failures = await self._reconcile_slices(round_, targets)
+            if round_.surge.requeue_after is not None:
+                result = earliest(result, Result(requeue_after=round_.surge.requeue_after))
         children = self.children.of(ds)
         await self._services.migrate_legacy(ds, children)
         await self._scalers.write_status(ds, bound, children, self._clock.wall())
@@ -153,7 +165,10 @@ class DisaggregatedSetReconciler:
         mine = slice_children(self.children.of(round_.ds), index)
         result: Result | None = None
         if old_children(mine, round_.revision):
-            result = await self._executor.step(round_.ds, index, round_.revision, targets, mine)
+            in_place = round_.surge.fallback
+            result = await self._executor.step(
+                round_.ds, index, round_.revision, targets, mine, in_place=in_place
+            )
         else:
             plan = plan_current_revision(round_.ds, index, round_.revision, targets, mine)
             await self._apply_current(round_, index, plan, mine)
@@ -197,10 +212,27 @@ class DisaggregatedSetReconciler:
     async def _update_status(
         self, round_: _Round, children: Sequence[Obj], targets: Mapping[str, int], unresolved: Sequence[str]
     ) -> None:
-        plan = plan_status(
-            round_.ds, children, round_.revision, targets, unresolved, round_.slices, self._clock.wall()
-        )
-        if not plan.changed:
+        now = self._clock.wall()
+        plan = plan_status(round_.ds, children, round_.revision, targets, unresolved, round_.slices, now)
+        status, ours_changed, events = _with_our_conditions(round_, plan.status, now)
+        if not plan.changed and not ours_changed:
             return
-        body = {**round_.ds, "status": plan.status}
+        body = {**round_.ds, "status": status}
         await self._client.update(DISAGGREGATEDSETS, body, "status")
+        ref = object_ref(round_.ds, api_version=c.DS_API_VERSION, kind=c.DS_KIND)
+        for event in events:
+            self._recorder.record(ref, event.type, event.reason, event.action, event.message)
+
+
+def _with_our_conditions(
+    round_: _Round, status: dict[str, Any], now: datetime
+) -> tuple[dict[str, Any], bool, list[ControllerEvent]]:
+    """This project's conditions on the DS status (a DS that opts in to nothing never has them):
+    a bad annotation value flagged (webhooks off), and SurgeFallback."""
+    ds = {**round_.ds, "status": status}
+    changed, events = False, list[ControllerEvent]()
+    flagged = statuswrite.ds_annotation_status(ds, now)
+    if flagged is not None:
+        status, events, changed = flagged[0], list(flagged[1]), True
+    status, surge_changed, surge_events = statuswrite.surge_fallback_status(ds, status, round_.surge, now)
+    return status, changed or surge_changed, [*events, *surge_events]

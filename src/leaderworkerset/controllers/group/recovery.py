@@ -1,8 +1,8 @@
 """Group recovery (spec §3.C): the restart policy decides whether a pod's failure recreates its
 group; a recreation charges the restart budget (maxGroupRestarts, core/lifecycle/budget.py),
 waits out the group's back-off (core/lifecycle/backoff.py), is written to the failure ledger
-(core/lifecycle/ledger.py) and then deletes the leader with Foreground propagation, exactly once
-per failure.
+(core/lifecycle/ledger.py), quarantines the nodes the ledger now implicates (opt-in,
+core/quarantine/) and then deletes the leader with Foreground propagation, exactly once per failure.
 
 Budget and back-off are decided on fresh reads of the leader and the LWS: a lagging cache must
 never let a group restart past its limit.
@@ -23,6 +23,7 @@ from leaderworkerset.controllers.group.reads import lws_of
 from leaderworkerset.controllers.group.retention import Retention
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
+from leaderworkerset.controllers.quarantine import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
 from leaderworkerset.core.lifecycle import backoff, budget, ledger
@@ -33,6 +34,7 @@ from leaderworkerset.core.lifecycle.restart import (
     restart_lookup,
 )
 from leaderworkerset.core.objects import MutableObj, is_deleting, name_of, namespace_of, uid_of
+from leaderworkerset.core.quarantine.policy import opted_in as quarantine_opted_in
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder
@@ -71,6 +73,7 @@ class Recovery:
         leaders: LeaderDeletions,
         retention: Retention,
         observer: GroupObserver,
+        quarantine: NodeQuarantine,
     ) -> None:
         self._client = client
         self._informers = informers
@@ -80,6 +83,7 @@ class Recovery:
         self._leaders = leaders
         self._retention = retention
         self._observer = observer
+        self._quarantine = quarantine
 
     async def restart_policy(self, pod: MutableObj, lws: MutableObj | None = None) -> RestartOutcome:
         """Apply the group restart policy: whether the pod's reconcile ends here, or waits."""
@@ -145,6 +149,7 @@ class Recovery:
                 when=self._clock.wall(), leader_uid=uid_of(leader),
             )  # fmt: skip
             await self._record(fresh_lws, entry)
+            await self._quarantine_nodes(fresh_lws)
             await self._retention.terminate(fresh_lws, leader)
             return None
         # One instant for the back-off state and the ledger entry, so the ledger's gaps between
@@ -172,6 +177,8 @@ class Recovery:
         )  # fmt: skip
         # Written before the delete: the back-off state must name this incarnation before it goes.
         await self._record(fresh_lws, entry, backoff_state=gate.state)
+        # Before the delete: the new group's pods are admitted with the quarantine already in force.
+        await self._quarantine_nodes(fresh_lws)
         if await self._leaders.delete(
             lws, namespace, decision.leader_name, decision.leader_uid, decision.event
         ):
@@ -197,6 +204,18 @@ class Recovery:
             log.warning("failure cause read incomplete", pod=name_of(pod), error=error_text(err))
         return ledger.classify_trigger(pod, node=node, probe_failures=probes)
 
+    async def _quarantine_nodes(self, lws: MutableObj) -> None:
+        """Quarantine the nodes the set's ledger (this failure included) now implicates, when the
+        set asks for it (core/quarantine/); never fails the recreation."""
+        if not quarantine_opted_in(lws):
+            return
+        try:
+            entries = (await self._failure_ledger.read(lws)).entries
+        except Exception as err:
+            log.warning("failure ledger not read for quarantine", lws=name_of(lws), error=error_text(err))
+            return
+        await self._quarantine.after_failure(lws, entries)
+
     async def _record(
         self, lws: MutableObj, entry: ledger.LedgerEntry, *, backoff_state: backoff.GroupBackoff | None = None
     ) -> None:
@@ -204,7 +223,9 @@ class Recovery:
         on (the ledger is a record, not a gate); back-off state must be stored, so its failure is
         the reconcile's error and is retried."""
         try:
-            await self._failure_ledger.record(lws, entry=entry, group=entry.group, backoff=backoff_state)
+            await self._failure_ledger.record(
+                lws, entry=entry, group=entry.group, backoff=backoff_state, keep=quarantine_opted_in(lws)
+            )
         except LedgerNotOwnedError as err:
             log.warning("failure ledger skipped", lws=name_of(lws), error=str(err))
         except Exception as err:

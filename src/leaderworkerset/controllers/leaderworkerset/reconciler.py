@@ -13,7 +13,10 @@ from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.status import StatusWriter, spec_problem
+from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents
+from leaderworkerset.controllers.quarantine import NodeQuarantine
+from leaderworkerset.controllers.quarantinemetrics import QuarantineMetrics
 from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
@@ -39,6 +42,7 @@ class LeaderWorkerSetReconciler:
         provider: SchedulerProvider | None = None,
         rollout_metrics: RolloutMetrics | None = None,
         condition_metrics: ConditionMetrics | None = None,
+        quarantine_metrics: QuarantineMetrics | None = None,
     ) -> None:
         self._informers = informers
         self._recorder = recorder
@@ -49,13 +53,15 @@ class LeaderWorkerSetReconciler:
         intents = AppliedIntents()
         shell = (client, informers, recorder, clock)
         self.revisions = Revisions(*shell)
-        self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents)
+        self.status = StatusWriter(*shell)
+        surge = SurgeFallback(*shell, memo=self.status.memo)
+        self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents, surge=surge)
         self.replacement = LeaderReplacement(*shell)
         self.deployments = LeaderDeployments(*shell, intents=intents)
-        self.status = StatusWriter(*shell)
         self._children = Children(*shell)
         self._restarts = RestartCounts(*shell)
         self._intents = intents
+        self.quarantine = NodeQuarantine(client, recorder, clock, quarantine_metrics)
 
     def forget_on_delete(self, informers: SharedInformers) -> None:
         """What the collaborators remember of an object ends when the watch sees it deleted."""
@@ -76,21 +82,26 @@ class LeaderWorkerSetReconciler:
             if self._conditions is not None:
                 self._conditions.forget(key)
             self.replacement.forget(key)
+            self.quarantine.forget(key)
             return None  # children go away through garbage collection
         round_ = Round.of(lws, key)
         if self.status.flag_annotations(round_):
             await self.status.persist(round_)
             return Result(requeue=True)  # the status moved on: the next round reads it
+        # Node quarantine (opt-in): cool-downs that ended are released before anything else.
+        release_in = await self.quarantine.release(lws, key)
         try:
             if is_hash(lws):
-                return await self._reconcile_hash(round_)
-            return await self._reconcile_ordinal(round_)
+                result = await self._reconcile_hash(round_)
+            else:
+                result = await self._reconcile_ordinal(round_)
         except Exception as err:
             problem = spec_problem(err)
             if problem is not None:
                 self.status.report_invalid_spec(round_, problem)
             await self.status.persist_failed(round_)
             raise  # retried with backoff; a fixed spec comes back through the watch
+        return _with_release(result, release_in)
 
     async def _reconcile_ordinal(self, round_: Round) -> Result | None:
         round_.leader_sts = self.rollout.leader_statefulset(round_.key)
@@ -160,3 +171,12 @@ class LeaderWorkerSetReconciler:
             round_.set_status({**statuswrite.status_of(round_.lws), "conditions": outcome.conditions})
         if outcome.failure is not None:
             raise outcome.failure
+
+
+def _with_release(result: Result | None, release_in: float | None) -> Result | None:
+    """The round's result, requeued no later than the next quarantine release."""
+    if release_in is None or (result is not None and result.requeue):
+        return result
+    if result is not None and result.requeue_after is not None:
+        return Result(requeue_after=min(result.requeue_after, release_in))
+    return Result(requeue_after=release_in)

@@ -7,13 +7,14 @@ then pause and progress deadline), and the result is server-side applied with it
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
+from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.desired.statefulsets import leader_statefulset
 from leaderworkerset.core.objects import MutableObj, name_of
@@ -33,6 +34,7 @@ class Rollout(Shell):
     # The leader StatefulSet (or Hash Deployment) intents are shared with `hash.py`: both are keyed
     # by the LWS.
     intents: AppliedIntents
+    surge: SurgeFallback
     memo: WriteMemo = field(default_factory=WriteMemo)
 
     def leader_statefulset(self, key: ObjectKey) -> MutableObj | None:
@@ -41,9 +43,13 @@ class Rollout(Shell):
 
     async def step(self, round_: Round) -> None:
         """Decide the leader StatefulSet's partition and replicas and apply them."""
-        outcome = rolloutround.decide_rollout_round(self._gather(round_), self.clock.wall())
+        inputs = self._gather(round_)
+        round_.surge = surge = await self.surge.decide(round_)
+        await self.surge.remember(round_, surge)  # before the StatefulSet moves
+        inputs = replace(inputs, lws=round_.lws, in_place=surge.fallback)
+        outcome = rolloutround.decide_rollout_round(inputs, self.clock.wall())
         round_.decision, round_.stall = outcome.decision, outcome.stall
-        round_.requeue_after = outcome.requeue_after
+        round_.requeue_after = _earliest(outcome.requeue_after, surge.requeue_after)
         await self._apply(round_, outcome.decision)
 
     def _gather(self, round_: Round) -> rolloutround.RolloutInputs:
@@ -106,6 +112,11 @@ class Rollout(Shell):
             revision_name=None if round_.revision is None else name_of(round_.revision),
         ):
             record(self.recorder, round_.lws, event)
+
+
+def _earliest(*delays: float | None) -> float | None:
+    known = [delay for delay in delays if delay is not None]
+    return min(known) if known else None
 
 
 def record_apply_failure(

@@ -10,6 +10,7 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, revision_key_of
 from leaderworkerset.core.rollout.control import NO_ROLLOUT_CONTROL, RolloutControl, Stall
 from leaderworkerset.core.rollout.partition import RolloutDecision
+from leaderworkerset.core.rollout.surgefallback import SURGE, SurgeMode
 from leaderworkerset.runtime.objects import ObjectKey
 
 
@@ -31,6 +32,8 @@ class Round:
     under_way: bool = False
     requeue_after: float | None = None
     decision: RolloutDecision | None = None
+    # Capacity-aware surge (opt-in, core/rollout/surgefallback.py): this round's mode.
+    surge: SurgeMode = SURGE
     # The status write: whether a step changed the status, and the events of those transitions,
     # recorded once the write lands (status.py).
     status_changed: bool = False

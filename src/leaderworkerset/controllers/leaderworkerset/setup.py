@@ -8,6 +8,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
+from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.runtime.controller import Controller, label_mapper, own_key, owner_mapper
@@ -61,6 +62,7 @@ def setup(
         provider=provider,
         rollout_metrics=new_rollout_metrics(manager.metrics.registry),
         condition_metrics=ConditionMetrics(manager.metrics.registry),
+        quarantine_metrics=new_quarantine_metrics(manager.metrics.registry),
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics

@@ -88,8 +88,12 @@ class StatusWriter(Shell):
         self, round_: Round, status: dict[str, Any], changed: bool, event: ControllerEvent | None
     ) -> Mapping[str, Any]:
         status, control_changed, control_events = self._with_rollout_conditions(round_, status)
-        if changed or control_changed:
-            round_.set_status(status, [*([] if event is None else [event]), *control_events])
+        status, surge_changed, surge_events = statuswrite.surge_fallback_status(
+            round_.lws, status, round_.surge, self.clock.wall()
+        )
+        if changed or control_changed or surge_changed:
+            events = [*([] if event is None else [event]), *control_events, *surge_events]
+            round_.set_status(status, events)
         return status
 
     # ----- the round's one write --------------------------------------------------------------------

@@ -1,3 +1,5 @@
+from collections.abc import Collection
+
 from leaderworkerset.core.objects import MutableObj
 
 """Exclusive placement affinity terms (spec §3.F F1/F3).
@@ -57,3 +59,30 @@ def set_exclusive_affinities(pod_spec: MutableObj, key: str, topology_key: str, 
         section = affinity.get(kind) or {}
         affinity[kind] = section
         section[_REQUIRED] = [*(section.get(_REQUIRED) or []), term]
+
+
+# Node quarantine (core/quarantine/): a node is named by the ledger as `spec.nodeName`, so it is
+# avoided by its name (`matchFields` on `metadata.name`), not by the hostname label, which on some
+# clouds differs from the node's name.
+NODE_NAME_FIELD = "metadata.name"
+
+
+def avoid_nodes(pod_spec: MutableObj, nodes: Collection[str]) -> None:
+    """Keep the pod off `nodes`: a required `NotIn` on the node's name, added to every required
+    node-selector term (the terms are ORed, so each must exclude them), or as the only term. A term
+    that already excludes exactly these nodes is not repeated (a reinvoked webhook)."""
+    if not nodes:
+        return
+    requirement = {"key": NODE_NAME_FIELD, "operator": "NotIn", "values": sorted(nodes)}
+    affinity = pod_spec.get("affinity") or {}
+    pod_spec["affinity"] = affinity
+    node_affinity = affinity.get("nodeAffinity") or {}
+    affinity["nodeAffinity"] = node_affinity
+    selector = node_affinity.get(_REQUIRED) or {}
+    node_affinity[_REQUIRED] = selector
+    terms = list(selector.get("nodeSelectorTerms") or []) or [{}]
+    for term in terms:
+        fields = list(term.get("matchFields") or [])
+        if requirement not in fields:
+            term["matchFields"] = [*fields, requirement]
+    selector["nodeSelectorTerms"] = terms

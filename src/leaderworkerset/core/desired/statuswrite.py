@@ -10,21 +10,26 @@ resourceVersion and their own answer to a conflict.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core import setannotations
 from leaderworkerset.core.conditions import (
     format_time,
     invalid_annotation_conditions,
     invalid_spec_conditions,
 )
-from leaderworkerset.core.lifecycle import disruption
 from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
+from leaderworkerset.core.quarantine.policy import invalid_event as quarantine_invalid_event
+from leaderworkerset.core.quarantine.policy import invalid_message as quarantine_invalid_message
+from leaderworkerset.core.quarantine.policy import quarantine_errors
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
+from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
 Status = dict[str, Any]
 
@@ -44,13 +49,13 @@ def write_body(lws: Obj) -> dict[str, Any]:
 
 
 def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
-    """Each of our annotations whose value cannot be used (restart back-off, not-ready events)
+    """Each of our annotations whose value cannot be used (restart back-off, not-ready events, node
+    quarantine)
     flagged, or cleared, in a condition of our own, with the events of the new flags; None when
     nothing changes (always, for an LWS without a bad value now or before)."""
-    stamp = format_time(now)
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
-    _, budget = disruption.disruption_budget(lws)
-    checks = (
+    quarantine = quarantine_errors(lws)
+    checks = [
         (
             ext.CONDITION_RESTART_BACKOFF_INVALID,
             invalid_message(backoff) if backoff else None,
@@ -62,12 +67,24 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
             notready.invalid_event(not_ready) if not_ready else None,
         ),
         (
-            ext.CONDITION_DISRUPTION_BUDGET_INVALID,
-            disruption.invalid_message(budget) if budget else None,
-            disruption.invalid_event(budget) if budget else None,
+            ext.CONDITION_QUARANTINE_ANNOTATION_INVALID,
+            quarantine_invalid_message(quarantine) if quarantine else None,
+            quarantine_invalid_event(quarantine) if quarantine else None,
         ),
-    )
-    current: Obj = lws
+        *setannotations.flag_checks(lws, c.LWS_KIND),
+    ]
+    return _flagged(lws, checks, format_time(now))
+
+
+def ds_annotation_status(ds: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
+    """`annotation_status` for a DisaggregatedSet: the rows of the set-annotation table for its kind."""
+    return _flagged(ds, setannotations.flag_checks(ds, c.DS_KIND), format_time(now))
+
+
+def _flagged(
+    obj: Obj, checks: Sequence[tuple[str, str | None, ControllerEvent | None]], stamp: str
+) -> tuple[Status, list[ControllerEvent]] | None:
+    current: Obj = obj
     events: list[ControllerEvent] = []
     changed = False
     for condition_type, message, event in checks:
@@ -123,6 +140,26 @@ def rollout_control_status(
     )
     if not changed:
         return status, False, ()
+    if conditions:
+        return {**status, "conditions": conditions}, True, events
+    return {k: v for k, v in status.items() if k != "conditions"}, True, events
+
+
+def surge_fallback_status(
+    lws: Obj, status: Status, mode: SurgeMode, now: datetime
+) -> tuple[Status, bool, tuple[ControllerEvent, ...]]:
+    """`status` with our SurgeFallback condition as `mode` has it, whether that changed it, and
+    the events of the transition (a set that never gave its surge back is never written here)."""
+    result = surge_conditions(
+        status.get("conditions") or [],
+        mode,
+        generation=generation_of(lws),
+        now=now,
+        lws_name=str((lws.get("metadata") or {}).get("name") or ""),
+    )
+    if result is None:
+        return status, False, ()
+    conditions, events = result
     if conditions:
         return {**status, "conditions": conditions}, True, events
     return {k: v for k, v in status.items() if k != "conditions"}, True, events

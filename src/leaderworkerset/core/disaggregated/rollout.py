@@ -44,6 +44,7 @@ __all__ = [
     "coordinate_drain",
     "decide_rollout",
     "group_by_revision",
+    "in_place_role",
     "plan_scale_down",
     "role_budget",
 ]
@@ -145,6 +146,16 @@ def role_budget(role: RoleTarget) -> Budget:
     if surge > 0:
         return Budget(surge, DEFAULT_MAX_UNAVAILABLE)
     return Budget(DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE)
+
+
+def in_place_role(role: RoleTarget) -> RoleTarget:
+    """The role while its surge is given back (capacity-aware surge, core/rollout/surgefallback.py):
+    no surge, `max(maxUnavailable, 1)` at a time. The planner never shrinks the new side, so a Pending
+    new replica stays and an old one drains to make room for it."""
+    budget = role_budget(role)
+    return replace(
+        role, max_surge=0, max_unavailable=max(budget.max_unavailable, 1), has_rolling_update_config=True
+    )
 
 
 def committed_ready(child: ChildView | None) -> int:

@@ -1,19 +1,19 @@
 """The `leaderworkerset.dev/disruption-budget` annotation: its one parser and rule.
 
-The webhook (`webhooks/disruptionbudget.py`) rejects a value that breaks the rule; the controller
-parses with the same function, and with the webhooks off reports a bad value (condition
-`DisruptionBudgetInvalid`, a Warning event) and treats the set as not opted in.
+Its rule is a row of the set-annotation table (`core/setannotations.py`): the webhook rejects a value
+that breaks it, and with the webhooks off the LWS controller reports it (condition
+`DisruptionBudgetInvalid`, a Warning event); the disruption-budget controller parses with the same
+function here and treats a set with a bad value as not opted in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, lws_replicas
+from leaderworkerset.core.objects import Obj, annotations_of, lws_replicas
 
 RULE = "must be a whole number of groups of at least 1, or a percentage from 1% to 100%"
 
@@ -61,14 +61,6 @@ def budget_groups(lws: Obj) -> int | None:
     return None if budget is None else budget.groups_for(lws_replicas(lws))
 
 
-def invalid_message(error: AnnotationError) -> str:
-    return f"{error.message}; no PodDisruptionBudget is managed for this set"
-
-
-def invalid_event(error: AnnotationError) -> ControllerEvent:
-    return ControllerEvent(
-        c.EVENT_TYPE_WARNING,
-        ext.EVENT_INVALID_DISRUPTION_BUDGET,
-        c.EVENT_ACTION_RECONCILE,
-        invalid_message(error),
-    )
+def budget_problem(value: str, _lws: Obj) -> str | None:
+    """The rule a value breaks (None: valid), for the set-annotation table (`core/setannotations.py`)."""
+    return None if _parse(value) is not None else RULE

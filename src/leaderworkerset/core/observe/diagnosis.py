@@ -80,6 +80,7 @@ CAUSE_WAIT_LEADER_SCHEDULED = "ExclusiveTopology"
 CAUSE_WORKERS_MISSING = "WorkerStatefulSetMissing"
 CAUSE_FOREIGN_WORKERS = "ForeignWorkerStatefulSet"
 CAUSE_UNSCHEDULED = "Unscheduled"
+CAUSE_NODE_NOT_READY = "NodeNotReady"
 CAUSE_NOT_READY = "NotReady"
 
 
@@ -218,6 +219,19 @@ def _scheduling_wait(pod: Obj, failures: Mapping[str, str]) -> Diagnosis | None:
     return None
 
 
+def _marked_by_node_controller(pod: Obj) -> bool:
+    """Whether the pod is not Ready although every container last reported ready: the kubelet's
+    report stands, so it was the node lifecycle controller that set Ready to False because the
+    node stopped reporting (a stopped or unreachable kubelet). It changes nothing else."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    ready = [x for x in (pod.get("status") or {}).get("conditions") or [] if x.get("type") == "Ready"]
+    return (
+        bool(_node(pod) and statuses and ready)
+        and ready[0].get("status") == "False"
+        and all(status.get("ready") is True for status in statuses)
+    )
+
+
 def _incarnation(leader: Obj, pods: Iterable[Obj]) -> list[Obj]:
     """The leader and the workers of its incarnation: same revision, not being deleted."""
     revision = revision_key_of(leader)
@@ -282,5 +296,12 @@ def diagnose_group(
     for pod in members:
         if not _node(pod) and pod_phase(pod) in ("", "Pending"):
             return Diagnosis(CAUSE_UNSCHEDULED, f"{_who(pod)} Pending, not scheduled yet")
+    lost = [pod for pod in members if _marked_by_node_controller(pod)]
+    if lost:
+        nodes = ", ".join(sorted({_node(pod) for pod in lost}))
+        text = (
+            f"{_who(lost[0])} marked not ready: node {nodes} stopped reporting (kubelet down or unreachable)"
+        )
+        return Diagnosis(CAUSE_NODE_NOT_READY, text)
     reasons = not_ready_reasons(leader, worker_sts, size=size)
     return Diagnosis(CAUSE_NOT_READY, "; ".join(reasons)) if reasons else None

@@ -39,6 +39,7 @@ REPORTED_CAUSES = frozenset(
         d.CAUSE_FAILED_SCHEDULING,
         d.CAUSE_SCHEDULING_GATE,
         d.CAUSE_FOREIGN_WORKERS,
+        d.CAUSE_NODE_NOT_READY,
     }
 )
 _RULE = f'must be "{ext.NOT_READY_EVENTS_TRUE}" or "{ext.NOT_READY_EVENTS_FALSE}"'

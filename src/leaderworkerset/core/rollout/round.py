@@ -28,11 +28,14 @@ from leaderworkerset.core.rollout.control import (
 )
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
+    RolloutBudget,
     RolloutDecision,
+    plan_rollout,
     plan_rollout_for,
     rollout_budget,
 )
 from leaderworkerset.core.rollout.revision import owned_revisions
+from leaderworkerset.core.rollout.surgefallback import fallback_decision
 
 
 def rollout_under_way(lws: Obj, revisions: Sequence[Obj], current_key: str) -> bool:
@@ -63,6 +66,8 @@ class RolloutInputs:
     leader_pods: Sequence[Obj] = ()  # read only when the leader StatefulSet exists
     statefulsets: Sequence[Obj] = ()  # likewise
     pods: Sequence[Obj] = ()  # every pod of the set, read only when `reads_pods`
+    # Capacity-aware surge (core/rollout/surgefallback.py) gave the surge back: replace in place.
+    in_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,14 +83,7 @@ def decide_rollout_round(inputs: RolloutInputs, now: datetime) -> RolloutRound:
     """Upstream's rolling-update step, held where the StatefulSet already is while the rollout is
     paused or past its progress deadline (pause and deadline are opt-in annotations)."""
     lws, control = inputs.lws, inputs.control
-    decision = plan_rollout_for(
-        lws,
-        inputs.leader_sts,
-        revision_key=inputs.revision_key,
-        revision_created=inputs.revision_created,
-        leader_pods=inputs.leader_pods,
-        statefulsets=inputs.statefulsets,
-    )
+    decision = _step(inputs)
     if inputs.leader_sts is None or (not control.paused and control.deadline_seconds is None):
         return RolloutRound(decision)
     sts = LeaderStatefulSetView.of(inputs.leader_sts)
@@ -122,6 +120,39 @@ def decide_rollout_round(inputs: RolloutInputs, now: datetime) -> RolloutRound:
         return RolloutRound(decision, requeue_after=check.requeue_after)
     stall = Stall(waiting[0], len(waiting), int(control.deadline_seconds or 0), _diagnose(inputs, waiting[0]))
     return RolloutRound(held(), stall, check.requeue_after)
+
+
+def _step(inputs: RolloutInputs) -> RolloutDecision:
+    """Upstream's step, or the in-place step while the surge is given back."""
+    if not inputs.in_place or inputs.leader_sts is None:
+        return plan_rollout_for(
+            inputs.lws,
+            inputs.leader_sts,
+            revision_key=inputs.revision_key,
+            revision_created=inputs.revision_created,
+            leader_pods=inputs.leader_pods,
+            statefulsets=inputs.statefulsets,
+        )
+    lws = inputs.lws
+
+    def plan(budget: RolloutBudget, sts: LeaderStatefulSetView) -> RolloutDecision:
+        return plan_rollout(
+            lws_name=name_of(lws),
+            budget=budget,
+            size=lws_size(lws),
+            sts=sts,
+            revision_key=inputs.revision_key,
+            revision_created=inputs.revision_created,
+            leader_pods=inputs.leader_pods,
+            statefulsets=inputs.statefulsets,
+        )
+
+    return fallback_decision(
+        plan,
+        lws_name=name_of(lws),
+        budget=rollout_budget(lws),
+        sts=LeaderStatefulSetView.of(inputs.leader_sts),
+    )
 
 
 def _diagnose(inputs: RolloutInputs, ordinal: int) -> Diagnosis | None:

@@ -66,19 +66,27 @@ def _add(total: Accelerators, extra: Mapping[str, int], times: int = 1) -> None:
         total[name] = total.get(name, 0) + count * times
 
 
-def group_accelerators(lws: Obj) -> Accelerators:
-    """One group of this LWS: its leader (the leader template, else the worker one) plus size-1
-    workers."""
+def group_pod_accelerators(lws: Obj) -> list[Accelerators]:
+    """The accelerators of each pod of one group of this LWS: its leader (the leader template, else
+    the worker one), then size-1 workers."""
     lwt = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
     base = "spec.leaderWorkerTemplate"
-    worker = (lwt.get("workerTemplate") or {}).get("spec") or {}
+    worker_spec = (lwt.get("workerTemplate") or {}).get("spec") or {}
+    worker = pod_accelerators(worker_spec, f"{base}.workerTemplate.spec")
     if lwt.get("leaderTemplate") is not None:
-        total = pod_accelerators(
+        leader = pod_accelerators(
             (lwt["leaderTemplate"] or {}).get("spec") or {}, f"{base}.leaderTemplate.spec"
         )
     else:
-        total = pod_accelerators(worker, f"{base}.workerTemplate.spec")
-    _add(total, pod_accelerators(worker, f"{base}.workerTemplate.spec"), lws_size(lws) - 1)
+        leader = dict(worker)
+    return [leader, *(dict(worker) for _ in range(lws_size(lws) - 1))]
+
+
+def group_accelerators(lws: Obj) -> Accelerators:
+    """One group of this LWS: the sum over its pods."""
+    total: Accelerators = {}
+    for pod in group_pod_accelerators(lws):
+        _add(total, pod)
     return total
 
 
@@ -87,26 +95,53 @@ def _selector_matches(node: Obj, selector: Mapping[str, str]) -> bool:
     return all(labels.get(key) == value for key, value in selector.items())
 
 
-def free_accelerators(
+def free_accelerators_by_node(
     nodes: Iterable[Obj], pods: Iterable[Obj], node_selector: Mapping[str, str]
-) -> Accelerators:
-    """Allocatable minus what bound, non-terminated pods request, summed over the schedulable
-    nodes that carry `node_selector` (affinity and taints are not evaluated)."""
-    free: Accelerators = {}
-    eligible = set()
+) -> dict[str, Accelerators]:
+    """Per schedulable node carrying `node_selector`: allocatable minus what its bound,
+    non-terminated pods request (affinity and taints are not evaluated)."""
+    free: dict[str, Accelerators] = {}
     for node in nodes:
         if (node.get("spec") or {}).get("unschedulable") or not _selector_matches(node, node_selector):
             continue
-        eligible.add(name_of(node))
         allocatable = (node.get("status") or {}).get("allocatable") or {}
-        _add(free, pod_accelerators({"containers": [{"resources": {"requests": allocatable}}]}))
+        free[name_of(node)] = pod_accelerators({"containers": [{"resources": {"requests": allocatable}}]})
     for pod in pods:
-        if (pod.get("spec") or {}).get("nodeName") not in eligible:
+        node_free = free.get(str((pod.get("spec") or {}).get("nodeName")))
+        if node_free is None or (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
             continue
-        if (pod.get("status") or {}).get("phase") in _TERMINAL_PHASES:
-            continue
-        _add(free, pod_accelerators(pod.get("spec") or {}, f"pod {name_of(pod)} spec"), -1)
+        _add(node_free, pod_accelerators(pod.get("spec") or {}, f"pod {name_of(pod)} spec"), -1)
     return free
+
+
+def free_accelerators(
+    nodes: Iterable[Obj], pods: Iterable[Obj], node_selector: Mapping[str, str]
+) -> Accelerators:
+    """`free_accelerators_by_node` summed over the eligible nodes."""
+    return total_free(free_accelerators_by_node(nodes, pods, node_selector))
+
+
+def total_free(by_node: Mapping[str, Accelerators]) -> Accelerators:
+    free: Accelerators = {}
+    for node_free in by_node.values():
+        _add(free, node_free)
+    return free
+
+
+def group_fits(by_node: Mapping[str, Accelerators], pods: Iterable[Accelerators]) -> bool:
+    """Whether every pod of a group finds a node with its accelerators free, largest pod first,
+    each on the node it fits with the least left over (a pod's devices come from one node, so a
+    sum over nodes would say yes to 8 GPUs spread 4 + 4). Pods without accelerators always fit."""
+    left = {node: dict(free) for node, free in by_node.items()}
+    for pod in sorted(pods, key=lambda p: -sum(p.values())):
+        if not any(pod.values()):
+            continue
+        fitting = [n for n, free in left.items() if all(free.get(k, 0) >= v for k, v in pod.items())]
+        if not fitting:
+            return False
+        best = min(fitting, key=lambda n: (sum(left[n].values()), n))
+        _add(left[best], pod, -1)
+    return True
 
 
 def template_node_selector(lws: Obj) -> dict[str, str]:

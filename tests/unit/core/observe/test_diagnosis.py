@@ -92,6 +92,15 @@ def _ready_worker(index: int) -> Obj:
     return scheduled(worker(leader(ready=True), index))
 
 
+def _node_lost(pod: Obj, node: str) -> Obj:
+    """What the node lifecycle controller leaves when a kubelet stops reporting: Ready False on the
+    pod, the containers' last report (ready) untouched."""
+    pod = scheduled(pod, node)
+    pod["status"]["containerStatuses"] = [{"name": "worker", "restartCount": 0, "ready": True}]
+    pod["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    return pod
+
+
 def _unschedulable_condition(pod: Obj) -> Obj:
     """What the scheduler writes on the pod (the controller's caches have no events)."""
     condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": GPU_MESSAGE}
@@ -347,6 +356,16 @@ CASES = [
         ),
         id="running-but-not-ready-falls-back-to-the-group-reasons",
     ),
+    pytest.param(
+        Case(
+            leader(ready=True),
+            (_node_lost(worker(leader(ready=True), 1), "real-node-2"),),
+            want_cause=d.CAUSE_NODE_NOT_READY,
+            want_message="worker lws-0-1 marked not ready: node real-node-2 stopped reporting "
+            "(kubelet down or unreachable)",
+        ),
+        id="a-pod-whose-node-stopped-reporting-names-the-node",
+    ),
 ]
 
 
@@ -371,7 +390,7 @@ def test_diagnose_group(case: Case) -> None:
 
 
 def test_every_cause_has_a_case() -> None:
-    assert len(CASES) == 28
+    assert len(CASES) == 29
     causes = {value for key, value in vars(d).items() if key.startswith("CAUSE_")}
     covered = {p.values[0].want_cause for p in CASES}
     assert causes <= covered, f"causes without a case: {causes - covered}"

@@ -110,7 +110,7 @@ def test_every_cause_is_either_reported_or_a_step_of_a_normal_start() -> None:
     }
     assert notready.REPORTED_CAUSES | steps == causes
     assert not notready.REPORTED_CAUSES & steps
-    assert len(causes) == 19
+    assert len(causes) == 20
 
 
 def _annotated(value: str | None) -> Obj:

@@ -1,0 +1,1 @@
+"""Node quarantine (issue 26, part 3): nodes that keep failing a set's groups are avoided for a while."""

@@ -1,0 +1,96 @@
+"""The rules of this project's opt-in `leaderworkerset.dev/` annotations on a set (LeaderWorkerSet,
+DisaggregatedSet), in one table.
+
+The webhook (`webhooks/setannotations.py`) refuses a value that breaks its rule, naming the
+annotation and the rule; with the webhooks off the controller reads the same table, flags the value
+in the rule's condition with a Warning event, and ignores it (the feature stays off, as upstream).
+A new annotation adds a row here (and its key to `api/extensions.py`): admission, the condition and
+the event follow without a second list to keep in step.
+
+The older annotations (restart back-off, rollout control, not-ready events) keep their own modules
+for now; their rules would move here unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.conditions import AnnotationError
+from leaderworkerset.core.lifecycle import disruption
+from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
+from leaderworkerset.core.rollout import surgefallback
+
+# `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
+Problem = Callable[[str, Obj], str | None]
+
+
+@dataclass(frozen=True)
+class SetAnnotationRule:
+    key: str
+    kinds: frozenset[str]  # the kinds of set that may carry it
+    problem: Problem
+    condition: str  # the condition type that flags a bad value (webhooks off)
+    event_reason: str  # the Warning event that says so
+    ignored: str  # what the controller does with a bad value, for the condition's message
+
+
+RULES: tuple[SetAnnotationRule, ...] = (
+    SetAnnotationRule(
+        key=ext.ANNOTATION_SURGE_FALLBACK_SECONDS,
+        kinds=frozenset({c.LWS_KIND, c.DS_KIND}),
+        problem=surgefallback.seconds_problem,
+        condition=ext.CONDITION_SURGE_FALLBACK_INVALID,
+        event_reason=ext.EVENT_INVALID_SURGE_FALLBACK,
+        ignored="the surge is never given back (as upstream)",
+    ),
+    SetAnnotationRule(
+        key=ext.ANNOTATION_DISRUPTION_BUDGET,
+        kinds=frozenset({c.LWS_KIND}),
+        problem=disruption.budget_problem,
+        condition=ext.CONDITION_DISRUPTION_BUDGET_INVALID,
+        event_reason=ext.EVENT_INVALID_DISRUPTION_BUDGET,
+        ignored="no PodDisruptionBudget is managed for this set",
+    ),
+)
+
+
+def annotation_errors(obj: Obj, kind: str) -> list[tuple[SetAnnotationRule, AnnotationError]]:
+    """Every annotation of `obj` (a set of `kind`) that breaks its rule, with the rule."""
+    annotations = annotations_of(obj)
+    found = []
+    for rule in RULES:
+        if kind not in rule.kinds or rule.key not in annotations:
+            continue
+        value = str(annotations[rule.key])
+        problem = rule.problem(value, obj)
+        if problem is not None:
+            found.append((rule, AnnotationError(rule.key, value, problem)))
+    return found
+
+
+def invalid_message(rule: SetAnnotationRule, error: AnnotationError) -> str:
+    return f"{error.message}; {rule.ignored}"
+
+
+def invalid_event(rule: SetAnnotationRule, error: AnnotationError) -> ControllerEvent:
+    return ControllerEvent(
+        c.EVENT_TYPE_WARNING, rule.event_reason, c.EVENT_ACTION_RECONCILE, invalid_message(rule, error)
+    )
+
+
+def flag_checks(obj: Obj, kind: str) -> list[tuple[str, str | None, ControllerEvent | None]]:
+    """(condition type, message or None to clear, event) per rule of `kind`: what the controller
+    writes for each with the webhooks off (`core.desired.statuswrite.annotation_status`)."""
+    bad = {rule.key: (rule, error) for rule, error in annotation_errors(obj, kind)}
+    checks: list[tuple[str, str | None, ControllerEvent | None]] = []
+    for rule in RULES:
+        if kind not in rule.kinds:
+            continue
+        if rule.key in bad:
+            checks.append((rule.condition, invalid_message(*bad[rule.key]), invalid_event(*bad[rule.key])))
+        else:
+            checks.append((rule.condition, None, None))
+    return checks

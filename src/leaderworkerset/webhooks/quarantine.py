@@ -1,0 +1,65 @@
+"""Node quarantine in admission: the annotations' validation, and the nodes the pod webhook keeps a
+set's new pods off.
+
+Validation is apart from upstream's rules (like the other annotations of this project): an object
+without the annotations is admitted exactly as upstream admits it, and the rules are
+`core.quarantine.policy`'s, which the controller applies too when webhooks are off.
+
+`QuarantineView` is what the pod webhook asks: a watch of LeaderWorkerSets (metadata only) keeps each
+set's `leaderworkerset.dev/quarantined-nodes`, and admission reads the last one without waiting on
+the API server (as `WorkloadApiProbe` does for discovery). The controller writes a quarantine before
+it deletes the failed group's leader; the new leader is created only after the garbage collector has
+removed the old group's workers and leader, and the watch delivers the annotation well before that.
+Until the first list completes the view knows no quarantine, and admits pods unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.gocompat import fielderrors as v
+from leaderworkerset.core.objects import MutableObj
+from leaderworkerset.core.quarantine.decision import active_nodes
+from leaderworkerset.core.quarantine.policy import quarantine_errors
+from leaderworkerset.runtime.client import KubeClient
+from leaderworkerset.runtime.listwatch import HttpListerWatcher
+from leaderworkerset.runtime.projections import METADATA_CODEC, MetadataOnly
+from leaderworkerset.runtime.reflector import Informer
+from leaderworkerset.runtime.resources import LEADERWORKERSETS
+from leaderworkerset.runtime.store import Store
+
+# (namespace, set name) -> the nodes the set's new pods must avoid.
+QuarantinedNodes = Callable[[str, str], frozenset[str]]
+
+
+def validate_quarantine(lws: MutableObj) -> list[v.FieldError]:
+    """One error per bad quarantine annotation, naming the annotation and the rule it breaks."""
+    return [
+        v.invalid(f"metadata.annotations.{error.key}", v.go_quote(error.value), error.rule, "quarantine")
+        for error in quarantine_errors(lws)
+    ]
+
+
+class QuarantineView:
+    """Callable as `QuarantinedNodes`; fed by its own watch of LeaderWorkerSets (`run`)."""
+
+    def __init__(self, informer: Informer[MetadataOnly], clock: Callable[[], float] = time.time) -> None:
+        self.informer = informer
+        self._clock = clock
+
+    @classmethod
+    def watching(cls, client: KubeClient) -> QuarantineView:
+        lister_watcher = HttpListerWatcher(client.http, LEADERWORKERSETS)
+        return cls(Informer("leaderworkersets.quarantine", lister_watcher, Store(METADATA_CODEC)))
+
+    def __call__(self, namespace: str, name: str) -> frozenset[str]:
+        lws = self.informer.store.get_by_name(namespace, name)
+        if lws is None:
+            return frozenset()
+        raw = (lws.metadata.annotations or {}).get(ext.ANNOTATION_QUARANTINED_NODES)
+        return active_nodes(raw, self._clock()) if raw else frozenset()
+
+    async def run(self) -> None:
+        await self.informer.run()
