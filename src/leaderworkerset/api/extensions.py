@@ -118,6 +118,8 @@ EVENT_INVALID_QUARANTINE: Final = "InvalidQuarantine"
 ANNOTATION_DISRUPTION_BUDGET: Final = _PREFIX + "disruption-budget"
 # On each PodDisruptionBudget the controller owns: what its informer selects (only ours are cached).
 LABEL_GROUP_DISRUPTION_BUDGET: Final = _PREFIX + "group-disruption-budget"
+# On a group's PodDisruptionBudget: the pod names a drain was refused on while the group waited.
+ANNOTATION_DRAIN_PENDING_PODS: Final = _PREFIX + "drain-pending-pods"
 CONDITION_DISRUPTION_BUDGET_INVALID: Final = "DisruptionBudgetInvalid"
 EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
 EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
@@ -267,6 +269,17 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "at a time. Absent: no PodDisruptionBudget is made, as upstream"
         ),
         example="1",
+    ),
+    Extension(
+        key=ANNOTATION_DRAIN_PENDING_PODS,
+        on="PodDisruptionBudget (a group's, ours)",
+        writer=Writer.CONTROLLER,
+        values="pod names, comma-separated",
+        effect=(
+            "the group's pods a drain was refused on while the group waited for the budget; if they "
+            "are replaced elsewhere under the same names (a rollout, a recreation), the drain retries "
+            "those names, so the group is released once; cleared when it is locked again"
+        ),
     ),
 )
 

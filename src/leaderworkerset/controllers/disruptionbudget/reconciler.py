@@ -21,11 +21,13 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.core.disruption.budget import (
     BudgetDecision,
+    GroupBudget,
     budget_name,
     group_of_pdb,
     group_pdb,
     is_released,
     observe_groups,
+    pending_pods,
     plan_budgets,
 )
 from leaderworkerset.core.lifecycle.disruption import budget_groups
@@ -85,17 +87,17 @@ class DisruptionBudgetReconciler:
             for pdb in budgets.values():
                 await self._delete(key, name_of(pdb))
             return None
-        released = {group: is_released(pdb) for group, pdb in budgets.items()}
         pods = self._caches.shared.set_pods(key.namespace, key.name)
-        views = observe_groups(lws, pods, self._caches.cordoned(), released, self._clock.wall())
+        views = observe_groups(lws, pods, self._caches.cordoned(), budgets, self._clock.wall())
         plan = plan_budgets(lws, views, budget=groups, replicas=lws_replicas(lws))
         for group in plan.delete:
             if group in budgets:
                 await self._delete(key, budget_name(lws, group))
-        for group, release in plan.apply.items():
+        for group, wanted in plan.apply.items():
             current = budgets.get(group)
-            if current is None or is_released(current) != release or _stale(current, lws):
-                await self._apply(key, group_pdb(lws, group, released=release))
+            if current is None or _differs(current, wanted) or _stale(current, lws):
+                body = group_pdb(lws, group, released=wanted.released, pending=wanted.pending)
+                await self._apply(key, body)
         self._announce(lws, plan.decision)
         settling = plan.decision.recheck_after
         return None if settling is None else Result(requeue_after=settling)
@@ -146,6 +148,10 @@ class DisruptionBudgetReconciler:
                 waiting=list(decision.waiting),
                 down=decision.down,
             )
+
+
+def _differs(pdb: MutableObj, wanted: GroupBudget) -> bool:
+    return is_released(pdb) != wanted.released or pending_pods(pdb) != wanted.pending
 
 
 def _stale(pdb: MutableObj, lws: MutableObj) -> bool:

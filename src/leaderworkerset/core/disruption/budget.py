@@ -31,7 +31,15 @@ from leaderworkerset.core.desired.statefulsets import lws_owner_reference
 from leaderworkerset.core.groups.state import is_leader_pod, pod_ready, ready_since
 from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle.disruption import budget_groups
-from leaderworkerset.core.objects import Obj, is_deleting, labels_of, lws_size, name_of, namespace_of
+from leaderworkerset.core.objects import (
+    Obj,
+    annotations_of,
+    is_deleting,
+    labels_of,
+    lws_size,
+    name_of,
+    namespace_of,
+)
 
 PDB_API_VERSION = "policy/v1"
 # How long a released group stays released once it is Ready again off cordoned nodes. `kubectl drain`
@@ -54,6 +62,15 @@ class GroupView:
     released: bool
     present: bool = True  # has a live pod
     ready_for: float | None = None  # seconds since its last pod turned Ready (None: not Ready, unknown)
+    cordoned_pods: frozenset[str] = frozenset()  # names of its live pods on cordoned nodes
+    pending: frozenset[str] = frozenset()  # pod names a drain was refused on (see `owed`)
+
+    @property
+    def owed(self) -> bool:
+        """A drain was refused on some of its pods while it waited, and they have since been replaced
+        elsewhere under the same names (a rollout, a recreation): the drain now retries those names
+        on the healthy replacements, and only a release lets it finish."""
+        return bool(self.pending) and not self.on_cordoned_node
 
 
 @dataclass(frozen=True)
@@ -85,7 +102,7 @@ def decide(
     keep = [g.group for g in ordered if g.released and g.group not in locking]
     down = len(keep) + sum(1 for g in ordered if not g.released and not g.ready)
     down += max(0, replicas - len(ordered))
-    wanting = [g for g in ordered if not g.released and g.on_cordoned_node]
+    wanting = [g for g in ordered if not g.released and (g.on_cordoned_node or g.owed)]
     releasing = [g.group for g in wanting if not g.ready]  # already counted as down
     waiting: list[str] = []
     for view in (g for g in wanting if g.ready):
@@ -109,14 +126,14 @@ def observe_groups(
     lws: Obj,
     pods: Iterable[Obj],
     cordoned: frozenset[str],
-    released: Mapping[str, bool],
+    budgets: Mapping[str, Obj],
     now: datetime | None = None,
 ) -> list[GroupView]:
     """The set's groups from its pods (terminating ones excluded: they are going anyway) and from
-    the budgets that exist (`released`: group -> released). A group is Ready when its leader lives
+    the budgets that exist (group -> its PodDisruptionBudget). A group is Ready when its leader lives
     and all `size` of its pods are Ready; `now` gives how long it has been (since its last pod)."""
     label, size = group_label(lws), lws_size(lws)
-    members: dict[str, list[Obj]] = {group: [] for group in released}
+    members: dict[str, list[Obj]] = {group: [] for group in budgets}
     for pod in pods:
         group = labels_of(pod).get(label)
         if group is not None and not is_deleting(pod):
@@ -124,9 +141,20 @@ def observe_groups(
     views = []
     for group, live in members.items():
         ready = any(is_leader_pod(p) for p in live) and sum(1 for p in live if pod_ready(p)) >= size
-        on_cordoned = any((p.get("spec") or {}).get("nodeName") in cordoned for p in live)
-        ready_for = _ready_for(live, now) if ready else None
-        views.append(GroupView(group, ready, on_cordoned, released.get(group, False), bool(live), ready_for))
+        on_cordoned = frozenset(name_of(p) for p in live if (p.get("spec") or {}).get("nodeName") in cordoned)
+        pdb = budgets.get(group)
+        views.append(
+            GroupView(
+                group,
+                ready,
+                bool(on_cordoned),
+                pdb is not None and is_released(pdb),
+                bool(live),
+                _ready_for(live, now) if ready else None,
+                on_cordoned,
+                pending_pods(pdb) if pdb is not None else frozenset(),
+            )
+        )
     return views
 
 
@@ -145,7 +173,12 @@ def is_released(pdb: Obj) -> bool:
     return (pdb.get("spec") or {}).get("minAvailable") == 0
 
 
-def group_pdb(lws: Obj, group: str, *, released: bool) -> dict[str, Any]:
+def pending_pods(pdb: Obj) -> frozenset[str]:
+    value = annotations_of(pdb).get(ext.ANNOTATION_DRAIN_PENDING_PODS) or ""
+    return frozenset(name for name in value.split(",") if name)
+
+
+def group_pdb(lws: Obj, group: str, *, released: bool, pending: Iterable[str] = ()) -> dict[str, Any]:
     """The PodDisruptionBudget of one group, as the controller applies it.
 
     minAvailable is an integer on purpose: with maxUnavailable (or a percentage) the disruption
@@ -162,6 +195,11 @@ def group_pdb(lws: Obj, group: str, *, released: bool) -> dict[str, Any]:
             "namespace": namespace_of(lws),
             "labels": {c.LABEL_SET_NAME: name, label: group, ext.LABEL_GROUP_DISRUPTION_BUDGET: "true"},
             "ownerReferences": [lws_owner_reference(lws)],
+            **(
+                {"annotations": {ext.ANNOTATION_DRAIN_PENDING_PODS: ",".join(sorted(pending))}}
+                if pending
+                else {}
+            ),
         },
         "spec": {
             "minAvailable": 0 if released else lws_size(lws),
@@ -180,11 +218,17 @@ def wanted(lws: Obj, view: GroupView, replicas: int) -> bool:
 
 
 @dataclass(frozen=True)
+class GroupBudget:
+    released: bool
+    pending: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class BudgetPlan:
-    """One round: every budget to apply (group -> released) and the groups whose budget goes."""
+    """One round: every budget to apply (group -> its state) and the groups whose budget goes."""
 
     decision: BudgetDecision
-    apply: dict[str, bool]
+    apply: dict[str, GroupBudget]
     delete: tuple[str, ...]
 
 
@@ -193,7 +237,18 @@ def plan_budgets(lws: Obj, views: Sequence[GroupView], *, budget: int, replicas:
     gone = tuple(sorted((v.group for v in views if not wanted(lws, v, replicas)), key=_order))
     decision = decide(kept, budget=budget, replicas=replicas)
     released = set(decision.released)
-    return BudgetPlan(decision, {v.group: v.group in released for v in kept}, gone)
+    apply = {v.group: GroupBudget(v.group in released, _pending(v, decision)) for v in kept}
+    return BudgetPlan(decision, apply, gone)
+
+
+def _pending(view: GroupView, decision: BudgetDecision) -> frozenset[str]:
+    """The pod names a drain may be retrying on this group: kept until the group, released, is
+    locked again (the drain got through); a waiting group adds the names on cordoned nodes now."""
+    if view.group in decision.newly_locked:
+        return frozenset()
+    if view.group in decision.released:
+        return view.pending
+    return view.pending | view.cordoned_pods
 
 
 def group_of_pdb(lws: Obj, pdb: Obj) -> str | None:
@@ -209,17 +264,17 @@ def budget_notes(
     groups = budget_groups(lws)
     if groups is None:
         return []
-    released: dict[str, bool] = {}
+    by_group: dict[str, Obj] = {}
     for pdb in budgets:
         group = group_of_pdb(lws, pdb)
         if group is not None:
-            released[group] = is_released(pdb)
-    views = sorted(observe_groups(lws, pods, cordoned, released), key=lambda v: _order(v.group))
+            by_group[group] = pdb
+    views = sorted(observe_groups(lws, pods, cordoned, by_group), key=lambda v: _order(v.group))
     unit = "group" if groups == 1 else "groups"
-    notes = [f"disruption budget: {groups} {unit} at a time, {len(released)} group budgets"]
+    notes = [f"disruption budget: {groups} {unit} at a time, {len(by_group)} group budgets"]
     if out := [_short(v.group) for v in views if v.released]:
         notes.append(f"released for a drain: group {', '.join(out)}")
-    if waiting := [_short(v.group) for v in views if v.on_cordoned_node and not v.released]:
+    if waiting := [_short(v.group) for v in views if (v.on_cordoned_node or v.owed) and not v.released]:
         notes.append(f"on cordoned nodes, waiting for the budget: group {', '.join(waiting)}")
     return notes
 

@@ -11,11 +11,13 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.disruption.budget import (
     SETTLE_SECONDS,
+    GroupBudget,
     GroupView,
     budget_notes,
     decide,
     group_pdb,
     observe_groups,
+    pending_pods,
     plan_budgets,
 )
 from leaderworkerset.core.lifecycle import disruption as annotation
@@ -193,6 +195,29 @@ DECIDE_CASES = [
         ),
         id="settled: locked, and the next group goes",
     ),
+    pytest.param(
+        Case(
+            (*SIX[:2], GroupView("2", True, False, False, pending=frozenset({"web-2"})), *SIX[3:]),
+            1,
+            6,
+            ("2",),
+            want_new=("2",),
+        ),
+        id="owed: a rollout replaced the pod a drain was refused on, so the drain retries the name",
+    ),
+    pytest.param(
+        Case(
+            (
+                g("0", released=True, ready=False),
+                GroupView("2", True, False, False, pending=frozenset({"web-2"})),
+            ),
+            1,
+            2,
+            ("0",),
+            want_waiting=("2",),
+        ),
+        id="an owed release waits for the budget like any other",
+    ),
 ]
 
 
@@ -210,7 +235,7 @@ def test_decide(case: Case) -> None:
 
 
 def test_every_decide_case_ran() -> None:
-    assert len(DECIDE_CASES) == 16
+    assert len(DECIDE_CASES) == 18
 
 
 @pytest.mark.parametrize(
@@ -293,10 +318,18 @@ def test_observe_groups_from_pods_and_budgets() -> None:
         _leader(3),
         _worker(3, node="cordoned", deleting=True),  # evicted worker: going anyway
     ]
-    views = {v.group: v for v in observe_groups(lws, pods, frozenset({"cordoned"}), {"1": True, "5": False})}
+    views = {
+        v.group: v
+        for v in observe_groups(
+            lws,
+            pods,
+            frozenset({"cordoned"}),
+            {"1": group_pdb(lws, "1", released=True), "5": group_pdb(lws, "5", released=False)},
+        )
+    }
     assert set(views) == {"0", "1", "2", "3", "5"}
     assert views["0"] == GroupView("0", True, False, False, True)
-    assert views["1"] == GroupView("1", True, True, True, True)
+    assert views["1"] == GroupView("1", True, True, True, True, cordoned_pods=frozenset({"web-1"}))
     assert not views["2"].ready
     assert not views["3"].ready
     assert not views["3"].on_cordoned_node
@@ -306,7 +339,7 @@ def test_observe_groups_from_pods_and_budgets() -> None:
 def test_plan_drops_the_budgets_of_groups_that_left() -> None:
     lws = cached_lws("web").replicas(2).obj()
     plan = plan_budgets(lws, [g("0"), g("1", cordoned=True), g("2")], budget=1, replicas=2)
-    assert plan.apply == {"0": False, "1": True}
+    assert plan.apply == {"0": GroupBudget(False), "1": GroupBudget(True)}
     assert plan.delete == ("2",)
 
 
@@ -314,7 +347,7 @@ def test_plan_of_a_hash_set_keeps_budgets_of_groups_with_pods() -> None:
     lws = cached_lws("web").group_identity(c.GROUP_IDENTITY_HASH).replicas(1).obj()
     gone = GroupView("old", False, False, True, present=False)
     plan = plan_budgets(lws, [gone, g("new")], budget=1, replicas=1)
-    assert plan.apply == {"new": False}
+    assert plan.apply == {"new": GroupBudget(False)}
     assert plan.delete == ("old",)
 
 
@@ -333,9 +366,10 @@ def test_a_group_is_ready_since_its_last_pod_turned_ready() -> None:
         )
     ]
     now = datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC)
-    (view,) = observe_groups(lws, pods, frozenset(), {"0": True}, now)
+    released = {"0": group_pdb(lws, "0", released=True)}
+    (view,) = observe_groups(lws, pods, frozenset(), released, now)
     assert view.ready_for == 4.0
-    (unknown,) = observe_groups(lws, pods, frozenset(), {"0": True})
+    (unknown,) = observe_groups(lws, pods, frozenset(), released)
     assert unknown.ready_for is None
 
 
@@ -356,3 +390,17 @@ def test_what_lws_status_says_of_a_budget() -> None:
         "on cordoned nodes, waiting for the budget: group 1",
     ]
     assert budget_notes(cached_lws("web").obj(), pods, frozenset(), budgets) == []
+
+
+def test_the_names_a_drain_was_refused_on_are_kept_until_the_group_is_locked_again() -> None:
+    lws = cached_lws("web").replicas(2).obj()
+    waiting = GroupView("1", True, True, False, cordoned_pods=frozenset({"web-1"}))
+    plan = plan_budgets(lws, [g("0", released=True, ready=False), waiting], budget=1, replicas=2)
+    assert plan.apply["1"] == GroupBudget(False, frozenset({"web-1"}))
+    moved = GroupView("1", True, False, False, pending=frozenset({"web-1"}))  # replaced elsewhere
+    plan = plan_budgets(lws, [g("0"), moved], budget=1, replicas=2)
+    assert plan.apply["1"] == GroupBudget(True, frozenset({"web-1"}))
+    settled = GroupView("1", True, False, True, ready_for=SETTLE_SECONDS, pending=frozenset({"web-1"}))
+    plan = plan_budgets(lws, [g("0"), settled], budget=1, replicas=2)
+    assert plan.apply["1"] == GroupBudget(False)
+    assert pending_pods(group_pdb(lws, "1", released=False, pending={"b", "a"})) == frozenset({"a", "b"})
