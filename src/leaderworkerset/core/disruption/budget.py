@@ -14,6 +14,10 @@ counts pods, but one evicted pod takes its whole group down, so the controller h
   `SETTLE_SECONDS`: its replacement is up elsewhere (or the node was uncordoned), and the next group
   may go.
 
+* a waiting group records the names of its pods on cordoned nodes; once those pods are no longer on
+  a cordoned node (replaced elsewhere by a rollout or a recreation, or the node was uncordoned) it is
+  *owed* one release, because a drain retries a refused eviction by name (see `SETTLE_SECONDS`).
+
 The order is the group's: lowest index (or key) first, so rounds that read the same state agree.
 Pure: the controller (controllers/disruptionbudget/) reads pods, nodes and budgets from its caches.
 """
