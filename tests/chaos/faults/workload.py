@@ -8,6 +8,11 @@ land mid-rollout and mid-scale.
 * ``surge``     — maxSurge 1, maxUnavailable 0: its budget is checked on every observed state.
 * ``partition`` — partition 1: group 0 stays on the old revision; budget maxUnavailable 1.
 * DisaggregatedSet ``ds`` — two roles, both rolled to the new image.
+
+The opt-in features of issue 26 are on where they fit (`OPT_INS`), so every fault test runs them
+too: capacity-aware surge on ``surge`` (the cluster has room, so it must never fall back), node
+quarantine on ``ordinal`` (the set that takes the injected failures), group disruption budgets on
+``hash`` and ``partition`` (no node is drained: the budgets are kept in step while everything rolls).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any, TypeVar
 import httpx2
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS
@@ -63,6 +69,13 @@ def mix_sets() -> tuple[Set, ...]:
 
 
 BUDGETS = (inv.Budget("surge", max_surge=1, max_unavailable=0), inv.Budget("partition", 0, 1))
+# The opt-in annotations each set carries (docs/annotations.md).
+OPT_INS: dict[str, dict[str, str]] = {
+    "surge": {ext.ANNOTATION_SURGE_FALLBACK_SECONDS: "60"},
+    "ordinal": {ext.ANNOTATION_QUARANTINE_AFTER: "3/10m"},
+    "hash": {ext.ANNOTATION_DISRUPTION_BUDGET: "1"},
+    "partition": {ext.ANNOTATION_DISRUPTION_BUDGET: "50%"},
+}
 
 
 def lws_objects(ns: str) -> list[Obj]:
@@ -83,7 +96,10 @@ def lws_objects(ns: str) -> list[Obj]:
         .size(2)
         .partition(sets["partition"].partition)
     ).obj()
-    return [ordinal, hashed, surge, partition]
+    objects = [ordinal, hashed, surge, partition]
+    for obj in objects:
+        obj["metadata"].setdefault("annotations", {}).update(OPT_INS.get(obj["metadata"]["name"], {}))
+    return objects
 
 
 def ds_object(ns: str) -> Obj:
