@@ -92,7 +92,7 @@ async def stop(task: asyncio.Task[None]) -> None:
 
 @pytest.fixture
 def informer_parts(client: KubeClient, namespace: str) -> tuple[HttpListerWatcher, Store[Pod]]:
-    lw = HttpListerWatcher(client.http, PODS, namespace, ListOptions(label_selector=f"{APP}=mine"))
+    lw = HttpListerWatcher(client.transport, PODS, namespace, ListOptions(label_selector=f"{APP}=mine"))
     return lw, Store(POD_CODEC, {"app": index_by_labels(APP)})
 
 
