@@ -1,7 +1,9 @@
 """Raw list and watch calls for one resource, server-side filtered by namespace and selectors.
 
 They go through the client's transport (auth, TLS, QPS throttle) and hand the reflector bytes, which
-it decodes with its own codec.
+it decodes with its own codec. A watch may ask for the initial events (a streaming list: every object
+as ADDED, then a bookmark annotated `k8s.io/initial-events-end`), which needs resourceVersionMatch
+NotOlderThan; servers with the WatchList feature off refuse it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ class ListerWatcher(Protocol):
 
     async def list_page(self, limit: int, continue_token: str | None) -> bytes: ...
 
-    def watch(self, resource_version: str, timeout_seconds: int) -> AsyncGenerator[bytes, None]: ...
+    def watch(
+        self, resource_version: str, timeout_seconds: int, *, initial_events: bool = False
+    ) -> AsyncGenerator[bytes, None]: ...
 
 
 class HttpListerWatcher:
@@ -62,7 +66,9 @@ class HttpListerWatcher:
             params["continue"] = continue_token
         return await self._transport.checked("GET", self._path, params=params)
 
-    def watch(self, resource_version: str, timeout_seconds: int) -> AsyncGenerator[bytes, None]:
+    def watch(
+        self, resource_version: str, timeout_seconds: int, *, initial_events: bool = False
+    ) -> AsyncGenerator[bytes, None]:
         params = self._options.params()
         params.update(
             watch="true",
@@ -70,4 +76,6 @@ class HttpListerWatcher:
             resourceVersion=resource_version,
             timeoutSeconds=str(timeout_seconds),
         )
+        if initial_events:
+            params.update(sendInitialEvents="true", resourceVersionMatch="NotOlderThan")
         return self._transport.stream(self._path, params, timeout_seconds + 30.0)

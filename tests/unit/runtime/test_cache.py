@@ -11,7 +11,7 @@ from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.projections import POD_CODEC
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
-from tests.unit.runtime.builders import list_body, obj
+from tests.unit.runtime.builders import event, initial_events_end, list_body, obj
 from tests.unit.runtime.fakes import settle
 from tests.unit.runtime.wire import Recorded, make_client
 
@@ -44,7 +44,28 @@ async def run_until_synced(recorded: Recorded) -> None:
     await client.close()
 
 
-async def test_list_request_carries_namespace_and_selectors(
+async def test_streaming_list_request_carries_namespace_selectors_and_initial_events(
+    recorded: Recorded,
+) -> None:
+    recorded.initial_events = event("ADDED", obj("p", rv="4")) + b"\n" + initial_events_end("5") + b"\n"
+    await run_until_synced(recorded)
+    streams = [r for r in recorded.requests if "sendInitialEvents" in r.params]
+    pods = next(r for r in streams if r.path == POD_PATH)
+    assert pods.params == {
+        "labelSelector": "a=b",
+        "fieldSelector": "spec.nodeName=n1",
+        "watch": "true",
+        "sendInitialEvents": "true",
+        "resourceVersionMatch": "NotOlderThan",
+        "resourceVersion": "",
+        "allowWatchBookmarks": "true",
+        "timeoutSeconds": pods.params["timeoutSeconds"],
+    }
+    assert {r.path for r in streams} == {POD_PATH, LWS_PATH}
+    assert not [r for r in recorded.requests if "limit" in r.params], "no LIST when the stream syncs"
+
+
+async def test_list_request_carries_namespace_and_selectors_when_streaming_is_refused(
     recorded: Recorded,
 ) -> None:
     recorded.body = json.loads(list_body([obj("p")], rv="5"))
@@ -53,7 +74,11 @@ async def test_list_request_carries_namespace_and_selectors(
     pod_list = next(r for r in lists if r.path == POD_PATH)
     assert pod_list.params == {"labelSelector": "a=b", "fieldSelector": "spec.nodeName=n1", "limit": "500"}
     assert any(r.path == LWS_PATH for r in lists)
-    watches = [r for r in recorded.requests if r.params.get("watch") == "true"]
+    watches = [
+        r
+        for r in recorded.requests
+        if r.params.get("watch") == "true" and "sendInitialEvents" not in r.params
+    ]
     # Each informer watches (the fake's watch ends at once, so a busy machine may see reconnects).
     assert {r.path for r in watches} == {POD_PATH, LWS_PATH}
     assert all(r.params["allowWatchBookmarks"] == "true" for r in watches)

@@ -33,6 +33,9 @@ class Recorded:
         self.status = status
         self.body = body if body is not None else {"kind": "Thing"}
         self.url = ""
+        # The answer to a streaming list (a watch with sendInitialEvents); None: refuse it with 422, as a
+        # server with the WatchList feature gate off does.
+        self.initial_events: bytes | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         has_body = request.method in ("POST", "PUT", "PATCH", "DELETE") and request.can_read_body
@@ -40,6 +43,11 @@ class Recorded:
             request.method, request.path, request.headers.get("Content-Type") if has_body else None,
             dict(request.query), await request.read(),
         ))  # fmt: skip
+        if request.query.get("sendInitialEvents") == "true":
+            if self.initial_events is None:
+                refusal = {"kind": "Status", "code": 422, "reason": "Invalid", "message": "WatchList is off"}
+                return web.json_response(refusal, status=422)
+            return web.Response(body=self.initial_events, content_type="application/json")
         return web.json_response(self.body, status=self.status)
 
     @property
