@@ -126,6 +126,8 @@ class Transport:
                 connector=connector,
                 timeout=self._timeout,
                 headers={"Accept": "application/json", "User-Agent": _USER_AGENT},
+                # HTTPS_PROXY / NO_PROXY apply, as in client-go and in lightkube's httpx client.
+                trust_env=True,
             )
         return self._session
 
