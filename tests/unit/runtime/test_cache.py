@@ -11,9 +11,9 @@ from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.projections import POD_CODEC
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
+from tests.support.wait import eventually
 from tests.unit.runtime.builders import event, initial_events_end, list_body, obj
-from tests.unit.runtime.fakes import settle
-from tests.unit.runtime.wire import Recorded, make_client
+from tests.unit.runtime.wire import Received, Recorded, make_client
 
 
 async def test_informer_names_must_be_unique(recorded: Recorded) -> None:
@@ -29,6 +29,14 @@ POD_PATH = "/api/v1/namespaces/ns/pods"
 LWS_PATH = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/ns/leaderworkersets"
 
 
+def plain_watches(recorded: Recorded) -> list[Received]:
+    return [
+        r
+        for r in recorded.requests
+        if r.params.get("watch") == "true" and "sendInitialEvents" not in r.params
+    ]
+
+
 async def run_until_synced(recorded: Recorded) -> None:
     client = make_client(recorded)
     cache = Cache(client)
@@ -38,7 +46,9 @@ async def run_until_synced(recorded: Recorded) -> None:
     runner = asyncio.create_task(cache.run())
     await asyncio.wait_for(cache.wait_for_sync(), 5)
     assert cache.has_synced()
-    await settle()  # both informers move on to their watches
+    # Both informers move on to a plain watch (the server ends a stream at once): wait until the server
+    # has received one for each path.
+    await eventually(lambda: {r.path for r in plain_watches(recorded)} >= {POD_PATH, LWS_PATH})
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)
     await client.close()
@@ -74,11 +84,7 @@ async def test_list_request_carries_namespace_and_selectors_when_streaming_is_re
     pod_list = next(r for r in lists if r.path == POD_PATH)
     assert pod_list.params == {"labelSelector": "a=b", "fieldSelector": "spec.nodeName=n1", "limit": "500"}
     assert any(r.path == LWS_PATH for r in lists)
-    watches = [
-        r
-        for r in recorded.requests
-        if r.params.get("watch") == "true" and "sendInitialEvents" not in r.params
-    ]
+    watches = plain_watches(recorded)
     # Each informer watches (the fake's watch ends at once, so a busy machine may see reconnects).
     assert {r.path for r in watches} == {POD_PATH, LWS_PATH}
     assert all(r.params["allowWatchBookmarks"] == "true" for r in watches)
