@@ -79,9 +79,15 @@ def token(cluster: LocalCluster, service_account: str, namespace: str = c.DEFAUL
 
 def kubeconfig_as(cluster: LocalCluster, service_account: str, path: Path) -> Path:
     """The cluster's kubeconfig with the admin credentials replaced by the account's token."""
+    return kubeconfig_with_user(cluster, {"token": token(cluster, service_account)}, path)
+
+
+def kubeconfig_with_user(cluster: LocalCluster, user: dict[str, Any], path: Path) -> Path:
+    """The cluster's kubeconfig with the admin credentials replaced by `user` (a token, a token file,
+    an exec plugin)."""
     config = yaml.safe_load(cluster.kubeconfig.read_text())
-    for user in config["users"]:
-        user["user"] = {"token": token(cluster, service_account)}
+    for entry in config["users"]:
+        entry["user"] = user
     path.write_text(yaml.safe_dump(config))
     return path
 

@@ -38,7 +38,7 @@ class Watch:
         return self
 
     async def _run(self, resource_version: str) -> None:
-        watcher = HttpListerWatcher(self.api.http, self.ref, self.ns)
+        watcher = HttpListerWatcher(self.api.transport, self.ref, self.ns)
         while True:
             async for line in watcher.watch(resource_version, 300):
                 event = json.loads(line)

@@ -41,7 +41,7 @@ class Cache:
         if informer_name in self.informers:
             raise ValueError(f"informer {informer_name!r} already declared; pass a distinct name")
         lister_watcher = HttpListerWatcher(
-            self._client.http, ref, namespace, ListOptions(label_selector, field_selector)
+            self._client.transport, ref, namespace, ListOptions(label_selector, field_selector)
         )
         informer: Informer[T] = Informer(
             informer_name, lister_watcher, Store(codec, indexers), clock=self._clock, options=self._options

@@ -1,12 +1,14 @@
-"""The API client: lightkube for typed calls, plus dict-level helpers the reconcilers use for writes.
+"""The API client: dict-level calls the reconcilers use, on our aiohttp transport (runtime/transport.py).
 
-`KubeClient` wraps one lightkube `AsyncClient` (kubeconfig, in-cluster or exec auth; TLS) and shares
-its HTTP connection pool with the reflectors. Every request, including watches, first takes a token
-from a client-side QPS/burst bucket, as client-go's rest client does (defaults 500/500 from the
-Configuration's clientConnection).
+`KubeClient` owns one `Transport` (kubeconfig, in-cluster or exec auth from lightkube's loader; TLS;
+the client-side QPS/burst bucket, defaults 500/500 from the Configuration's clientConnection) and
+shares it with the reflectors. Bodies are decoded with msgspec straight from the response bytes.
 
 Writes use field manager `lws`. Server-side apply is always forced: the controller owns the fields it
 declares, like upstream's `client.Apply` with `ForceOwnership`.
+
+`lightkube` is a lightkube `AsyncClient` on the same configuration, made on first use, for the CLI
+and tools that want typed calls (installing CRDs); the manager's controllers never touch it.
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ from typing import Any
 import httpx2
 import msgspec
 from lightkube import AsyncClient
-from lightkube.config.kubeconfig import KubeConfig
+from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.core.exceptions import ConfigError
 from prometheus_client import Counter
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime.clock import Clock, RealClock
-from leaderworkerset.runtime.errors import ApiStatusError, status_from_response
+from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.ratelimit import TokenBucket
 from leaderworkerset.runtime.resources import ResourceRef
+from leaderworkerset.runtime.transport import Transport
 
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
@@ -59,35 +63,36 @@ _OBJ_DECODER = msgspec.json.Decoder(dict[str, Any])
 
 
 class KubeClient:
-    def __init__(self, lightkube: AsyncClient, options: ClientOptions, clock: Clock | None = None) -> None:
-        self.lightkube = lightkube
+    def __init__(self, transport: Transport, options: ClientOptions, config: SingleConfig) -> None:
+        self.transport = transport
         self.options = options
+        self.config = config
         self.field_manager = options.field_manager
-        # lightkube keeps its httpx2 client private; we reuse it so watches share auth, TLS and the pool.
-        self.http: httpx2.AsyncClient = lightkube._client._client
-        self._bucket = TokenBucket(options.qps, options.burst, clock or RealClock())
-        self.http.event_hooks["request"].append(self._throttle)
+        self._lightkube: AsyncClient | None = None
 
-    async def _throttle(self, _request: httpx2.Request) -> None:
-        await self._bucket.wait()
+    @property
+    def lightkube(self) -> AsyncClient:
+        """A lightkube AsyncClient on the same configuration (typed calls for tools; made on first use)."""
+        if self._lightkube is None:
+            self._lightkube = AsyncClient(
+                config=self.config,
+                field_manager=self.field_manager,
+                timeout=httpx2.Timeout(self.options.timeout),
+            )
+        return self._lightkube
 
     def instrument(self, requests_total: Counter) -> None:
         """Count every response in `rest_client_requests_total{code,method,host}` (client-go's metric)."""
-
-        async def count(response: httpx2.Response) -> None:
-            request = response.request
-            requests_total.labels(
-                str(response.status_code), request.method, request.url.netloc.decode()
-            ).inc()
-
-        self.http.event_hooks["response"].append(count)
+        self.transport.instrument(requests_total)
 
     @property
     def default_namespace(self) -> str:
-        return str(self.lightkube.namespace)
+        return str(self.config.namespace)
 
     async def close(self) -> None:
-        await self.lightkube.close()
+        await self.transport.close()
+        if self._lightkube is not None:
+            await self._lightkube.close()
 
     # ----- raw requests -------------------------------------------------------------------------
     async def request(
@@ -99,16 +104,14 @@ class KubeClient:
         content_type: str = "application/json",
         params: Mapping[str, str] | None = None,
     ) -> MutableObj:
-        headers = {"Content-Type": content_type} if body is not None else None
-        content = _encode(body) if body is not None else None
-        response = await self.http.request(
-            method, path, content=content, headers=headers, params=dict(params or {})
+        data = await self.transport.checked(
+            method,
+            path,
+            params=params,
+            body=_encode(body) if body is not None else None,
+            content_type=content_type if body is not None else None,
         )
-        if response.status_code >= 300:
-            raise ApiStatusError(status_from_response(response.status_code, response.content))
-        if not response.content:
-            return {}
-        return _OBJ_DECODER.decode(response.content)
+        return _OBJ_DECODER.decode(data) if data else {}
 
     async def serves(self, group_version: str, plural: str) -> bool:
         """Whether the API server serves `plural` in `group_version` (discovery; one GET)."""
@@ -269,17 +272,21 @@ def _name_of(obj: Any) -> str:
     return str(name)
 
 
-def load_config(kubeconfig: str | None = None, context: str | None = None) -> KubeConfig:
+def load_config(kubeconfig: str | None = None, context: str | None = None) -> SingleConfig:
     """kubeconfig file if given, else in-cluster service account, else $KUBECONFIG / ~/.kube/config."""
-    if kubeconfig:
-        return KubeConfig.from_file(kubeconfig)
-    return KubeConfig.from_env()
+    loaded = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
+    config = loaded.get(context_name=context)
+    if config is None:
+        raise ConfigError(f"no context {context!r} in the configuration")
+    return config
 
 
 def new_client(options: ClientOptions | None = None, clock: Clock | None = None) -> KubeClient:
     opts = options or ClientOptions()
-    config = load_config(opts.kubeconfig).get(context_name=opts.context)
-    lightkube = AsyncClient(
-        config=config, field_manager=opts.field_manager, timeout=httpx2.Timeout(opts.timeout)
-    )
-    return KubeClient(lightkube, opts, clock)
+    return client_for(load_config(opts.kubeconfig, opts.context), opts, clock)
+
+
+def client_for(config: SingleConfig, options: ClientOptions, clock: Clock | None = None) -> KubeClient:
+    """A client of the cluster and user that a loaded configuration names."""
+    bucket = TokenBucket(options.qps, options.burst, clock or RealClock())
+    return KubeClient(Transport.from_config(config, bucket, options.timeout), options, config)

@@ -1,21 +1,21 @@
 """Raw list and watch calls for one resource, server-side filtered by namespace and selectors.
 
-This talks to the API server through the HTTP client lightkube already configured (auth, TLS, QPS
-throttle) but streams bytes, so the reflector decodes objects with its own codec instead of
-lightkube's full models.
+They go through the client's transport (auth, TLS, QPS throttle) and hand the reflector bytes, which
+it decodes with its own codec. A watch may ask for the initial events (a streaming list: every object
+as ADDED, then a bookmark annotated `k8s.io/initial-events-end`), which needs resourceVersionMatch
+NotOlderThan; servers with the WatchList feature off refuse it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Protocol
 
-import httpx2
 import msgspec
 
-from leaderworkerset.runtime.errors import ApiStatusError, status_from_response
 from leaderworkerset.runtime.resources import ResourceRef
+from leaderworkerset.runtime.transport import Transport
 
 
 class WatchEvent(msgspec.Struct):
@@ -42,18 +42,20 @@ class ListerWatcher(Protocol):
 
     async def list_page(self, limit: int, continue_token: str | None) -> bytes: ...
 
-    def watch(self, resource_version: str, timeout_seconds: int) -> AsyncGenerator[bytes, None]: ...
+    def watch(
+        self, resource_version: str, timeout_seconds: int, *, initial_events: bool = False
+    ) -> AsyncGenerator[bytes, None]: ...
 
 
 class HttpListerWatcher:
     def __init__(
         self,
-        http: httpx2.AsyncClient,
+        transport: Transport,
         resource: ResourceRef,
         namespace: str | None = None,
         options: ListOptions | None = None,
     ) -> None:
-        self._http = http
+        self._transport = transport
         self._path = resource.collection_path(namespace)
         self._options = options or ListOptions()
 
@@ -62,12 +64,11 @@ class HttpListerWatcher:
         params["limit"] = str(limit)
         if continue_token:
             params["continue"] = continue_token
-        response = await self._http.get(self._path, params=params)
-        if response.status_code != 200:
-            raise ApiStatusError(status_from_response(response.status_code, response.content))
-        return response.content
+        return await self._transport.checked("GET", self._path, params=params)
 
-    async def watch(self, resource_version: str, timeout_seconds: int) -> AsyncGenerator[bytes, None]:
+    def watch(
+        self, resource_version: str, timeout_seconds: int, *, initial_events: bool = False
+    ) -> AsyncGenerator[bytes, None]:
         params = self._options.params()
         params.update(
             watch="true",
@@ -75,23 +76,6 @@ class HttpListerWatcher:
             resourceVersion=resource_version,
             timeoutSeconds=str(timeout_seconds),
         )
-        # The server closes the stream after timeoutSeconds; the read timeout only catches a dead peer.
-        timeout = httpx2.Timeout(10.0, read=timeout_seconds + 30.0)
-        async with self._http.stream("GET", self._path, params=params, timeout=timeout) as response:
-            if response.status_code != 200:
-                raise ApiStatusError(status_from_response(response.status_code, await response.aread()))
-            async for line in _lines(response.aiter_bytes()):
-                yield line
-
-
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """Split a watch stream into its newline-delimited JSON events without decoding to str."""
-    pending = b""
-    async for chunk in chunks:
-        pending += chunk
-        *complete, pending = pending.split(b"\n")
-        for line in complete:
-            if line.strip():
-                yield line
-    if pending.strip():
-        yield pending
+        if initial_events:
+            params.update(sendInitialEvents="true", resourceVersionMatch="NotOlderThan")
+        return self._transport.stream(self._path, params, timeout_seconds + 30.0)

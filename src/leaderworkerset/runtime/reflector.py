@@ -1,9 +1,12 @@
 """List+watch one kind into a `Store` and tell event handlers what changed (client-go's informer).
 
-Loop: list (paginated) → replace the store, diffing against what it held → watch from the list's
-resourceVersion with bookmarks → on a normal stream end, watch again from the last seen version; on
-410 Gone, list again; on any other failure, back off exponentially and retry. The cache is synced
-after the first complete list.
+Loop: a streaming list (a watch with `sendInitialEvents=true`: every object arrives as ADDED, then a
+bookmark annotated `k8s.io/initial-events-end` carries the list's resourceVersion) → replace the store,
+diffing against what it held → keep reading the same watch; on a normal stream end, watch again from
+the last seen version; on 410 Gone, list again; on any other failure, back off exponentially and retry.
+The cache is synced once the initial events end. When the server refuses the streaming list (the
+WatchList feature gate off), the informer uses a paginated LIST (limit/continue) and a watch from the
+list's resourceVersion instead, for the rest of its life.
 
 Handlers are synchronous and must be cheap (they enqueue keys); an exception in one is logged and
 does not stop the others or the reflector.
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -80,12 +83,15 @@ class ReflectorOptions:
     # controller-runtime's default SyncPeriod: every cached object is redelivered as an update this
     # often, so a reconcile that silently missed something converges anyway. None disables it.
     resync_period: float | None = 10 * 3600.0
+    # Start with a streaming list (client-go's WatchListClient); False: always a paginated LIST.
+    streaming_list: bool = True
 
 
 class _RVOnly(msgspec.Struct):
     resourceVersion: str = ""  # noqa: N815
     name: str = ""
     namespace: str = ""
+    annotations: dict[str, str] | None = None
 
 
 class _Bookmark(msgspec.Struct):
@@ -93,6 +99,7 @@ class _Bookmark(msgspec.Struct):
 
 
 _YIELD_EVERY = 500
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 _EVENT_DECODER = msgspec.json.Decoder(WatchEvent)
 _BOOKMARK_DECODER = msgspec.json.Decoder(_Bookmark)
@@ -123,6 +130,8 @@ class Informer(Generic[T]):
         self._last_failure = float("-inf")
         self.lists = 0  # observable counters, useful in tests and logs
         self.watches = 0
+        self.streamed_lists = 0
+        self._streaming = self._opts.streaming_list
 
     # ----- public -------------------------------------------------------------------------------
     def add_handler(self, handler: EventHandler[T]) -> None:
@@ -147,8 +156,10 @@ class Informer(Generic[T]):
     async def _list_and_watch(self) -> None:
         while True:
             try:
-                await self._list_and_replace()
-                await self._watch_until_expired()
+                stream = await self._stream_initial_events() if self._streaming else None
+                if stream is None:
+                    await self._list_and_replace()
+                await self._watch_until_expired(stream)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # any failure is retried after backoff
@@ -178,6 +189,42 @@ class Informer(Generic[T]):
         self.lists += 1
         await self._replace(items, resource_version)
         self._synced.set()
+
+    async def _stream_initial_events(self) -> AsyncGenerator[bytes, None] | None:
+        """Sync through a streaming list; the open watch, to read on, or None if the server refused."""
+        timeout = self._watch_timeout()
+        self.watches += 1
+        # "": the objects as of a consistent read now, as after a 410 (a cached version may be gone).
+        stream = self._lw.watch("", timeout, initial_events=True)
+        items: list[T] = []
+        try:
+            async for line in stream:
+                event = _EVENT_DECODER.decode(line)
+                if event.type == BOOKMARK:
+                    meta = _BOOKMARK_DECODER.decode(event.object).metadata
+                    if (meta.annotations or {}).get(INITIAL_EVENTS_END) != "true":
+                        continue  # a progress bookmark: the list's version comes with the last one
+                    self.streamed_lists += 1
+                    await self._replace(items, meta.resourceVersion)
+                    self._synced.set()
+                    return stream
+                if event.type == ERROR:
+                    raise ApiStatusError(_STATUS_DECODER.decode(event.object))
+                if (obj := self._decode_object(event.object)) is not None:
+                    items.append(obj)
+                    if len(items) % _YIELD_EVERY == 0:
+                        await asyncio.sleep(0)
+            raise ConnectionError("watch ended before its initial events did")
+        except ApiStatusError as exc:
+            await stream.aclose()
+            if not _refusal(exc):
+                raise
+            log.info("streaming list refused, using paginated lists", informer=self.name, reason=str(exc))
+            self._streaming = False
+            return None
+        except BaseException:
+            await stream.aclose()
+            raise
 
     def _decode_page(self, raw: bytes) -> tuple[list[T], ListMeta]:
         """Decode a list page; an item the codec rejects is skipped (and logged), not fatal."""
@@ -216,17 +263,21 @@ class Informer(Generic[T]):
         self.store.resource_version = resource_version
 
     # ----- watch ----------------------------------------------------------------------------------
-    async def _watch_until_expired(self) -> None:
-        """Keep watching from the last version; return only when a re-list is required."""
+    def _watch_timeout(self) -> int:
+        return self._opts.min_watch_timeout + int(self._rng.random() * self._opts.min_watch_timeout)
+
+    async def _watch_until_expired(self, stream: AsyncGenerator[bytes, None] | None = None) -> None:
+        """Keep watching (first on `stream`, the streaming list's watch, if given) from the last version;
+        return only when a re-list is required."""
         while True:
-            timeout = self._opts.min_watch_timeout + int(self._rng.random() * self._opts.min_watch_timeout)
-            self.watches += 1
+            if stream is None:
+                self.watches += 1
+                stream = self._lw.watch(self.store.resource_version, self._watch_timeout())
             try:
                 # aclosing: close the stream in this task, also when cancelled mid-event.
-                async with contextlib.aclosing(
-                    self._lw.watch(self.store.resource_version, timeout)
-                ) as stream:
-                    async for line in stream:
+                async with contextlib.aclosing(stream) as current:
+                    stream = None
+                    async for line in current:
                         self._apply_event(line)
                         self._healthy()
             except ApiStatusError as exc:
@@ -289,3 +340,9 @@ class Informer(Generic[T]):
         self._last_failure = self._clock.now()
         log.warning("list/watch failed, retrying", informer=self.name, error=str(exc), retry_in=delay)
         await self._clock.sleep(delay)
+
+
+def _refusal(error: ApiStatusError) -> bool:
+    """A client error that a paginated LIST avoids (422 Invalid for sendInitialEvents with the WatchList
+    feature off, 400 from a server that rejects the parameters); not 410, 429 or 5xx, which are retried."""
+    return 400 <= error.code < 500 and error.code not in (404, 408, 410, 429)

@@ -51,7 +51,7 @@ class QuarantineView:
 
     @classmethod
     def watching(cls, client: KubeClient) -> QuarantineView:
-        lister_watcher = HttpListerWatcher(client.http, LEADERWORKERSETS)
+        lister_watcher = HttpListerWatcher(client.transport, LEADERWORKERSETS)
         return cls(Informer("leaderworkersets.quarantine", lister_watcher, Store(METADATA_CODEC)))
 
     def __call__(self, namespace: str, name: str) -> frozenset[str]:

@@ -103,7 +103,7 @@ class Recorder:
         return rv
 
     async def _run(self, ref: ResourceRef, kind: str, rv: str, known: dict[str, Obj]) -> None:
-        watcher = HttpListerWatcher(self.api.http, ref, self.namespace)
+        watcher = HttpListerWatcher(self.api.transport, ref, self.namespace)
         while True:
             try:
                 async for line in watcher.watch(rv, 300):

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx2
+import aiohttp
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
@@ -145,7 +145,7 @@ def transient(check: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
             if err.code in (429, 500, 503, 504):
                 raise AssertionError(f"API server not serving yet: {err}") from err
             raise
-        except httpx2.TransportError as err:
+        except (aiohttp.ClientError, TimeoutError) as err:
             raise AssertionError(f"API server unreachable: {err!r}") from err
 
     return wrapped

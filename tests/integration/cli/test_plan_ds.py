@@ -107,7 +107,13 @@ async def test_ds_plan_reads_the_live_children(
     assert plan.peak_extra_accelerators == {GPU: 3}
     # The apiserver shape has no nodes: nothing is free, so the surge is a warning.
     assert plan.free_accelerators == {}
-    assert len(plan.warnings) == 1
+    # Each role's surge waits for capacity (naming the opt-in that would replace in place), and the
+    # peak that does not fit is a warning of its own.
+    waits = [w for w in plan.warnings if "the rollout waits for capacity" in w]
+    assert sorted(w.split(":")[0] for w in waits) == ["role decode", "role prefill"], plan.warnings
+    assert [w for w in plan.warnings if w not in waits] == [
+        "needs 3 more nvidia.com/gpu than the groups hold now, the eligible nodes have 0 free"
+    ]
 
     scaled = await plan_of(
         apiserver_cluster, tmp_path, pd(namespace, gpu_role("prefill", 3, 1), gpu_role("decode", 4, 2))

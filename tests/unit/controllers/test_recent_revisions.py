@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx2
+import aiohttp
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.memos import RecentRevisions
@@ -42,8 +42,8 @@ def test_which_failures_leave_a_write_possibly_done() -> None:
         return ApiStatusError(ApiStatus(code=code, reason=reason, message="m"))
 
     cases = [
-        (httpx2.RemoteProtocolError("server disconnected"), True),
-        (httpx2.ReadTimeout("timed out"), True),
+        (aiohttp.ServerDisconnectedError(), True),
+        (TimeoutError("timed out"), True),
         (api_error(504, "Timeout"), True),
         (api_error(500, "InternalError"), True),
         (api_error(409, "AlreadyExists"), False),

@@ -61,6 +61,12 @@ def bookmark(rv: str) -> bytes:
     return encode({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": rv}}})
 
 
+def initial_events_end(rv: str) -> bytes:
+    """The bookmark that ends a streaming list's initial events."""
+    meta = {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}}
+    return encode({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": meta}})
+
+
 def error_event(code: int, reason: str, message: str = "") -> bytes:
     return encode(
         {"type": "ERROR", "object": {"kind": "Status", "code": code, "reason": reason, "message": message}}

@@ -1,65 +1,24 @@
-"""KubeClient request shapes (paths, content types, params, bodies) and the QPS throttle."""
+"""KubeClient request shapes (paths, content types, params, bodies) and the QPS throttle, on the wire:
+the client talks HTTP to a small local server that records what it received."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
-import httpx2
 import pytest
-from lightkube import AsyncClient, KubeConfig
+from prometheus_client import CollectorRegistry, Counter
 
 from leaderworkerset.runtime.client import (
     APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
     PROPAGATION_FOREGROUND,
-    ClientOptions,
-    KubeClient,
 )
 from leaderworkerset.runtime.clock import FakeClock
 from leaderworkerset.runtime.errors import ApiStatusError, is_conflict, is_not_found
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS, STATEFULSETS
-from tests.unit.runtime.fakes import settle
-
-
-class Recorded:
-    def __init__(self, status: int = 200, body: dict[str, Any] | None = None) -> None:
-        self.requests: list[httpx2.Request] = []
-        self.status = status
-        self.body = body if body is not None else {"kind": "Thing"}
-
-    def handler(self, request: httpx2.Request) -> httpx2.Response:
-        self.requests.append(request)
-        return httpx2.Response(self.status, json=self.body)
-
-    @property
-    def last(self) -> httpx2.Request:
-        return self.requests[-1]
-
-    def last_json(self) -> Any:
-        return json.loads(self.last.content)
-
-
-KUBECONFIG = {
-    "clusters": [{"name": "test", "cluster": {"server": "http://apiserver.test"}}],
-    "users": [{"name": "test", "user": {"token": "t"}}],
-    "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-    "current-context": "test",
-}
-
-
-def make_client(
-    recorded: Recorded, qps: float = 1000.0, burst: int = 1000, clock: FakeClock | None = None
-) -> KubeClient:
-    lightkube = AsyncClient(
-        config=KubeConfig.from_dict(KUBECONFIG),
-        transport=httpx2.MockTransport(recorded.handler),
-        field_manager="lws",
-    )
-    return KubeClient(lightkube, ClientOptions(qps=qps, burst=burst), clock or FakeClock())
-
+from tests.unit.runtime.wire import Recorded, make_client
 
 LWS_STATUS = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/ns/leaderworkersets/demo/status"
 LWS = {
@@ -111,20 +70,24 @@ LWS = {
     ],
 )  # fmt: skip
 async def test_request_shapes(
-    call: Any, want_method: str, want_path: str, want_type: str | None, want_params: dict[str, str]
+    recorded: Recorded,
+    call: Any,
+    want_method: str,
+    want_path: str,
+    want_type: str | None,
+    want_params: dict[str, str],
 ) -> None:
-    recorded = Recorded()
     client = make_client(recorded)
     await call(client)
+    await client.close()
     request = recorded.last
     assert request.method == want_method
-    assert request.url.path == want_path
-    assert request.headers.get("content-type") == want_type
-    assert dict(request.url.params) == want_params
+    assert request.path == want_path
+    assert request.content_type == want_type
+    assert request.params == want_params
 
 
-async def test_delete_sends_propagation_and_preconditions() -> None:
-    recorded = Recorded()
+async def test_delete_sends_propagation_and_preconditions(recorded: Recorded) -> None:
     client = make_client(recorded)
     await client.delete(
         STATEFULSETS, "ns", "s", propagation=PROPAGATION_FOREGROUND, uid="u-1", resource_version="7",
@@ -138,6 +101,7 @@ async def test_delete_sends_propagation_and_preconditions() -> None:
         "preconditions": {"uid": "u-1", "resourceVersion": "7"},
         "gracePeriodSeconds": 0,
     }
+    await client.close()
 
 
 @pytest.mark.parametrize(
@@ -151,22 +115,37 @@ async def test_delete_sends_propagation_and_preconditions() -> None:
     ],
 )
 async def test_errors_carry_status(
-    status: int, body: dict[str, Any], want_not_found: bool, want_conflict: bool
+    recorded: Recorded, status: int, body: dict[str, Any], want_not_found: bool, want_conflict: bool
 ) -> None:
-    client = make_client(Recorded(status, body))
+    recorded.status, recorded.body = status, body
+    client = make_client(recorded)
     with pytest.raises(ApiStatusError) as info:
         await client.get(PODS, "ns", "p")
+    await client.close()
     assert is_not_found(info.value) == want_not_found
     assert is_conflict(info.value) == want_conflict
 
 
-async def test_qps_throttle_delays_requests_beyond_burst() -> None:
-    recorded = Recorded()
+async def test_qps_throttle_delays_requests_beyond_burst(recorded: Recorded) -> None:
     clock = FakeClock()
     client = make_client(recorded, qps=1.0, burst=2, clock=clock)
     calls = [asyncio.create_task(client.get(PODS, "ns", f"p{i}")) for i in range(3)]
-    await settle()
-    assert len(recorded.requests) == 2, "the burst goes through at once"
+    await asyncio.wait_for(asyncio.gather(*calls[:2]), 10)
+    assert len(recorded.requests) == 2, "the burst goes through at once; the third waits for the clock"
+    assert not calls[2].done()
     clock.advance(1.0)
-    await asyncio.wait_for(asyncio.gather(*calls), 1)
+    await asyncio.wait_for(calls[2], 10)
     assert len(recorded.requests) == 3
+    await client.close()
+
+
+async def test_requests_are_counted_by_code_method_and_host(recorded: Recorded) -> None:
+    requests_total = Counter("test_rest_client_requests", "requests", ["code", "method", "host"],
+                             registry=CollectorRegistry())  # fmt: skip
+    client = make_client(recorded)
+    client.instrument(requests_total)
+    await client.get(PODS, "ns", "p")
+    await client.get(PODS, "ns", "p")
+    await client.close()
+    host = recorded.url.removeprefix("http://")
+    assert requests_total.labels("200", "GET", host)._value.get() == 2

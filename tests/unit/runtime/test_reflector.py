@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import POD_CODEC, Pod
 from leaderworkerset.runtime.reflector import FuncHandler, Informer, ReflectorOptions
 from leaderworkerset.runtime.store import Store
-from tests.unit.runtime.builders import bookmark, error_event, event, list_body, obj
+from tests.unit.runtime.builders import bookmark, error_event, event, initial_events_end, list_body, obj
 from tests.unit.runtime.fakes import FakeListerWatcher, settle
 
 Obj = dict[str, Any]
@@ -37,6 +39,16 @@ class Recorder:
 
 def names(store: Store[Obj]) -> list[str]:
     return sorted(k.name for k in store.keys())  # noqa: SIM118 - iterating a Store yields objects
+
+
+@contextlib.asynccontextmanager
+async def running(informer: Informer[Obj]) -> AsyncIterator[None]:
+    task = asyncio.create_task(informer.run())
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 @pytest.fixture
@@ -241,3 +253,66 @@ async def test_resync_redelivers_cached_objects_as_updates(
     assert lw.list_calls == 1, "a resync replays the cache; it does not list again"
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_streaming_list_syncs_on_the_end_bookmark_and_reads_on(
+    lw: FakeListerWatcher, clock: FakeClock, recorder: Recorder
+) -> None:
+    lw.streams.append([
+        event("ADDED", obj("a", rv="3")), bookmark("4"), event("ADDED", obj("b", rv="5")),
+        initial_events_end("10"), event("ADDED", obj("c", rv="11")),
+    ])  # fmt: skip
+    inf: Informer[Obj] = Informer("pods", lw, Store(DictCodec()), clock=clock)
+    inf.add_handler(recorder.handler())
+    async with running(inf):
+        await asyncio.wait_for(lw.blocked.wait(), 1)
+        assert inf.has_synced()
+        assert recorder.events == ["add a", "add b", "add c"]
+        # The same watch carried the event after the sync; its end resumes from the last version.
+        assert lw.watch_rvs == ["11"]
+        assert (lw.stream_calls, lw.list_calls, inf.streamed_lists) == (1, 0, 1)
+
+
+async def test_streaming_list_not_synced_before_the_end_bookmark(
+    lw: FakeListerWatcher, clock: FakeClock
+) -> None:
+    lw.streams.append([event("ADDED", obj("a", rv="3")), bookmark("4")])
+    lw.streams.append([event("ADDED", obj("a", rv="3")), initial_events_end("8")])
+    inf: Informer[Obj] = Informer("pods", lw, Store(DictCodec()), clock=clock)
+    async with running(inf):
+        await settle()
+        assert not inf.has_synced(), "a stream that ended early is no list"
+        clock.advance(0.8)
+        await asyncio.wait_for(inf.wait_for_sync(), 1)
+        assert names(inf.store) == ["a"]
+        assert (lw.stream_calls, lw.list_calls) == (2, 0)
+
+
+async def test_refused_streaming_list_falls_back_to_paginated_lists_for_good(
+    lw: FakeListerWatcher, clock: FakeClock
+) -> None:
+    lw.lists.append([list_body([obj("a")], rv="", cont="next"), list_body([obj("b")], rv="10")])
+    lw.watches.append([error_event(410, "Expired")])
+    lw.lists.append([list_body([obj("b")], rv="20")])
+    inf: Informer[Obj] = Informer("pods", lw, Store(DictCodec()), clock=clock)
+    async with running(inf):
+        await asyncio.wait_for(lw.blocked.wait(), 1)
+        assert names(inf.store) == ["b"]
+        assert (lw.stream_calls, lw.list_calls, inf.streamed_lists) == (1, 2, 0), "the refusal is remembered"
+        assert lw.watch_rvs == ["10", "20"]
+
+
+async def test_expired_watch_after_a_streaming_list_streams_again(
+    lw: FakeListerWatcher, clock: FakeClock, recorder: Recorder
+) -> None:
+    lw.streams.append([event("ADDED", obj("a")), event("ADDED", obj("b")), initial_events_end("10"),
+                       error_event(410, "Expired")])  # fmt: skip
+    lw.streams.append([event("ADDED", obj("a", rv="30")), initial_events_end("40")])
+    inf: Informer[Obj] = Informer("pods", lw, Store(DictCodec()), clock=clock)
+    inf.add_handler(recorder.handler())
+    async with running(inf):
+        await asyncio.wait_for(lw.blocked.wait(), 1)
+        assert names(inf.store) == ["a"]
+        assert recorder.events == ["add a", "add b", "update a 1->30", "delete b"]
+        assert (lw.stream_calls, lw.list_calls) == (2, 0)
+        assert lw.watch_rvs == ["40"]
