@@ -75,12 +75,15 @@ async def drain_manager(drain_cluster: LocalCluster, drain_api: KubeClient) -> A
 async def drain_ns(
     drain_cluster: LocalCluster, drain_manager: ManagerProcess, request: pytest.FixtureRequest
 ) -> AsyncIterator[str]:
-    """A fresh namespace; every node is schedulable again when the test ends."""
+    """A fresh namespace; when the test ends every node is schedulable again and the namespace is
+    gone with its pods, so the next test finds the nodes' accelerators free (two sets fill them)."""
+    ns = await clusters.namespace_in(drain_cluster, request)
     try:
-        yield await clusters.namespace_in(drain_cluster, request)
+        yield ns
     finally:
         for node in await _node_names(drain_cluster):
             await kubectl(drain_cluster, "uncordon", node)
+        await kubectl(drain_cluster, "delete", "namespace", ns, "--wait=true", "--timeout=180s")
 
 
 async def _node_names(cluster: LocalCluster) -> list[str]:
