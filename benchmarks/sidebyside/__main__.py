@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.machine import cpu_model
-from benchmarks.sidebyside import audit, controllers, procstat, summary
+from benchmarks.sidebyside import audit, controllers, procstat, reconciles, summary
 from benchmarks.sidebyside.scenarios import (
     FILLER_NAMESPACE,
     FLOORS,
@@ -76,7 +76,7 @@ async def measure(
                       "groups": phase.groups(ctx.size), "load_before": os.getloadavg()[0]}  # fmt: skip
             records.append(record)
             try:
-                await measure_phase(ctx, log_, phase, ns, who, sampler, record)
+                await measure_phase(ctx, log_, phase, ns, who, sampler, record, running)
             except Exception as err:  # one failed scenario is recorded, the run goes on
                 record["ok"] = False
                 record["error"] = f"{type(err).__name__}: {err}"
@@ -100,10 +100,11 @@ async def measure(
 
 async def measure_phase(
     ctx: Ctx, log_: audit.AuditLog, phase: Scenario, ns: str, who: str, sampler: procstat.Sampler | None,
-    record: dict[str, Any],
+    record: dict[str, Any], running: controllers.Running | None = None,
 ) -> None:  # fmt: skip
     if phase.setup:
         await phase.setup(ctx, ns)
+    counted0 = await _reconciles(running)
     offset, wall0, mono0 = log_.offset(), time.time(), time.monotonic()
     cpu0 = sampler.cpu() if sampler else 0.0
     record |= await phase.act(ctx, ns)
@@ -117,7 +118,21 @@ async def measure_phase(
         by_verb = log_.count(offset, wall0, wall1, controllers.username(who))
         record["requests"] = by_verb
         record["requests_total"] = sum(by_verb.values())
+    counted1 = await _reconciles(running)
+    if counted0 is not None and counted1 is not None:
+        record |= reconciles.difference(counted0, counted1)
     record["ok"] = True
+
+
+async def _reconciles(running: controllers.Running | None) -> dict[str, int] | None:
+    """The controller's reconcile counters, or None without a controller or a readable /metrics."""
+    if running is None:
+        return None
+    try:
+        return reconciles.totals(await asyncio.to_thread(running.process.scrape))
+    except OSError as err:
+        log(f"  no reconcile counts from {running.controller}: {err}")
+        return None
 
 
 async def with_controller(

@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import io
 import pstats
+import ssl
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from tests.support.manager import ManagerProcess
 from tests.support.serviceaccount import binding, kubeconfig_as
 from tests.support.wait import eventually
@@ -73,6 +76,20 @@ class UpstreamManager(ManagerProcess):
             "leaderElection:\n  leaderElect: false\ninternalCertManagement:\n  enable: false\n"
             f"webhook:\n  port: {self.webhook_port}\n  host: 127.0.0.1\n  certDir: {self.cert_dir}\n"
         )
+
+    def scrape(self) -> str:
+        """Its /metrics: served over HTTPS behind the API server's authentication and authorisation
+        (controller-runtime's secure metrics; v0.9.0 has no flag to turn them off), so the request
+        carries the account's token; the serving certificate is self-signed."""
+        token = yaml.safe_load(self.kubeconfig.read_text())["users"][0]["user"]["token"]
+        request = urllib.request.Request(
+            f"https://127.0.0.1:{self.metrics_port}/metrics", headers={"Authorization": f"Bearer {token}"}
+        )
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE
+        with urllib.request.urlopen(request, timeout=5, context=insecure) as resp:
+            return str(resp.read().decode())
 
     @property
     def argv(self) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from benchmarks.sidebyside import audit, summary
+from benchmarks.sidebyside import audit, reconciles, summary
 
 OURS = "system:serviceaccount:lws-system:bench-ours"
 UPSTREAM = "system:serviceaccount:lws-system:bench-upstream"
@@ -121,3 +121,21 @@ def test_summary_medians_spread_and_ratios() -> None:
     assert ours["failed"] == 1
     assert table["large"]["ratio"] == {"seconds": 0.5, "requests_total": 0.5}
     assert "| large | **ours / upstream** | 0.50x |" in summary.markdown(table)
+
+
+EXPOSITION = """# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
+# TYPE controller_runtime_reconcile_total counter
+controller_runtime_reconcile_total{controller="leaderworkerset",result="success"} 60
+controller_runtime_reconcile_total{controller="leaderworkerset",result="requeue"} 7
+controller_runtime_reconcile_total{controller="pod",result="success"} 676
+controller_runtime_reconcile_total{controller="pod",result="error"} 0
+controller_runtime_reconcile_errors_total{controller="pod"} 3
+"""
+
+
+def test_reconciles_sum_the_results_per_controller_and_difference_names_each() -> None:
+    after = reconciles.totals(EXPOSITION)
+    assert after == {"leaderworkerset": 67, "pod": 676}
+    assert reconciles.difference({"leaderworkerset": 7, "pod": 676}, after) == {
+        "reconciles_leaderworkerset": 60
+    }
