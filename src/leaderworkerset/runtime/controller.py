@@ -96,18 +96,23 @@ class _Enqueuer(Generic[T]):
         queue: WorkQueue[ObjectKey],
         mapper: Mapper[T],
         predicate: Predicate[T] | None,
+        batch: float,
     ) -> None:
         self._meta = informer.store.codec.meta
         self._queue = queue
         self._mapper = mapper
         self._predicate = predicate
+        self._batch = batch
 
     def _enqueue(self, obj: T) -> None:
         meta = self._meta(obj)
         if self._predicate is not None and not self._predicate(meta, obj):
             return
         for key in self._mapper(meta, obj):
-            self._queue.add(key)
+            if self._batch > 0:
+                self._queue.add_batched(key, self._batch)
+            else:
+                self._queue.add(key)
 
     def on_add(self, obj: T) -> None:
         self._enqueue(obj)
@@ -161,10 +166,18 @@ class Controller:
         self._children = _ReconcileChildren(metrics, name) if metrics is not None else None
 
     def watch(
-        self, informer: Informer[T], mapper: Mapper[T] = own_key, predicate: Predicate[T] | None = None
+        self,
+        informer: Informer[T],
+        mapper: Mapper[T] = own_key,
+        predicate: Predicate[T] | None = None,
+        *,
+        batch: float = 0.0,
     ) -> None:
-        """Queue the keys `mapper` returns for every add/update/delete the informer reports."""
-        informer.add_handler(_Enqueuer(informer, self.queue, mapper, predicate))
+        """Queue the keys `mapper` returns for every add/update/delete the informer reports.
+
+        `batch` > 0 merges the events of that many seconds into one reconcile per key (see
+        `WorkQueue.add_batched`): for owned objects, whose bursts would otherwise each cost a round."""
+        informer.add_handler(_Enqueuer(informer, self.queue, mapper, predicate, batch))
         self.informers.append(informer)  # type: ignore[arg-type]
 
     async def wait_for_sync(self) -> None:

@@ -5,6 +5,8 @@ Guarantees the controller relies on:
 * adding a key that is already queued is a no-op, and adding a key that is being processed marks it
   dirty so it is queued again once `done()` is called (no update is lost, none is duplicated);
 * `add_after` keeps only the earliest pending deadline per key;
+* `add_batched` queues a key at most a delay after the first of a burst of adds, all of which it
+  merges (a key that is already queued needs no timer);
 * `add_rate_limited` asks the rate limiter for the delay; `forget` resets that key's backoff.
 """
 
@@ -148,6 +150,16 @@ class WorkQueue(Generic[K]):
             pending[1].cancel()
         handle = self._clock.call_later(delay, lambda: self._fire(key))
         self._waiting[key] = (ready_at, handle)
+
+    def add_batched(self, key: K, delay: float) -> None:
+        """Queue `key` `delay` seconds from now, merging every other add of it until then.
+
+        For events of objects a key owns: creating one 100-group set produces thousands of pod and
+        StatefulSet updates, each a reason to look at the same set again; one look a short while
+        after the first of them sees them all (issue 25)."""
+        if key in self._dirty:
+            return  # queued, or due again once its current reconcile is done
+        self.add_after(key, delay)
 
     def add_rate_limited(self, key: K) -> None:
         self._metrics.retried()

@@ -245,3 +245,21 @@ async def test_watch_maps_events_to_keys_with_predicate() -> None:
     assert sorted(ctl.queue._queue) == [ObjectKey("ns", "a"), ObjectKey("ns", "b")]
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_batched_watch_queues_each_key_once_after_the_window() -> None:
+    clock = FakeClock()
+    lw = FakeListerWatcher()
+    lw.lists.append(
+        [list_body([obj("p0", "ns", labels={SET: "a"}), obj("p1", "ns", labels={SET: "a"})], rv="1")]
+    )
+    informer: Informer[dict[str, Any]] = Informer("pods", lw, Store(DictCodec()), clock=clock)
+    ctl, _ = make(ok, clock)
+    ctl.watch(informer, label_mapper(SET), batch=0.1)
+    task = asyncio.create_task(informer.run())
+    await asyncio.wait_for(ctl.wait_for_sync(), 1)
+    assert list(ctl.queue._queue) == []
+    clock.advance(0.1)
+    assert list(ctl.queue._queue) == [ObjectKey("ns", "a")]
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)

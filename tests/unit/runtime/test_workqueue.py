@@ -121,6 +121,36 @@ async def test_add_after_fires_once_even_with_repeated_requests() -> None:
     assert queue.waiting_count() == 0
 
 
+@pytest.mark.parametrize(
+    ("steps", "want_after_window"),
+    [
+        pytest.param(["batched", "batched", "batched"], ["a"], id="a burst becomes one key"),
+        pytest.param(["add", "batched"], [], id="a queued key needs no timer"),
+        pytest.param(["get", "batched", "batched"], ["a"], id="a key being processed comes back once"),
+    ],
+)
+async def test_add_batched_merges_a_burst(steps: list[str], want_after_window: list[str]) -> None:
+    clock = FakeClock()
+    queue = new_queue(clock)
+    processing = False
+    for step in steps:
+        if step == "get":
+            queue.add("a")
+            await queue.get()
+            processing = True
+        elif step == "add":
+            queue.add("a")
+        else:
+            queue.add_batched("a", 0.1)
+    before_window = len(queue)
+    clock.advance(0.1)
+    if processing:
+        queue.done("a")
+    got = await drain(queue)
+    assert (before_window, got[before_window:]) == (1 if steps[0] == "add" else 0, want_after_window)
+    assert queue.waiting_count() == 0
+
+
 async def test_rate_limited_backoff_grows_and_forget_resets() -> None:
     clock = FakeClock()
     queue = new_queue(clock)
