@@ -69,7 +69,13 @@ def setup(manager: Manager, informers: SharedInformers, *, namespace: str | None
     def pod_to_set(meta: MetaLike, obj: object) -> Iterable[ObjectKey]:
         return [key for key in label_mapper(c.LABEL_SET_NAME)(meta, obj) if opted_in(key)]
 
-    controller.watch(informers.lws, own_key)
+    def asks_for_budgets(_meta: MetaLike, lws: object) -> bool:
+        """Only sets that ask (an update passes when either side asks, so removing the annotation
+        still deletes the budgets; budgets left from before a restart wake their set through the
+        budget watch). Every status write of every set woke this controller before (issue 25)."""
+        return ext.ANNOTATION_DISRUPTION_BUDGET in annotations_of(lws)  # type: ignore[arg-type]
+
+    controller.watch(informers.lws, own_key, predicate=asks_for_budgets)
     controller.watch(informers.pods, pod_to_set)
     controller.watch(caches.cordoned_nodes, sets_with_budgets)
     controller.watch(caches.budgets, label_mapper(c.LABEL_SET_NAME))
