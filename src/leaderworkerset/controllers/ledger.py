@@ -7,8 +7,12 @@ core/lifecycle/backoff.py). Nothing upstream owns is written: neither the LWS no
 change, so a cluster swaps back to upstream's controller without a restart, and the ConfigMap
 just stops growing.
 
-Writes are read-modify-write on a fresh GET with the read's resourceVersion (a conflict re-reads),
-like the restart-budget counts. A ConfigMap of that name that this LWS does not control (a user's,
+Writes are read-modify-write guarded by the resourceVersion (a conflict re-reads), like the
+restart-budget counts. Two things keep them cheap when many groups fail at once (issue 25: a
+recreation cost a GET and a PUT of the ConfigMap, 1.13x upstream's requests): the read is the
+ConfigMap our last write returned (a GET only on the first write, after a conflict or when it is
+gone), and records that arrive while a write of the same ledger is in flight are merged into one
+next write. A ConfigMap of that name that this LWS does not control (a user's,
 or one left by a deleted namesake that the garbage collector has not removed yet) is never touched.
 """
 
@@ -37,8 +41,10 @@ from leaderworkerset.core.lifecycle.ledger import (
 )
 from leaderworkerset.core.objects import MutableObj, controller_owner, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.errors import is_already_exists, is_conflict
+from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.resources import CONFIGMAPS
+
+REMEMBERED_LEDGERS = 256
 
 
 class LedgerNotOwnedError(RuntimeError):
@@ -92,6 +98,15 @@ def new_configmap(lws: Mapping[str, Any]) -> MutableObj:
     }
 
 
+@dataclass
+class _Batch:
+    """The records waiting for a ledger's next write, and the callers waiting for it."""
+
+    entries: list[LedgerEntry] = field(default_factory=list)
+    backoff: dict[str, GroupBackoff] = field(default_factory=dict)
+    written: asyncio.Future[None] | None = None
+
+
 class FailureLedger:
     """`record` appends entries (when the ledger is enabled, or the LWS needs them: node quarantine
     counts them) and stores back-off state (always: an LWS that asked for a back-off needs it,
@@ -101,6 +116,10 @@ class FailureLedger:
         self._client = client
         self.enabled = enabled
         self._capacity = capacity
+        # Per ledger (namespace, name): the ConfigMap our last write returned, and the records
+        # waiting for the next write while one is in flight.
+        self._written: dict[tuple[str, str], MutableObj] = {}
+        self._waiting: dict[tuple[str, str], _Batch] = {}
 
     async def read(self, lws: Mapping[str, Any]) -> LedgerState:
         configmap = await self._client.get_or_none(CONFIGMAPS, namespace_of(lws), ledger_name(name_of(lws)))
@@ -124,30 +143,86 @@ class FailureLedger:
         entry = entry if self.enabled or keep else None
         if entry is None and backoff is None:
             return False
-        namespace, name = namespace_of(lws), ledger_name(name_of(lws))
+        ledger = (namespace_of(lws), ledger_name(name_of(lws)))
+        batch = self._waiting.get(ledger)
+        if batch is not None:  # a write is in flight: ride on the next one
+            _add(batch, entry, group, backoff)
+            if batch.written is None:
+                batch.written = asyncio.get_running_loop().create_future()
+            await asyncio.shield(batch.written)
+            return True
+        self._waiting[ledger] = _Batch()
+        batch = _add(_Batch(), entry, group, backoff)
+        try:
+            while True:
+                await self._write(lws, ledger, batch)
+                if batch.written is not None:
+                    batch.written.set_result(None)
+                batch = self._waiting[ledger]
+                if batch.written is None:
+                    break  # nobody joined while that write was in flight
+                self._waiting[ledger] = _Batch()
+        except BaseException as err:
+            # The records merged into the failed write, and those waiting for the next one, fail
+            # with it: each caller's own error handling applies (back-off state is retried).
+            failure = err if isinstance(err, Exception) else RuntimeError("failure ledger write cancelled")
+            for failed in (batch, self._waiting[ledger]):
+                if failed.written is not None and not failed.written.done():
+                    failed.written.set_exception(failure)
+            raise
+        finally:
+            del self._waiting[ledger]
+        return True
+
+    async def _write(self, lws: Mapping[str, Any], ledger: tuple[str, str], batch: _Batch) -> None:
+        namespace, name = ledger
         for attempt in range(CONFLICT_RETRIES):
-            current = await self._client.get_or_none(CONFIGMAPS, namespace, name)
+            current = self._written.get(ledger)
+            remembered = current is not None and _owned_by(current, lws)
+            if not remembered:
+                current = await self._client.get_or_none(CONFIGMAPS, namespace, name)
             if current is not None and not _owned_by(current, lws):
                 raise LedgerNotOwnedError(
                     f"configmap {namespace}/{name} is not controlled by this LeaderWorkerSet"
                 )
             body = current if current is not None else new_configmap(lws)
             data = dict(body.get("data") or {})
-            if entry is not None:
-                data[DATA_ENTRIES] = encode_entries(appended(decode_entries(data), entry, self._capacity))
-            if backoff is not None:
+            if batch.entries:
+                entries = decode_entries(data)
+                for entry in batch.entries:
+                    entries = appended(entries, entry, self._capacity)
+                data[DATA_ENTRIES] = encode_entries(entries)
+            if batch.backoff:
                 states = decode_backoff(data)
-                states[group] = backoff.to_json()
+                states.update({group: state.to_json() for group, state in batch.backoff.items()})
                 data[DATA_BACKOFF] = encode_backoff(states)
             try:
                 if current is None:
-                    await self._client.create(CONFIGMAPS, {**body, "data": data})
+                    written = await self._client.create(CONFIGMAPS, {**body, "data": data})
                 else:
-                    await self._client.update(CONFIGMAPS, {**current, "data": data})
-                return True
+                    written = await self._client.update(CONFIGMAPS, {**current, "data": data})
+                self._remember(ledger, written)
+                return
             except Exception as err:
-                retry = is_conflict(err) or (current is None and is_already_exists(err))
+                self._written.pop(ledger, None)
+                stale = remembered and is_not_found(err)
+                retry = stale or is_conflict(err) or (current is None and is_already_exists(err))
                 if not retry or attempt == CONFLICT_RETRIES - 1:
                     raise
             await asyncio.sleep(CONFLICT_BACKOFF_SECONDS)
-        return False  # pragma: no cover - the loop either returns or raises
+
+    def _remember(self, ledger: tuple[str, str], written: MutableObj) -> None:
+        """Keep the last write of the most recently written ledgers (a set that is gone leaves
+        its entry until newer ones push it out)."""
+        self._written.pop(ledger, None)
+        self._written[ledger] = written
+        if len(self._written) > REMEMBERED_LEDGERS:
+            del self._written[next(iter(self._written))]
+
+
+def _add(batch: _Batch, entry: LedgerEntry | None, group: str, backoff: GroupBackoff | None) -> _Batch:
+    if entry is not None:
+        batch.entries.append(entry)
+    if backoff is not None:
+        batch.backoff[group] = backoff
+    return batch

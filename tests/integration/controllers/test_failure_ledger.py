@@ -4,6 +4,7 @@ controllers run in-process (webhooks off, so a bad annotation reaches the contro
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 import re
@@ -325,3 +326,61 @@ async def test_a_pod_deleted_on_a_not_ready_node_is_recorded_as_node_not_ready(
         assert (entry["cause"], entry["node"], entry["pod"]) == ("node-not-ready", node, f"{NAME}-0-1")
     finally:
         await api.delete(NODES, None, node)
+
+
+class _CountingClient:
+    """The real client, counting the ledger's calls by method (the ledger uses only these three)."""
+
+    def __init__(self, api: KubeClient) -> None:
+        self.api = api
+        self.calls: dict[str, int] = {"get_or_none": 0, "create": 0, "update": 0}
+
+    async def get_or_none(self, *args: Any) -> Any:
+        self.calls["get_or_none"] += 1
+        return await self.api.get_or_none(*args)
+
+    async def create(self, *args: Any) -> Any:
+        self.calls["create"] += 1
+        return await self.api.create(*args)
+
+    async def update(self, *args: Any) -> Any:
+        self.calls["update"] += 1
+        return await self.api.update(*args)
+
+
+async def test_records_made_while_a_write_is_in_flight_share_the_next_write_and_reads_are_our_writes(
+    api: KubeClient, ns: str
+) -> None:
+    """Issue 25: a recreation cost a GET and a PUT of the ledger; a burst of failures now costs one
+    GET in all and fewer writes than records, with every entry kept, a concurrent writer's change
+    kept (a conflict re-reads) and a deleted ConfigMap made again."""
+    lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).replicas(8).size(2).obj())
+    counting = _CountingClient(api)
+    ledger = FailureLedger(counting)  # type: ignore[arg-type]
+    when = datetime.datetime.now(datetime.UTC)
+
+    def entry(group: int) -> Any:
+        trigger = Trigger(Cause.DELETION, f"{NAME}-{group}-1")
+        return entry_for(trigger, group=str(group), action=Action.RECREATED, when=when)
+
+    written = await asyncio.gather(*(ledger.record(lws, entry=entry(g), group=str(g)) for g in range(6)))
+    assert written == [True] * 6
+    assert len(await _entries(api, ns)) == 6
+    assert counting.calls["get_or_none"] == 1
+    assert counting.calls["create"] + counting.calls["update"] < 6, counting.calls
+
+    await ledger.record(lws, entry=entry(6), group="6")
+    assert counting.calls["get_or_none"] == 1, "the second write read the ConfigMap again"
+
+    theirs = await _configmap(api, ns)
+    assert theirs is not None
+    await api.update(CONFIGMAPS, {**theirs, "data": {**theirs["data"], "note": "theirs"}})
+    await ledger.record(lws, entry=entry(7), group="7")
+    after_conflict = await _configmap(api, ns)
+    assert after_conflict is not None
+    assert after_conflict["data"]["note"] == "theirs"
+    assert len(await _entries(api, ns)) == 8
+
+    await api.delete(CONFIGMAPS, ns, LEDGER)
+    await ledger.record(lws, entry=entry(0), group="0")
+    assert len(await _entries(api, ns)) == 1
