@@ -6,9 +6,26 @@ root Typer app here; this module only wires them together.
 
 from __future__ import annotations
 
-import typer
+import os
+import sys
 
-from leaderworkerset import __version__
+
+def _keep_rich_out() -> None:
+    """`lws manager` (the image's entry point) runs without rich: typer would format its help and
+    errors with it, and structlog imports it for its console renderer and tracebacks whenever it
+    is installed; the long-running process never uses it (issue 25: 66 modules, about 3 MiB).
+    Decided before typer is imported, which reads TYPER_USE_RICH once; `import rich` then fails,
+    so structlog renders exceptions as plain text and the help is click's plain help."""
+    if sys.argv[1:2] == ["manager"]:
+        os.environ.setdefault("TYPER_USE_RICH", "0")
+        sys.modules.setdefault("rich", None)  # type: ignore[arg-type]  # None: "import rich" fails
+
+
+_keep_rich_out()
+
+import typer  # noqa: E402
+
+from leaderworkerset import __version__  # noqa: E402
 
 app = typer.Typer(
     name="lws",
@@ -33,6 +50,14 @@ def _root(
     """LeaderWorkerSet for Kubernetes."""
 
 
+def _register_manager_only() -> None:
+    """`lws manager` imports no other sub-command: their modules (the dev cluster, install, the
+    views) cost the long-running process memory it never uses (issue 25: 85 modules, 3 MiB)."""
+    from leaderworkerset.cli import manager
+
+    app.command("manager")(manager.manager)
+
+
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
@@ -50,5 +75,8 @@ def _register() -> None:
 
 
 def main() -> None:
-    _register()
+    if sys.argv[1:2] == ["manager"]:
+        _register_manager_only()
+    else:
+        _register()
     app()

@@ -1,0 +1,50 @@
+"""`lws manager` keeps the other sub-commands and rich out of the long-running process (issue 25)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = """
+import json, sys
+sys.argv = ["lws", sys.argv[1], "--help"]
+from leaderworkerset.cli import main
+try:
+    main.main()
+except SystemExit as done:
+    code = done.code
+print(json.dumps({"code": code, "modules": sorted(m for m, v in sys.modules.items() if v is not None)}))
+"""
+LEFT_OUT = (
+    "rich",
+    "pygments",
+    "leaderworkerset.devcluster",
+    "leaderworkerset.cli.status",
+    "leaderworkerset.install",
+)
+
+
+def _imported(command: str) -> tuple[int, list[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, command], capture_output=True, text=True, check=True, timeout=60
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["code"], result["modules"]
+
+
+def _left_out_present(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.split(".")[0] in LEFT_OUT or m.startswith(LEFT_OUT)]
+
+
+def test_the_manager_command_imports_neither_rich_nor_the_other_sub_commands() -> None:
+    code, modules = _imported("manager")
+    assert code == 0
+    assert "leaderworkerset.cli.manager" in modules
+    assert _left_out_present(modules) == []
+
+
+def test_other_commands_still_get_every_sub_command_and_rich_help() -> None:
+    code, modules = _imported("status")
+    assert code == 0
+    assert {"leaderworkerset.cli.status", "rich"} <= set(modules)
