@@ -8,6 +8,7 @@ the elected leader also runs the LeaderWorkerSet, pod and DisaggregatedSet contr
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, replace
 
 from leaderworkerset.api import config as api_config
@@ -76,6 +77,9 @@ async def run(settings: Settings) -> None:
                 scheduler_provider=provider,
                 failure_ledger=settings.failure_ledger,
             )
+        # Everything allocated so far (modules, the controllers' wiring) lives as long as the
+        # process: out of the collector's generations, later collections do not scan it again.
+        gc.freeze()
         await mgr.run()
     finally:
         await client.close()
