@@ -188,6 +188,7 @@ async def run(
     keep: bool,
     profile: Path | None = None,
     who_runs: tuple[str, ...] = controllers.CONTROLLERS,
+    fresh_process: bool = False,
 ) -> Path:
     workdir = Path(tempfile.mkdtemp(prefix=f"lws-bench-{size.name}-"))
     users = [controllers.username(x) for x in controllers.CONTROLLERS]
@@ -201,7 +202,8 @@ async def run(
     api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), qps=1000, burst=1000, timeout=60,
                                    field_manager="lws-bench"))  # fmt: skip
     started = time.time()
-    out = results / f"{size.name}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    mode = "-fresh" if fresh_process else ""
+    out = results / f"{size.name}{mode}-{time.strftime('%Y%m%dT%H%M%S')}.json"
     records: list[dict[str, Any]] = []
     try:
         await install_crds(api.lightkube)
@@ -213,6 +215,9 @@ async def run(
             ctx.extra["profile_dir"] = profile
         log_ = audit.AuditLog(workdir / "audit" / "audit.log")
         scenarios = [s for s in SCENARIOS if not only or s.name in only]
+        # One manager process for all scenarios (the continuous run: each inherits the previous
+        # one's allocator high-water mark), or a fresh one per scenario (its follow-ups included).
+        batches = [[s] for s in scenarios] if fresh_process else [scenarios]
         floors = [s for s in FLOORS if not only or s.name in only]
         for repeat in range(size.repeats):
             order = who_runs if repeat % 2 == 0 else who_runs[::-1]
@@ -220,7 +225,8 @@ async def run(
                 records += await measure(ctx, log_, floor, "floor", None, None, repeat)
             for who in order if scenarios else ():
                 log(f"repeat {repeat}: {who}")
-                records += await with_controller(ctx, log_, who, repeat, scenarios, repeat)
+                for index, batch in enumerate(batches):
+                    records += await with_controller(ctx, log_, who, repeat * 100 + index, batch, repeat)
                 write(out, size, started, records, partial=True)  # an interrupted run keeps its data
         if not only or "memory" in only:
             records += await memory_levels(ctx, log_, size, who_runs)
@@ -265,6 +271,11 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument(
         "--controllers", default=",".join(controllers.CONTROLLERS), help="which of ours,upstream to run"
     )
+    parser.add_argument(
+        "--fresh-process",
+        action="store_true",
+        help="a fresh controller process per scenario (RSS without the previous ones' high-water mark)",
+    )
     args = parser.parse_args(argv)
     faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a run hangs
     size = SIZES[args.size]
@@ -282,7 +293,7 @@ def main(argv: list[str] | None = None) -> Path:
     profile = args.profile.resolve() if args.profile else None
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
-    return asyncio.run(run(size, only, args.results, args.keep, profile, who_runs))
+    return asyncio.run(run(size, only, args.results, args.keep, profile, who_runs, args.fresh_process))
 
 
 if __name__ == "__main__":
