@@ -22,6 +22,7 @@ from typing import Any
 
 from benchmarks.machine import cpu_model
 from benchmarks.sidebyside import audit, controllers, procstat, reconciles, summary
+from benchmarks.sidebyside.scalepoints import SCALE_POINTS
 from benchmarks.sidebyside.scenarios import (
     FILLER_NAMESPACE,
     FLOORS,
@@ -214,7 +215,8 @@ async def run(
         if profile is not None:
             ctx.extra["profile_dir"] = profile
         log_ = audit.AuditLog(workdir / "audit" / "audit.log")
-        scenarios = [s for s in SCENARIOS if not only or s.name in only]
+        # The scale points run only when named.
+        scenarios = [s for s in (*SCENARIOS, *SCALE_POINTS) if s.name in only] if only else list(SCENARIOS)
         # One manager process for all scenarios (the continuous run: each inherits the previous
         # one's allocator high-water mark), or a fresh one per scenario (its follow-ups included).
         batches = [[s] for s in scenarios] if fresh_process else [scenarios]

@@ -24,6 +24,8 @@ class Size:
     settle: float = 10.0  # seconds after the memory level's LWS is Available before RSS counts as steady
     memory_repeats: int = 1  # filling the cluster is slow; one pass per level unless asked
     wait_cleanup: bool = True  # wait for each scenario's namespace to be gone before the next one
+    grove_replicas: int = 500  # the `grove` scale point: 1 LWS x R groups x 2 pods
+    x8_groups: int = 1000  # the `groups_x8` scale point: 1 LWS x G groups x 8 pods
 
 
 SIZES = {
@@ -51,5 +53,7 @@ SIZES = {
             1800,
             memory_repeats=3,
         ),
+        # The published scale points' cluster (scalepoints.py): 100 kwok nodes, one repeat.
+        Size("scale", 100, 1, 500, 100, 100, 50, 100, 50, 5.0, 60, (2000,), 20, 3600),
     )
 }
