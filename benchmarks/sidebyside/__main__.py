@@ -27,6 +27,7 @@ from benchmarks.sidebyside.scenarios import (
     FILLER_NAMESPACE,
     FLOORS,
     MEMORY,
+    POLL,
     SCENARIOS,
     Ctx,
     Scenario,
@@ -47,6 +48,7 @@ from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import ClientOptions, new_client
 
 FLUSH = 1.5  # the audit log is written in batches of at most 1 s
+METRICS_WAIT = 10.0  # seconds a fresh manager gets to serve /metrics
 
 
 def log(message: str) -> None:
@@ -126,14 +128,19 @@ async def measure_phase(
 
 
 async def _reconciles(running: controllers.Running | None) -> dict[str, int] | None:
-    """The controller's reconcile counters, or None without a controller or a readable /metrics."""
+    """The controller's reconcile counters, or None without a controller or a readable /metrics
+    (a just-started manager may serve its webhooks before its metrics: polled for a few seconds)."""
     if running is None:
         return None
-    try:
-        return reconciles.totals(await asyncio.to_thread(running.process.scrape))
-    except OSError as err:
-        log(f"  no reconcile counts from {running.controller}: {err}")
-        return None
+    deadline = time.monotonic() + METRICS_WAIT
+    while True:
+        try:
+            return reconciles.totals(await asyncio.to_thread(running.process.scrape))
+        except OSError as err:
+            if time.monotonic() >= deadline:
+                log(f"  no reconcile counts from {running.controller}: {err}")
+                return None
+        await asyncio.sleep(POLL)
 
 
 async def with_controller(
