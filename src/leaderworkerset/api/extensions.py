@@ -124,6 +124,11 @@ CONDITION_DISRUPTION_BUDGET_INVALID: Final = "DisruptionBudgetInvalid"
 EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
 EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
 EVENT_GROUP_LOCKED_AFTER_DRAIN: Final = "GroupLockedAfterDrain"
+# Drain-aware replacement (groupIdentity Hash, core/rollout/drainsurge.py): on the leader of a group on a
+# cordoned node whose replacement the Deployment surges before the group's budget is released.
+ANNOTATION_DRAIN_SURGE: Final = _PREFIX + "drain-surge"
+EVENT_GROUP_SURGED_FOR_DRAIN: Final = "GroupSurgedForDrain"
+EVENT_DRAIN_WITHOUT_SURGE: Final = "DrainWithoutSurge"
 
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
@@ -266,7 +271,10 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "unless it releases the group: a group with a pod on a cordoned node is released while "
             "fewer than the budget's groups are released or not Ready, and closed again once it is "
             "Ready off cordoned nodes, so a `kubectl drain` evicts whole groups, at most the budget "
-            "at a time. Absent: no PodDisruptionBudget is made, as upstream"
+            "at a time. With groupIdentity Hash and maxSurge > 0 (no rollout under way) a Ready group on a "
+            "cordoned node is replaced first: the Deployment surges a new group and the old group's "
+            "budget is released only once the new one is Ready. Absent: no PodDisruptionBudget is "
+            "made, as upstream"
         ),
         example="1",
     ),
@@ -279,6 +287,18 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "the group's pods a drain was refused on while the group waited for the budget; if they "
             "are replaced elsewhere under the same names (a rollout, a recreation), the drain retries "
             "those names, so the group is released once; cleared when it is locked again"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_DRAIN_SURGE,
+        on="Pod (leader of a groupIdentity Hash group)",
+        writer=Writer.CONTROLLER,
+        values='`"true"`',
+        effect=(
+            "the group is on a cordoned node and is being replaced through the set's surge: the leader "
+            "Deployment keeps one more leader per marked group (at most maxSurge) until the group is "
+            "gone; its budget is released once the replacement is Ready. Removed if the node is "
+            "uncordoned first"
         ),
     ),
 )
