@@ -92,7 +92,8 @@ class DisruptionBudgetReconciler:
             return None
         pods = self._caches.shared.set_pods(key.namespace, key.name)
         views = observe_groups(lws, pods, self._caches.cordoned(), budgets, self._clock.wall())
-        surge, no_surge_why = surge_allowance(lws, pods)
+        deployment = self._caches.shared.deployment(key.namespace, key.name)
+        surge, no_surge_why = surge_allowance(lws, pods, deployment)
         plan = plan_budgets(lws, views, budget=groups, replicas=lws_replicas(lws), surge=surge)
         await self._mark(lws, views, plan.decision)
         for group in plan.delete:

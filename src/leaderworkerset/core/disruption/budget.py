@@ -291,7 +291,11 @@ def group_of_pdb(lws: Obj, pdb: Obj) -> str | None:
 
 
 def budget_notes(
-    lws: Obj, pods: Iterable[Obj], cordoned: frozenset[str], budgets: Iterable[Obj]
+    lws: Obj,
+    pods: Iterable[Obj],
+    cordoned: frozenset[str],
+    budgets: Iterable[Obj],
+    deployment: Obj | None = None,
 ) -> list[str]:
     """What `lws status` says of a set's disruption budget: the budget, the groups a drain may take
     now (their budget released) and the ones on cordoned nodes waiting their turn. Nothing for a set
@@ -316,7 +320,7 @@ def budget_notes(
     if waiting := [_short(v.group) for v in waits]:
         notes.append(f"on cordoned nodes, waiting for the budget: group {', '.join(waiting)}")
     if is_hash(lws):
-        notes.append(drain_replacement_note(*surge_allowance(lws, pods)))
+        notes.append(drain_replacement_note(*surge_allowance(lws, pods, deployment)))
     return notes
 
 

@@ -9,7 +9,7 @@ Once the replacement is Ready the marked group's budget is released like any oth
 evicts it, and the count (and the Deployment) falls back with its leader.
 
 The surge is the set's own `maxSurge`: none when it is 0, and none while a rollout may be using it
-(a live leader not of the current template); the budget then releases groups as
+(a live leader not of the leader Deployment's revision); the budget then releases groups as
 before, one budget's worth at a time, and says why.
 """
 
@@ -48,23 +48,25 @@ def _max_surge(lws: Obj) -> int:
         return 0  # a bad value is reported by the LWS controller; no surge is taken for a drain
 
 
-def _rolling(lws: Obj, leaders: list[Obj]) -> bool:
-    """A live leader not of the set's current template: the Deployment is rolling (or about to).
-    Not the UpdateInProgress condition: a drain surge itself changes the Deployment's replicas,
-    which reads as an update until the Deployment controller has observed it."""
-    current = hash_patch(revision_patch(lws))
+def _rolling(lws: Obj, leaders: list[Obj], deployment: Obj | None) -> bool:
+    """A live leader not of the leader Deployment's revision (the set's template when there is no
+    Deployment yet): the Deployment is rolling, or about to. Not the UpdateInProgress condition: a
+    drain surge itself changes the Deployment's replicas, which reads as an update until the
+    Deployment controller has observed it."""
+    current = revision_key_of(deployment) if deployment is not None else hash_patch(revision_patch(lws))
     return any(revision_key_of(p) != current for p in leaders)
 
 
-def surge_allowance(lws: Obj, pods: Iterable[Obj]) -> tuple[int, str]:
-    """(groups a drain may surge at once, why none when 0) for a set with a disruption budget."""
+def surge_allowance(lws: Obj, pods: Iterable[Obj], deployment: Obj | None = None) -> tuple[int, str]:
+    """(groups a drain may surge at once, why none when 0) for a set with a disruption budget;
+    `deployment` is the set's leader Deployment, if there is one."""
     if not _hash(lws):
         return 0, NOT_HASH
     surge = _max_surge(lws)
     if surge == 0:
         return 0, NO_SURGE
     leaders = [p for p in pods if is_leader_pod(p) and not is_deleting(p)]
-    if _rolling(lws, leaders):
+    if _rolling(lws, leaders, deployment):
         return 0, ROLLOUT_USES_SURGE
     return surge, ""
 

@@ -152,24 +152,39 @@ def _leaders(count: int, *, marked: int = 0, stale: int = 0) -> list[dict[str, o
     ]
 
 
+def _deployment(revision: str) -> dict[str, object]:
+    return {"metadata": {"name": "web", "labels": {c.LABEL_TEMPLATE_REVISION_HASH: revision}}}
+
+
 ALLOWANCE_CASES = [
-    pytest.param(_hash(1), _leaders(4), (1, ""), id="Hash, maxSurge 1"),
-    pytest.param(_hash("50%"), _leaders(4), (2, ""), id="a percentage of replicas, rounded up"),
-    pytest.param(_hash(0), _leaders(4), (0, NO_SURGE), id="maxSurge 0: no surge"),
-    pytest.param(_hash(1), _leaders(4, stale=1), (0, ROLLOUT_USES_SURGE), id="a leader of an older template"),
-    pytest.param(cached_lws("web").max_surge(1).obj(), _leaders(4), (0, NOT_HASH), id="Ordinal"),
+    pytest.param(_hash(1), _leaders(4), None, (1, ""), id="Hash, maxSurge 1"),
+    pytest.param(_hash("50%"), _leaders(4), None, (2, ""), id="a percentage of replicas, rounded up"),
+    pytest.param(_hash(0), _leaders(4), None, (0, NO_SURGE), id="maxSurge 0: no surge"),
+    pytest.param(
+        _hash(1), _leaders(4, stale=1), None, (0, ROLLOUT_USES_SURGE), id="a leader of an older template"
+    ),
+    pytest.param(
+        _hash(1), _leaders(4), _deployment("next"), (0, ROLLOUT_USES_SURGE), id="the Deployment rolls on"
+    ),
+    pytest.param(
+        _hash(1), _leaders(4), _deployment(CURRENT), (1, ""), id="the leaders are the Deployment's revision"
+    ),
+    pytest.param(cached_lws("web").max_surge(1).obj(), _leaders(4), None, (0, NOT_HASH), id="Ordinal"),
 ]
 
 
-@pytest.mark.parametrize(("lws", "pods", "want"), ALLOWANCE_CASES)
+@pytest.mark.parametrize(("lws", "pods", "deployment", "want"), ALLOWANCE_CASES)
 def test_surge_allowance(
-    lws: dict[str, object], pods: list[dict[str, object]], want: tuple[int, str]
+    lws: dict[str, object],
+    pods: list[dict[str, object]],
+    deployment: dict[str, object] | None,
+    want: tuple[int, str],
 ) -> None:
-    assert surge_allowance(lws, pods) == want
+    assert surge_allowance(lws, pods, deployment) == want
 
 
 def test_every_allowance_case_ran() -> None:
-    assert len(ALLOWANCE_CASES) == 5
+    assert len(ALLOWANCE_CASES) == 7
 
 
 def test_the_deployment_and_admission_count_the_marked_leaders() -> None:
