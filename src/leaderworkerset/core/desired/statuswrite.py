@@ -25,9 +25,6 @@ from leaderworkerset.core.conditions import (
 from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
-from leaderworkerset.core.quarantine.policy import invalid_event as quarantine_invalid_event
-from leaderworkerset.core.quarantine.policy import invalid_message as quarantine_invalid_message
-from leaderworkerset.core.quarantine.policy import quarantine_errors
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
 from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
@@ -49,12 +46,11 @@ def write_body(lws: Obj) -> dict[str, Any]:
 
 
 def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
-    """Each of our annotations whose value cannot be used (restart back-off, not-ready events, node
-    quarantine)
-    flagged, or cleared, in a condition of our own, with the events of the new flags; None when
-    nothing changes (always, for an LWS without a bad value now or before)."""
+    """Each of our annotations whose value cannot be used (restart back-off, not-ready events, and
+    the set-annotation table's: surge fallback, disruption budget, node quarantine) flagged, or
+    cleared, in a condition of our own, with the events of the new flags; None when nothing changes
+    (always, for an LWS without a bad value now or before)."""
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
-    quarantine = quarantine_errors(lws)
     checks = [
         (
             ext.CONDITION_RESTART_BACKOFF_INVALID,
@@ -65,11 +61,6 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
             ext.CONDITION_NOT_READY_EVENTS_INVALID,
             notready.invalid_message(not_ready) if not_ready else None,
             notready.invalid_event(not_ready) if not_ready else None,
-        ),
-        (
-            ext.CONDITION_QUARANTINE_ANNOTATION_INVALID,
-            quarantine_invalid_message(quarantine) if quarantine else None,
-            quarantine_invalid_event(quarantine) if quarantine else None,
         ),
         *setannotations.flag_checks(lws, c.LWS_KIND),
     ]
