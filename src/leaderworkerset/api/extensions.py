@@ -112,6 +112,17 @@ EVENT_NODE_QUARANTINED: Final = "NodeQuarantined"
 EVENT_NODE_RELEASED: Final = "NodeReleased"
 EVENT_NODE_QUARANTINE_LIMITED: Final = "NodeQuarantineLimited"
 EVENT_INVALID_QUARANTINE: Final = "InvalidQuarantine"
+# Opt-in taint mode: the quarantined node is also tainted NoSchedule (cluster-wide), where the manager
+# may patch nodes (an opt-in install value; the default install has no node write permission).
+ANNOTATION_QUARANTINE_MODE: Final = _PREFIX + "quarantine-mode"
+QUARANTINE_MODE_AFFINITY: Final = "Affinity"
+QUARANTINE_MODE_TAINT: Final = "Taint"
+TAINT_QUARANTINED: Final = _PREFIX + "quarantined-for-failing-groups"
+CONDITION_QUARANTINE_TAINT_REFUSED: Final = "QuarantineTaintRefused"
+REASON_NODE_PATCH_FORBIDDEN: Final = "NodePatchForbidden"
+EVENT_QUARANTINE_TAINT_REFUSED: Final = "QuarantineTaintRefused"
+EVENT_NODE_TAINTED: Final = "NodeTainted"
+EVENT_NODE_UNTAINTED: Final = "NodeUntainted"
 
 # Group disruption budgets (core/disruption/, docs/disruption-budgets.md): one PodDisruptionBudget per
 # group, owned by the LWS, that lets a drain evict whole groups, at most the budget's worth at a time.
@@ -250,6 +261,21 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "the failures that quarantined a node would quarantine it again once released)"
         ),
         example="30m",
+    ),
+    Extension(
+        key=ANNOTATION_QUARANTINE_MODE,
+        on="LeaderWorkerSet (with quarantine-after)",
+        writer=Writer.USER,
+        values='`"Affinity"` (the default) or `"Taint"`',
+        effect=(
+            "`Taint`: besides the per-pod affinity term, each node the set quarantines is tainted "
+            "`leaderworkerset.dev/quarantined-for-failing-groups:NoSchedule` (every workload of the "
+            "cluster then avoids it), and the taint is removed when the cool-down ends unless another "
+            "set still holds the node tainted; only where the manager may patch nodes (install value "
+            "`quarantineTaints.enabled`, off by default), else condition and event "
+            "`QuarantineTaintRefused` and the affinity term alone"
+        ),
+        example="Taint",
     ),
     Extension(
         key=ANNOTATION_QUARANTINED_NODES,

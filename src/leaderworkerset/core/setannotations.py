@@ -68,6 +68,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
         for key, problem in (
             (ext.ANNOTATION_QUARANTINE_AFTER, quarantine.after_problem),
             (ext.ANNOTATION_QUARANTINE_COOLDOWN, quarantine.cooldown_problem),
+            (ext.ANNOTATION_QUARANTINE_MODE, quarantine.mode_problem),
         )
     ),
 )

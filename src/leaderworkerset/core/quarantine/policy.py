@@ -73,6 +73,22 @@ def cooldown_problem(value: str, lws: Obj) -> str | None:
     return None
 
 
+def mode_problem(value: str, lws: Obj) -> str | None:
+    """The rule a quarantine-mode value breaks on this set."""
+    modes = (ext.QUARANTINE_MODE_AFFINITY, ext.QUARANTINE_MODE_TAINT)
+    if value not in modes:
+        return f"must be {modes[0]} or {modes[1]}"
+    if ext.ANNOTATION_QUARANTINE_AFTER not in annotations_of(lws):
+        return f"takes effect only with {ext.ANNOTATION_QUARANTINE_AFTER}"
+    return None
+
+
+def quarantine_taints(lws: Obj) -> bool:
+    """The set asks for its quarantined nodes to be tainted (and its quarantine is usable)."""
+    mode = annotations_of(lws).get(ext.ANNOTATION_QUARANTINE_MODE)
+    return mode == ext.QUARANTINE_MODE_TAINT and quarantine_policy(lws) is not None
+
+
 def quarantine_errors(lws: Obj) -> list[AnnotationError]:
     """One error per quarantine annotation whose value breaks its rule (none when both are absent)."""
     annotations = annotations_of(lws)
@@ -80,6 +96,7 @@ def quarantine_errors(lws: Obj) -> list[AnnotationError]:
     for key, problem in (
         (ext.ANNOTATION_QUARANTINE_AFTER, after_problem),
         (ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown_problem),
+        (ext.ANNOTATION_QUARANTINE_MODE, mode_problem),
     ):
         value = annotations.get(key)
         if value is not None and (rule := problem(value, lws)) is not None:
