@@ -17,6 +17,8 @@ after it starts, so a replacement takes visible time.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from leaderworkerset.core.disruption.budget import group_label, observe_groups
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODDISRUPTIONBUDGETS, PODS
+from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, NODES, PODDISRUPTIONBUDGETS, PODS
 from tests.e2e.conftest import MANAGERS, running_manager
 from tests.support import clusters
 from tests.support.builders import LeaderWorkerSetBuilder
@@ -49,6 +51,7 @@ REPLICAS, SIZE, NODE_COUNT, DRAINED = 6, 2, 6, 2
 DRAIN_TIMEOUT = "300s"
 # The comparison is recorded, not judged: a drain stuck this long is reported as such.
 COMPARISON_DRAIN_TIMEOUT = "180s"
+TIMELINES_ENV = "LWS_DRAIN_TIMELINES"
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +129,19 @@ class Timeline:
         return "\n".join(lines)
 
 
+async def _every_group_ready(api: KubeClient, ns: str, lws: Obj) -> None:
+    """Every pod of every group Ready before the drains start. A Hash set is Available once its
+    leaders are (kwok does not evaluate the group-ready readiness gate), maybe before its workers:
+    a timeline started then would count groups still starting as taken down by the drain."""
+
+    async def ready() -> bool:
+        views = observe_groups(lws, await api.list(PODS, ns), frozenset(), {})
+        assert sum(1 for view in views if view.ready) == REPLICAS, "groups still starting"
+        return True
+
+    await eventually(ready, timeout=LONG_TIMEOUT)
+
+
 async def _busiest_nodes(api: KubeClient, ns: str, lws: Obj) -> list[str]:
     """The DRAINED nodes that hold pods of the most groups (a drain of them disrupts the most)."""
     groups: dict[str, set[str]] = {}
@@ -168,6 +184,7 @@ async def _drain_under_watch(
     `meanwhile` runs just before the drains start (a rollout, say); the set must settle after both."""
     await expect_groups_available(api, ns, REPLICAS, name=NAME)
     lws = await api.get(LEADERWORKERSETS, ns, NAME)
+    await _every_group_ready(api, ns, lws)
     nodes = await _busiest_nodes(api, ns, lws)
     timeline = Timeline(lws)
     async with Watch(api, PODS, ns, timeline.observe):
@@ -179,7 +196,18 @@ async def _drain_under_watch(
             await expect_groups_available(api, ns, REPLICAS, name=NAME)
     outcome = "both drains completed" if not refusals else f"drains not completed in {timeout}: {refusals}"
     print("\n" + timeline.render(f"{title}, drained {', '.join(nodes)}; {outcome}"))
+    _record(title, timeline, completed=not refusals)
     return Drained(timeline, nodes, refusals)
+
+
+def _record(title: str, timeline: Timeline, *, completed: bool) -> None:
+    """With LWS_DRAIN_TIMELINES=<file>, append the timeline as a JSON line: the data of the plot in
+    docs/disruption-budgets.md (benchmarks/drain_timeline.py). A measurement, never asserted."""
+    path = os.environ.get(TIMELINES_ENV)
+    if path:
+        line = {"title": title, "completed": completed, "points": timeline.points}
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\n")
 
 
 async def _budgets(api: KubeClient, ns: str) -> list[Obj]:
@@ -239,6 +267,47 @@ async def test_a_drain_of_two_nodes_keeps_all_but_one_group_ready(
         return True
 
     await eventually(collected, timeout=LONG_TIMEOUT)
+
+
+async def _status_while_surged(cluster: LocalCluster, api: KubeClient, ns: str) -> str:
+    """`lws status` at the first moment a group is being replaced ahead of the drain (for the docs)."""
+
+    async def surged() -> bool:
+        pods = await api.list(PODS, ns)
+        assert any(ext.ANNOTATION_DRAIN_SURGE in (p["metadata"].get("annotations") or {}) for p in pods)
+        return True
+
+    await eventually(surged, timeout=LONG_TIMEOUT, interval=0.1)
+    return await lws_ok(cluster, "status", NAME, "-n", ns)
+
+
+async def test_a_hash_set_with_surge_replaces_each_group_before_the_drain_takes_it(
+    drain_cluster: LocalCluster, drain_api: KubeClient, drain_ns: str
+) -> None:
+    """Drain-aware replacement: with maxSurge 1 each group on a drained node is replaced elsewhere
+    first and only then released, so the set never has fewer than spec.replicas Ready groups."""
+    api, ns = drain_api, drain_ns
+    surging = (
+        _builder(ns)
+        .group_identity(c.GROUP_IDENTITY_HASH)
+        .max_surge(1)
+        .max_unavailable(0)
+        .annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1")
+    )
+    await create(api, surging.obj())
+    await _expect_locked(api, ns)
+    status = asyncio.create_task(_status_while_surged(drain_cluster, api, ns))
+    drained = await _drain_under_watch(
+        drain_cluster, api, ns, "disruption-budget 1 + maxSurge 1 (ours, Hash)"
+    )
+    assert drained.refusals == {}, drained.refusals
+    tree = await status
+    print(tree)
+    assert "drain replacement: surge first, 1 group at a time (maxSurge)" in tree, tree
+    assert drained.timeline.fewest >= REPLICAS, drained.timeline.render("ours, Hash with surge")
+    await _expect_locked(api, ns)
+    deploy = await api.get(DEPLOYMENTS, ns, NAME)
+    assert deploy["spec"]["replicas"] == REPLICAS, "the surge is given back once the drains are done"
 
 
 async def test_a_drain_during_a_rolling_update_deadlocks_neither(

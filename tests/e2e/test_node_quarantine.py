@@ -178,3 +178,58 @@ async def test_a_node_that_keeps_failing_a_group_is_quarantined_avoided_and_rele
     assert not any(_avoided(p) for p in back)
     assert await _quarantined(api, ns) == []
     assert {uid(p) for p in _group(await _pods(api, ns), "1")} == group_1
+
+
+async def _our_taint(api: KubeClient, node: str) -> bool:
+    taints = (await api.get(NODES, None, node)).get("spec", {}).get("taints") or []
+    return any(t.get("key") == ext.TAINT_QUARANTINED and t.get("effect") == "NoSchedule" for t in taints)
+
+
+async def test_taint_mode_taints_the_quarantined_node_until_the_cool_down_ends(
+    api: KubeClient, ns: str, full_cluster: LocalCluster, lws_manager: ManagerProcess
+) -> None:
+    """`quarantine-mode: Taint` (the e2e manager runs with admin credentials, as an install with
+    quarantineTaints.enabled): the node the set quarantines gets our NoSchedule taint, the state
+    records it, and the cool-down's end removes it (tests/integration/controllers/
+    test_quarantine_taint.py has the refusal under the default role)."""
+    nodes = sorted(
+        n["metadata"]["name"] for n in await api.list(NODES, None) if not n["spec"].get("unschedulable")
+    )
+    bad = nodes[-1]
+    annotations = {
+        ext.ANNOTATION_QUARANTINE_AFTER: f"2/{WINDOW_SECONDS}s",
+        ext.ANNOTATION_QUARANTINE_MODE: ext.QUARANTINE_MODE_TAINT,
+    }
+    await create(
+        api, LeaderWorkerSetBuilder(ns).replicas(1).size(2).prefer_node(bad).annotations(annotations).obj()
+    )
+    await expect.expect_deployed(api, ns, 1, 2)
+    assert {_node(p) for p in await _pods(api, ns)} == {bad}
+    rest = RestClient.from_kubeconfig(full_cluster.kubeconfig)
+    leader = uid(await api.get(PODS, ns, LEADER))
+    await _crash_worker(api, rest, ns)
+    again = await _group_placed(api, ns, leader)
+    assert not await _our_taint(api, bad)
+    await _crash_worker(api, rest, ns)
+    moved = await _group_placed(api, ns, uid(next(p for p in again if p["metadata"]["name"] == LEADER)))
+    assert all(_node(p) != bad for p in moved)
+
+    async def tainted() -> bool:
+        assert await _our_taint(api, bad), "no taint"
+        (held,) = await _quarantined(api, ns)
+        assert held.get("taint") == "tainted", held
+        return True
+
+    await eventually(tainted)
+    note = f"Node {bad} tainted {ext.TAINT_QUARANTINED}:NoSchedule while it is quarantined"
+    await expect.expect_event(api, ns, ext.EVENT_NODE_TAINTED, note)
+
+    async def untainted() -> bool:
+        assert await _quarantined(api, ns) == []
+        assert not await _our_taint(api, bad), "the taint outlived the quarantine"
+        return True
+
+    await eventually(untainted, timeout=WINDOW_SECONDS + LONG_TIMEOUT)
+    await expect.expect_event(
+        api, ns, ext.EVENT_NODE_UNTAINTED, f"Node {bad} untainted: its quarantine ended"
+    )

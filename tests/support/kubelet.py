@@ -4,6 +4,8 @@ controller, the kubelet and the pod webhook, as upstream's envtest integration t
 * `create_leader_pods` is the leader StatefulSet creating `<lws>-<i>` (hostname/subdomain set) with
   the labels the pod webhook would add (group index, group key);
 * `create_worker_pods` is a worker StatefulSet creating `<leader>-<j>`;
+* `create_hash_leader` is the leader Deployment's ReplicaSet and the pod webhook making a gated
+  Hash leader (or one already bound to a node);
 * `set_pod_ready`, `set_group_ready`, `set_statefulset_ready` are the kubelet and the StatefulSet
   controller reporting status;
 * `restart_container` is a container crash (restartCount bumped).
@@ -16,14 +18,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
+import secrets
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups.keys import group_key
+from leaderworkerset.core.groups.keys import group_key, hash_group_key, hash_leader_hostname
 from leaderworkerset.core.rollout.revision import hash_patch, revision_patch
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_conflict
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import DEPLOYMENTS, LEADERWORKERSETS, PODS, STATEFULSETS, ResourceRef
 from tests.support.wait import eventually
 
 Obj = dict[str, Any]
@@ -93,11 +96,17 @@ async def get_lws(api: KubeClient, namespace: str, name: str = "test-sample") ->
 
 
 async def leader_statefulset(api: KubeClient, namespace: str, name: str = "test-sample") -> Obj:
+    return await _once_made(api, STATEFULSETS, namespace, name)
+
+
+async def _once_made(api: KubeClient, ref: ResourceRef, namespace: str, name: str) -> Obj:
+    """The object once the controller has made it."""
+
     async def fetch() -> Obj:
         try:
-            return await api.get(STATEFULSETS, namespace, name)
+            return await api.get(ref, namespace, name)
         except Exception as err:
-            raise AssertionError(f"leader statefulset {name}: {err}") from err
+            raise AssertionError(f"{ref.kind} {name}: {err}") from err
 
     return await eventually(fetch)
 
@@ -361,3 +370,51 @@ async def update_lws(api: KubeClient, namespace: str, name: str, change: Any) ->
             raise
 
     return await eventually(attempt)
+
+
+async def leader_deployment(api: KubeClient, ns: str, name: str) -> Obj:
+    """The Hash set's leader Deployment, once the LWS controller has made it."""
+    return await _once_made(api, DEPLOYMENTS, ns, name)
+
+
+async def create_hash_leader(api: KubeClient, ns: str, name: str, *, node: str | None = None) -> Obj:
+    """What the ReplicaSet controller and the pod webhook make of the Deployment's template."""
+    deploy = await leader_deployment(api, ns, name)
+    template = copy.deepcopy(deploy["spec"]["template"])
+    key = hash_group_key(ns, secrets.token_hex(8))
+    labels = {**template["metadata"]["labels"], c.LABEL_GROUP_INDEX: key, c.LABEL_GROUP_KEY: key}
+    annotations = {
+        **template["metadata"]["annotations"],
+        c.ANNOTATION_POD_DELETION_COST: c.POD_DELETION_COST_WAITING_LEADER,
+    }
+    spec = template["spec"]
+    spec["hostname"] = hash_leader_hostname(name, key)
+    if annotations.get(c.ANNOTATION_SUBDOMAIN_POLICY) == c.SUBDOMAIN_UNIQUE_PER_REPLICA:
+        spec["subdomain"] = spec["hostname"]  # the webhook's UniquePerReplica rule
+    spec["schedulingGates"] = [{"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT}]
+    if node:
+        spec["nodeName"] = node
+        spec.pop("schedulingGates")
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-{secrets.token_hex(4)}",
+            "namespace": ns,
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": spec,
+    }
+    return await api.create(PODS, pod)
+
+
+async def bind_pod(api: KubeClient, ns: str, name: str, node: str) -> None:
+    """The scheduler's binding of an (ungated) pod to a node."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name},
+        "target": {"kind": "Node", "name": node},
+    }
+    await api.request("POST", f"/api/v1/namespaces/{ns}/pods/{name}/binding", body=body)

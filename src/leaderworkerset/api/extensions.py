@@ -112,6 +112,17 @@ EVENT_NODE_QUARANTINED: Final = "NodeQuarantined"
 EVENT_NODE_RELEASED: Final = "NodeReleased"
 EVENT_NODE_QUARANTINE_LIMITED: Final = "NodeQuarantineLimited"
 EVENT_INVALID_QUARANTINE: Final = "InvalidQuarantine"
+# Opt-in taint mode: the quarantined node is also tainted NoSchedule (cluster-wide), where the manager
+# may patch nodes (an opt-in install value; the default install has no node write permission).
+ANNOTATION_QUARANTINE_MODE: Final = _PREFIX + "quarantine-mode"
+QUARANTINE_MODE_AFFINITY: Final = "Affinity"
+QUARANTINE_MODE_TAINT: Final = "Taint"
+TAINT_QUARANTINED: Final = _PREFIX + "quarantined-for-failing-groups"
+CONDITION_QUARANTINE_TAINT_REFUSED: Final = "QuarantineTaintRefused"
+REASON_NODE_PATCH_FORBIDDEN: Final = "NodePatchForbidden"
+EVENT_QUARANTINE_TAINT_REFUSED: Final = "QuarantineTaintRefused"
+EVENT_NODE_TAINTED: Final = "NodeTainted"
+EVENT_NODE_UNTAINTED: Final = "NodeUntainted"
 
 # Group disruption budgets (core/disruption/, docs/disruption-budgets.md): one PodDisruptionBudget per
 # group, owned by the LWS, that lets a drain evict whole groups, at most the budget's worth at a time.
@@ -124,6 +135,11 @@ CONDITION_DISRUPTION_BUDGET_INVALID: Final = "DisruptionBudgetInvalid"
 EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
 EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
 EVENT_GROUP_LOCKED_AFTER_DRAIN: Final = "GroupLockedAfterDrain"
+# Drain-aware replacement (groupIdentity Hash, core/rollout/drainsurge.py): on the leader of a group on a
+# cordoned node whose replacement the Deployment surges before the group's budget is released.
+ANNOTATION_DRAIN_SURGE: Final = _PREFIX + "drain-surge"
+EVENT_GROUP_SURGED_FOR_DRAIN: Final = "GroupSurgedForDrain"
+EVENT_DRAIN_WITHOUT_SURGE: Final = "DrainWithoutSurge"
 
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
@@ -247,6 +263,21 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         example="30m",
     ),
     Extension(
+        key=ANNOTATION_QUARANTINE_MODE,
+        on="LeaderWorkerSet (with quarantine-after)",
+        writer=Writer.USER,
+        values='`"Affinity"` (the default) or `"Taint"`',
+        effect=(
+            "`Taint`: besides the per-pod affinity term, each node the set quarantines is tainted "
+            "`leaderworkerset.dev/quarantined-for-failing-groups:NoSchedule` (every workload of the "
+            "cluster then avoids it), and the taint is removed when the cool-down ends unless another "
+            "set still holds the node tainted; only where the manager may patch nodes (install value "
+            "`quarantineTaints.enabled`, off by default), else condition and event "
+            "`QuarantineTaintRefused` and the affinity term alone"
+        ),
+        example="Taint",
+    ),
+    Extension(
         key=ANNOTATION_QUARANTINED_NODES,
         on="LeaderWorkerSet",
         writer=Writer.CONTROLLER,
@@ -266,7 +297,10 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "unless it releases the group: a group with a pod on a cordoned node is released while "
             "fewer than the budget's groups are released or not Ready, and closed again once it is "
             "Ready off cordoned nodes, so a `kubectl drain` evicts whole groups, at most the budget "
-            "at a time. Absent: no PodDisruptionBudget is made, as upstream"
+            "at a time. With groupIdentity Hash and maxSurge > 0 (no rollout under way) a Ready group on a "
+            "cordoned node is replaced first: the Deployment surges a new group and the old group's "
+            "budget is released only once the new one is Ready. Absent: no PodDisruptionBudget is "
+            "made, as upstream"
         ),
         example="1",
     ),
@@ -279,6 +313,18 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "the group's pods a drain was refused on while the group waited for the budget; if they "
             "are replaced elsewhere under the same names (a rollout, a recreation), the drain retries "
             "those names, so the group is released once; cleared when it is locked again"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_DRAIN_SURGE,
+        on="Pod (leader of a groupIdentity Hash group)",
+        writer=Writer.CONTROLLER,
+        values='`"true"`',
+        effect=(
+            "the group is on a cordoned node and is being replaced through the set's surge: the leader "
+            "Deployment keeps one more leader per marked group (at most maxSurge) until the group is "
+            "gone; its budget is released once the replacement is Ready. Removed if the node is "
+            "uncordoned first"
         ),
     ),
 )

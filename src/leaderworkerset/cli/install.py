@@ -26,6 +26,7 @@ from leaderworkerset.cli.crds import ContextOption, KubeconfigOption, client_for
 from leaderworkerset.crd.install import DEFAULT_TIMEOUT, apply_crds, wait_established
 from leaderworkerset.crd.packaged import crd_documents
 from leaderworkerset.install import apply as installer
+from leaderworkerset.install import rbac
 from leaderworkerset.install.image import NoPublishedImageError, default_image
 from leaderworkerset.install.manifests import InstallOptions, render
 
@@ -60,6 +61,13 @@ def install_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait at each stage.")
     ] = DEFAULT_TIMEOUT,
+    quarantine_taints: Annotated[
+        bool,
+        typer.Option(
+            "--quarantine-taints",
+            help="Grant node patch for node quarantine's taint mode (quarantine-mode: Taint).",
+        ),
+    ] = False,
 ) -> None:
     """Install the CRDs, RBAC, manager Deployment, Services and webhooks (server-side apply as `lws`)."""
     if image is None and not crds_only:
@@ -69,6 +77,8 @@ def install_command(
         except NoPublishedImageError as err:
             _fail("install", str(err))
     options = InstallOptions(namespace=namespace, replicas=replicas)
+    if quarantine_taints:
+        options = replace(options, features=(*options.features, rbac.Feature.QUARANTINE_TAINTS))
     if image is not None:
         options = replace(options, image=image)
     try:

@@ -15,7 +15,7 @@ write is logged and the recreation goes on: the quarantine steers new groups, it
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import structlog
 
@@ -23,11 +23,13 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.events import error_text, record
 from leaderworkerset.controllers.quarantinemetrics import QuarantineMetrics
+from leaderworkerset.controllers.quarantinetaints import NodeTaints
 from leaderworkerset.controllers.restartbudget import mutate_lws_annotations
 from leaderworkerset.core.lifecycle.ledger import LedgerEntry
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, annotations_of, name_of, namespace_of
 from leaderworkerset.core.quarantine import decision as qd
 from leaderworkerset.core.quarantine.policy import quarantine_policy
+from leaderworkerset.core.quarantine.taint import tainted_elsewhere, to_taint, to_untaint, with_outcomes
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder
@@ -89,11 +91,14 @@ class NodeQuarantine:
         recorder: EventRecorder,
         clock: Clock,
         metrics: QuarantineMetrics | None = None,
+        sets: Callable[[], Iterable[MutableObj]] = tuple,
     ) -> None:
         self._client = client
         self._recorder = recorder
         self._clock = clock
         self._metrics = metrics
+        self._sets = sets  # every LWS (the cache): whose quarantines hold a node tainted
+        self._taints = NodeTaints(client, recorder)
 
     async def after_failure(self, lws: MutableObj, entries: Sequence[LedgerEntry]) -> None:
         """Quarantine the nodes `entries` (the set's ledger, this failure included) now implicate."""
@@ -134,6 +139,9 @@ class NodeQuarantine:
         opted_in = quarantine_policy(lws) is not None
         decision = qd.release_expired(qd.decode_state(raw), now if opted_in else float("inf"))
         if decision.changed:
+            # A tainted node is freed first (only our taint, and not while another set holds it).
+            held = tainted_elsewhere(self._sets(), (key.namespace, key.name), now)
+            await self._taints.untaint(lws, to_untaint(decision.released, held))
             decided: list[qd.QuarantineDecision] = []
 
             def update(annotations: Mapping[str, str]) -> Mapping[str, str | None] | None:
@@ -143,9 +151,28 @@ class NodeQuarantine:
             if await mutate_lws_annotations(self._client, key.namespace, key.name, update) is not None:
                 self._announce(lws, decided[0], opted_out=not opted_in)
             decision = decided[0] if decided else decision
+        await self._taint(lws, key, decision.state)
         if self._metrics is not None:
             self._metrics.observe(key, len(decision.state))
         return qd.next_release_in(decision.state, now)
+
+    async def _taint(self, lws: MutableObj, key: ObjectKey, state: list[qd.Quarantine]) -> None:
+        """Taint mode: taint the quarantined nodes not tried yet, and record each outcome."""
+        outcomes = await self._taints.taint(lws, to_taint(lws, state))
+        if not outcomes:
+            return
+
+        def update(annotations: Mapping[str, str]) -> Mapping[str, str | None] | None:
+            current = _state(annotations)
+            recorded = with_outcomes(current, outcomes)
+            return (
+                None if recorded == current else {ext.ANNOTATION_QUARANTINED_NODES: qd.encode_state(recorded)}
+            )
+
+        try:
+            await mutate_lws_annotations(self._client, key.namespace, key.name, update)
+        except Exception as err:
+            log.warning("node taint outcome not recorded", lws=name_of(lws), error=error_text(err))
 
     def forget(self, key: ObjectKey) -> None:
         if self._metrics is not None:

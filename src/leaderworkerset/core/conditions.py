@@ -127,7 +127,11 @@ def invalid_spec_conditions(
 
 
 def invalid_annotation_conditions(
-    lws: Mapping[str, Any], condition_type: str, message: str | None, now: str
+    lws: Mapping[str, Any],
+    condition_type: str,
+    message: str | None,
+    now: str,
+    reason: str = ext.REASON_INVALID_ANNOTATION,
 ) -> list[dict[str, Any]] | None:
     """The LWS's conditions with our `condition_type` True (one of this project's annotations holds a
     value the controller cannot use, admitted with the webhooks off; `message` says which and why) or
@@ -149,7 +153,7 @@ def invalid_annotation_conditions(
         "status": c.CONDITION_TRUE,
         "observedGeneration": int((lws.get("metadata") or {}).get("generation") or 0),
         "lastTransitionTime": now,
-        "reason": ext.REASON_INVALID_ANNOTATION,
+        "reason": reason,
         "message": message,
     }
     return [*others, condition]

@@ -52,6 +52,7 @@ from leaderworkerset.core.objects import (
     name_of,
     revision_key_of,
 )
+from leaderworkerset.core.rollout.drainsurge import drain_surged
 from leaderworkerset.core.rollout.partition import rolling_update_configuration
 from leaderworkerset.core.scheduling.workloads import scheduling_template_annotations
 
@@ -71,11 +72,12 @@ def is_hash(lws: Obj) -> bool:
 # --- the leader Deployment ------------------------------------------------------------------------
 
 
-def leader_deployment(lws: Obj, *, revision_key: str) -> dict[str, Any]:
+def leader_deployment(lws: Obj, *, revision_key: str, drain_surge: int = 0) -> dict[str, Any]:
     """The server-side-apply body of the leader Deployment `<lws>` (B5).
 
     maxSurge and maxUnavailable are copied verbatim: the Deployment controller scales percentages
     itself. The template is the leader StatefulSet's, so both identities build leaders alike.
+    `drain_surge` more leaders replace groups on cordoned nodes first (core/rollout/drainsurge.py).
     """
     sts = leader_statefulset(
         lws,
@@ -102,7 +104,7 @@ def leader_deployment(lws: Obj, *, revision_key: str) -> dict[str, Any]:
         "kind": _DEPLOYMENT_KIND,
         "metadata": sts["metadata"],
         "spec": {
-            "replicas": lws_replicas(lws),
+            "replicas": lws_replicas(lws) + drain_surge,
             "selector": sts["spec"]["selector"],
             "template": template,
             "strategy": {"type": _ROLLING_UPDATE, "rollingUpdate": rolling},
@@ -169,7 +171,8 @@ class Admission:
 
 def decide_admission(lws: Obj, leader: Obj, pods: Sequence[Obj], desired_revision: str) -> Admission:
     """Whether a gated Hash leader may start scheduling. `pods` are every pod of the set."""
-    replicas = lws_replicas(lws)
+    # Groups replaced ahead of a drain hold their slot until they go: their replacements come on top.
+    replicas = lws_replicas(lws) + drain_surged(lws, pods)
     revision = revision_key_of(leader)
     if desired_revision and revision and revision != desired_revision:
         return Admission(AdmissionStep.DEFER)  # an outdated replacement waits for the rollout
@@ -257,12 +260,14 @@ def hash_conditions(
     )
     updating = not deployment_current or updated < deploy_replicas
     ready_non_degraded = max(0, ready - degraded_ready)
+    # A group being replaced ahead of a drain is one leader more for a while, not a rollout.
+    extra = drain_surged(lws, leader_pods)
     available = (
         deployment_current
         and not degraded
-        and deploy_replicas == replicas
-        and ready_non_degraded == replicas
-        and updated == replicas
+        and replicas <= deploy_replicas <= replicas + extra
+        and ready_non_degraded >= replicas
+        and updated >= replicas
     )
     progressing = (updating and not degraded) or ready_non_degraded + degraded < max(
         replicas, deploy_replicas

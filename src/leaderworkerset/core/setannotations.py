@@ -5,10 +5,11 @@ The webhook (`webhooks/setannotations.py`) refuses a value that breaks its rule,
 annotation and the rule; with the webhooks off the controller reads the same table, flags the value
 in the rule's condition with a Warning event, and ignores it (the feature stays off, as upstream).
 A new annotation adds a row here (and its key to `api/extensions.py`): admission, the condition and
-the event follow without a second list to keep in step.
+the event follow without a second list to keep in step. Rows may share a condition (the two node
+quarantine annotations): it then names every bad one, in one message and one event.
 
 The older annotations (restart back-off, rollout control, not-ready events) keep their own modules
-for now; their rules would move here unchanged.
+for now; their rules would move here unchanged, as node quarantine's did.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.lifecycle import disruption
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
+from leaderworkerset.core.quarantine import policy as quarantine
 from leaderworkerset.core.rollout import surgefallback
 
 # `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
@@ -34,7 +36,7 @@ class SetAnnotationRule:
     problem: Problem
     condition: str  # the condition type that flags a bad value (webhooks off)
     event_reason: str  # the Warning event that says so
-    ignored: str  # what the controller does with a bad value, for the condition's message
+    ignored: str  # what the controller does with a bad value, for the condition's message (one per condition)
 
 
 RULES: tuple[SetAnnotationRule, ...] = (
@@ -54,6 +56,21 @@ RULES: tuple[SetAnnotationRule, ...] = (
         event_reason=ext.EVENT_INVALID_DISRUPTION_BUDGET,
         ignored="no PodDisruptionBudget is managed for this set",
     ),
+    *(
+        SetAnnotationRule(
+            key=key,
+            kinds=frozenset({c.LWS_KIND}),
+            problem=problem,
+            condition=ext.CONDITION_QUARANTINE_ANNOTATION_INVALID,
+            event_reason=ext.EVENT_INVALID_QUARANTINE,
+            ignored="no node is quarantined",
+        )
+        for key, problem in (
+            (ext.ANNOTATION_QUARANTINE_AFTER, quarantine.after_problem),
+            (ext.ANNOTATION_QUARANTINE_COOLDOWN, quarantine.cooldown_problem),
+            (ext.ANNOTATION_QUARANTINE_MODE, quarantine.mode_problem),
+        )
+    ),
 )
 
 
@@ -71,26 +88,30 @@ def annotation_errors(obj: Obj, kind: str) -> list[tuple[SetAnnotationRule, Anno
     return found
 
 
-def invalid_message(rule: SetAnnotationRule, error: AnnotationError) -> str:
-    return f"{error.message}; {rule.ignored}"
+def invalid_message(rule: SetAnnotationRule, *errors: AnnotationError) -> str:
+    return "; ".join([*(error.message for error in errors), rule.ignored])
 
 
-def invalid_event(rule: SetAnnotationRule, error: AnnotationError) -> ControllerEvent:
+def invalid_event(rule: SetAnnotationRule, *errors: AnnotationError) -> ControllerEvent:
     return ControllerEvent(
-        c.EVENT_TYPE_WARNING, rule.event_reason, c.EVENT_ACTION_RECONCILE, invalid_message(rule, error)
+        c.EVENT_TYPE_WARNING, rule.event_reason, c.EVENT_ACTION_RECONCILE, invalid_message(rule, *errors)
     )
 
 
 def flag_checks(obj: Obj, kind: str) -> list[tuple[str, str | None, ControllerEvent | None]]:
     """(condition type, message or None to clear, event) per rule of `kind`: what the controller
     writes for each with the webhooks off (`core.desired.statuswrite.annotation_status`)."""
-    bad = {rule.key: (rule, error) for rule, error in annotation_errors(obj, kind)}
+    bad: dict[str, list[AnnotationError]] = {}
+    for rule, error in annotation_errors(obj, kind):
+        bad.setdefault(rule.condition, []).append(error)
     checks: list[tuple[str, str | None, ControllerEvent | None]] = []
+    seen: set[str] = set()
     for rule in RULES:
-        if kind not in rule.kinds:
+        if kind not in rule.kinds or rule.condition in seen:
             continue
-        if rule.key in bad:
-            checks.append((rule.condition, invalid_message(*bad[rule.key]), invalid_event(*bad[rule.key])))
+        seen.add(rule.condition)
+        if errors := bad.get(rule.condition):
+            checks.append((rule.condition, invalid_message(rule, *errors), invalid_event(rule, *errors)))
         else:
             checks.append((rule.condition, None, None))
     return checks

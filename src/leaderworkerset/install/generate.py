@@ -45,6 +45,7 @@ def chart_rule_files() -> dict[str, str]:
         "disaggregatedset.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.DISAGGREGATED_SET),
         "volcano.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.VOLCANO),
         "workload-api.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.WORKLOAD_API),
+        "quarantine-taints.yaml": dump(rbac.Scope.CLUSTER, rbac.Feature.QUARANTINE_TAINTS),
         "leader-election.yaml": dump(rbac.Scope.NAMESPACE, rbac.Feature.CORE),
         "metrics-auth.yaml": dump(rbac.Scope.METRICS, rbac.Feature.CORE),
     }

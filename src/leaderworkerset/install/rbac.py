@@ -46,6 +46,7 @@ class Feature(Enum):
     DISAGGREGATED_SET = "disaggregatedset"
     VOLCANO = "volcano"
     WORKLOAD_API = "workload-api"
+    QUARANTINE_TAINTS = "quarantine-taints"
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,16 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             "DS controller: a get checks who owns a taken -prv name; patch hands an older controller's "
             "DS-owned Service to its LWS; delete removes such a Service whose LWS is gone",
             feature=Feature.DISAGGREGATED_SET,
+        ),
+        # --- node quarantine, taint mode (opt-in install value: the default grants no node write) ----
+        Rule(
+            CORE,
+            ("nodes",),
+            ("patch",),
+            "LWS controller, only for a set annotated leaderworkerset.dev/quarantine-mode: Taint: adds "
+            "and removes its own NoSchedule taint on the nodes the set quarantines (JSON patch of "
+            "spec.taints, no other field, never another taint)",
+            feature=Feature.QUARANTINE_TAINTS,
         ),
         # --- gang scheduling ----------------------------------------------------------------------
         Rule(

@@ -13,7 +13,6 @@ from leaderworkerset.core.gocompat.strconv import go_mod
 from leaderworkerset.core.objects import MutableObj, spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.notready import validate_not_ready_events
-from leaderworkerset.webhooks.quarantine import validate_quarantine
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
 from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
@@ -125,7 +124,6 @@ def _general(lws: MutableObj) -> list[FieldError]:
     errors += validate_restart_backoff(lws)
     errors += validate_rollout_annotations(lws)
     errors += validate_not_ready_events(lws)
-    errors += validate_quarantine(lws)
     errors += validate_set_annotations(lws, c.LWS_KIND)
     return errors
 

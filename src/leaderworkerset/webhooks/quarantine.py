@@ -1,9 +1,5 @@
-"""Node quarantine in admission: the annotations' validation, and the nodes the pod webhook keeps a
-set's new pods off.
-
-Validation is apart from upstream's rules (like the other annotations of this project): an object
-without the annotations is admitted exactly as upstream admits it, and the rules are
-`core.quarantine.policy`'s, which the controller applies too when webhooks are off.
+"""Node quarantine in admission: the nodes the pod webhook keeps a set's new pods off. (The
+annotations are validated with the other set annotations: `core/setannotations.py`'s table.)
 
 `QuarantineView` is what the pod webhook asks: a watch of LeaderWorkerSets (metadata only) keeps each
 set's `leaderworkerset.dev/quarantined-nodes`, and admission reads the last one without waiting on
@@ -19,10 +15,7 @@ import time
 from collections.abc import Callable
 
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.gocompat import fielderrors as v
-from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.quarantine.decision import active_nodes
-from leaderworkerset.core.quarantine.policy import quarantine_errors
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.listwatch import HttpListerWatcher
 from leaderworkerset.runtime.projections import METADATA_CODEC, MetadataOnly
@@ -32,14 +25,6 @@ from leaderworkerset.runtime.store import Store
 
 # (namespace, set name) -> the nodes the set's new pods must avoid.
 QuarantinedNodes = Callable[[str, str], frozenset[str]]
-
-
-def validate_quarantine(lws: MutableObj) -> list[v.FieldError]:
-    """One error per bad quarantine annotation, naming the annotation and the rule it breaks."""
-    return [
-        v.invalid(f"metadata.annotations.{error.key}", v.go_quote(error.value), error.rule, "quarantine")
-        for error in quarantine_errors(lws)
-    ]
 
 
 class QuarantineView:

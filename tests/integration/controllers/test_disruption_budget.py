@@ -166,3 +166,99 @@ async def test_a_bad_value_is_reported_and_no_budget_is_kept(
     await expect.expect_event(api, ns, ext.EVENT_INVALID_DISRUPTION_BUDGET, message, "Warning")
     await _set_budget(api, ns, "50%")
     await _released(api, ns, want=set(), budgets=2)
+
+
+# --- drain-aware replacement (groupIdentity Hash, core/rollout/drainsurge.py) ---------------------
+
+
+async def _start_hash(api: KubeClient, ns: str, nodes: list[str], max_surge: int) -> list[Obj]:
+    """A Hash set of 2 one-pod groups on nodes a and b, each Ready, every budget locked."""
+    builder = LeaderWorkerSetBuilder(ns, NAME).group_identity(c.GROUP_IDENTITY_HASH).replicas(2).size(1)
+    builder = builder.max_surge(max_surge).max_unavailable(0 if max_surge else 1)
+    await api.create(LEADERWORKERSETS, builder.annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1").obj())
+    await _expect_deployment_replicas(api, ns, 2)
+    leaders = [await kubelet.create_hash_leader(api, ns, NAME, node=node) for node in nodes[:2]]
+    for leader in leaders:
+        await kubelet.set_pod_ready(api, ns, leader["metadata"]["name"])
+    await _released(api, ns, want=set(), budgets=2)
+    return leaders
+
+
+async def _expect_deployment_replicas(api: KubeClient, ns: str, replicas: int) -> None:
+    async def scaled() -> bool:
+        deploy = await kubelet.leader_deployment(api, ns, NAME)
+        assert deploy["spec"]["replicas"] == replicas, deploy["spec"]["replicas"]
+        return True
+
+    await eventually(scaled)
+
+
+async def _expect_marked(api: KubeClient, ns: str, leader: str, marked: bool = True) -> None:
+    async def check() -> bool:
+        pod = await api.get(PODS, ns, leader)
+        annotations = pod["metadata"].get("annotations") or {}
+        assert (annotations.get(ext.ANNOTATION_DRAIN_SURGE) == "true") == marked, annotations
+        return True
+
+    await eventually(check)
+
+
+def _key(leader: Obj) -> str:
+    return str(leader["metadata"]["labels"][c.LABEL_GROUP_KEY])
+
+
+async def test_a_hash_set_with_surge_replaces_a_cordoned_group_before_releasing_it(
+    api: KubeClient, ns: str, nodes: list[str]
+) -> None:
+    a, _, c_ = nodes
+    old, _ = await _start_hash(api, ns, nodes, max_surge=1)
+    name = old["metadata"]["name"]
+    await _cordon(api, a)
+    await _expect_marked(api, ns, name)
+    note = f"group {_key(old)} is on a cordoned node: a replacement group is made first (surge)"
+    await expect.expect_event(api, ns, ext.EVENT_GROUP_SURGED_FOR_DRAIN, note)
+    await _expect_deployment_replicas(api, ns, 3)  # the replacement first
+    await _released(api, ns, want=set(), budgets=2)  # the old group keeps its budget meanwhile
+    # The ReplicaSet's new leader is admitted over spec.replicas (the marked group holds its slot).
+    new = await kubelet.create_hash_leader(api, ns, NAME)
+    new_name = new["metadata"]["name"]
+
+    async def admitted() -> bool:
+        pod = await api.get(PODS, ns, new_name)
+        assert not pod["spec"].get("schedulingGates"), "still gated"
+        return True
+
+    await eventually(admitted)
+    await kubelet.bind_pod(api, ns, new_name, c_)
+    await _released(api, ns, want=set(), budgets=3)  # not Ready yet: nothing released
+    await kubelet.set_pod_ready(api, ns, new_name)
+    await _released(api, ns, want={_key(old)}, budgets=3)  # only now may the drain take it
+    await api.delete(PODS, ns, name, grace_period_seconds=0)  # the drain's eviction
+    await _expect_deployment_replicas(api, ns, 2)
+    await _released(api, ns, want=set(), budgets=2)
+
+
+async def test_a_hash_set_without_surge_releases_under_the_budget_and_says_why(
+    api: KubeClient, ns: str, nodes: list[str]
+) -> None:
+    a, _, _ = nodes
+    old, _ = await _start_hash(api, ns, nodes, max_surge=0)
+    await _cordon(api, a)
+    await _released(api, ns, want={_key(old)}, budgets=2)
+    note = f"group {_key(old)} released without a replacement first: maxSurge is 0"
+    await expect.expect_event(api, ns, ext.EVENT_DRAIN_WITHOUT_SURGE, note)
+    await _expect_marked(api, ns, old["metadata"]["name"], marked=False)
+    await _expect_deployment_replicas(api, ns, 2)
+
+
+async def test_uncordoned_before_the_replacement_is_up_the_surge_is_given_back(
+    api: KubeClient, ns: str, nodes: list[str]
+) -> None:
+    a, _, _ = nodes
+    old, _ = await _start_hash(api, ns, nodes, max_surge=1)
+    await _cordon(api, a)
+    await _expect_deployment_replicas(api, ns, 3)
+    await _cordon(api, a, unschedulable=False)
+    await _expect_marked(api, ns, old["metadata"]["name"], marked=False)
+    await _expect_deployment_replicas(api, ns, 2)
+    await _released(api, ns, want=set(), budgets=2)

@@ -9,9 +9,7 @@ worker StatefulSet of a Hash leader, the group-ready condition, Deployment-based
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
-import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +17,6 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups.keys import hash_group_key, hash_leader_hostname
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
@@ -40,45 +37,11 @@ Obj = dict[str, Any]
 
 
 async def _deployment(api: KubeClient, ns: str) -> Obj:
-    async def fetch() -> Obj:
-        try:
-            return await api.get(DEPLOYMENTS, ns, NAME)
-        except Exception as err:
-            raise AssertionError(f"leader deployment: {err}") from err
-
-    return await eventually(fetch)
+    return await kubelet.leader_deployment(api, ns, NAME)
 
 
 async def _create_leader(api: KubeClient, ns: str, *, node: str | None = None) -> Obj:
-    """What the ReplicaSet controller and the pod webhook make of the Deployment's template."""
-    deploy = await _deployment(api, ns)
-    template = copy.deepcopy(deploy["spec"]["template"])
-    key = hash_group_key(ns, secrets.token_hex(8))
-    labels = {**template["metadata"]["labels"], c.LABEL_GROUP_INDEX: key, c.LABEL_GROUP_KEY: key}
-    annotations = {
-        **template["metadata"]["annotations"],
-        c.ANNOTATION_POD_DELETION_COST: c.POD_DELETION_COST_WAITING_LEADER,
-    }
-    spec = template["spec"]
-    spec["hostname"] = hash_leader_hostname(NAME, key)
-    if annotations.get(c.ANNOTATION_SUBDOMAIN_POLICY) == c.SUBDOMAIN_UNIQUE_PER_REPLICA:
-        spec["subdomain"] = spec["hostname"]  # the webhook's UniquePerReplica rule
-    spec["schedulingGates"] = [{"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT}]
-    if node:
-        spec["nodeName"] = node
-        spec.pop("schedulingGates")
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{NAME}-{secrets.token_hex(4)}",
-            "namespace": ns,
-            "labels": labels,
-            "annotations": annotations,
-        },
-        "spec": spec,
-    }
-    return await api.create(PODS, pod)
+    return await kubelet.create_hash_leader(api, ns, NAME, node=node)
 
 
 def _gated(pod: Obj) -> bool:

@@ -37,7 +37,7 @@ CHART = Path(__file__).resolve().parents[3] / "charts" / "lws"
 KUBE_VERSION = "1.37.2"  # helm's built-in default is 1.20 unless stamped at build time
 ALL_ON = (
     "enablePrometheus=true,enableCertManager=true,enableDisaggregatedSet=true,"
-    "gangSchedulingManagement.schedulerProvider=volcano"
+    "gangSchedulingManagement.schedulerProvider=volcano,quarantineTaints.enabled=true"
 )
 # No image is published, so the chart requires one (tests/unit/install/test_no_published_image.py).
 IMAGE = ("--set", "image.manager.repository=example.test/lws-python")
@@ -152,6 +152,17 @@ def test_optional_parts_follow_their_switches(helm: Path) -> None:
     assert not any(
         "podgroups" in rule["resources"] for rule in plain["ClusterRole/lws-manager-role"]["rules"]
     )
+
+    def node_writes(role: Obj) -> list[Obj]:
+        return [
+            r
+            for r in role["rules"]
+            if "nodes" in r["resources"] and set(r["verbs"]) - {"get", "list", "watch"}
+        ]
+
+    # Node quarantine's taint mode: node patch only with quarantineTaints.enabled, never by default.
+    assert node_writes(plain["ClusterRole/lws-manager-role"]) == []
+    assert [r["verbs"] for r in node_writes(role)] == [["patch"]]
 
 
 @pytest.mark.cluster

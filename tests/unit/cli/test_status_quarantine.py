@@ -19,11 +19,15 @@ EVIDENCE = (
 )
 
 
-def _snapshot(quarantined: bool) -> Snapshot:
+def _snapshot(quarantined: bool, taint: str = "") -> Snapshot:
     lws = cached_lws("vllm").replicas(1).size(2).obj()
     if quarantined:
         state = encode_state(
-            [Quarantine("kwok-node-3", "2026-12-04T03:59:00.100Z", "2026-12-04T04:09:00.100Z", EVIDENCE)]
+            [
+                Quarantine(
+                    "kwok-node-3", "2026-12-04T03:59:00.100Z", "2026-12-04T04:09:00.100Z", EVIDENCE, taint
+                )
+            ]
         )
         assert state is not None
         lws["metadata"]["annotations"] = {ext.ANNOTATION_QUARANTINED_NODES: state}
@@ -52,6 +56,17 @@ def test_the_json_document_carries_the_evidence_and_the_time_left() -> None:
     assert node["node"] == "kwok-node-3"
     assert node["releaseInSeconds"] == 540
     assert [f["pod"] for f in node["failures"]] == ["vllm-0-1", "vllm-0"]
+
+
+def test_taint_mode_says_what_became_of_the_taint() -> None:
+    assert "tainted" not in _text(_snapshot(quarantined=True))
+    assert "2026-12-04T03:59:00.100Z, tainted NoSchedule" in _text(
+        _snapshot(quarantined=True, taint="tainted")
+    )
+    refused = _text(_snapshot(quarantined=True, taint="refused"))
+    assert "taint refused (no node patch permission)" in refused
+    (node,) = document(_snapshot(quarantined=True, taint="tainted"))["quarantinedNodes"]
+    assert node["taint"] == "tainted"
 
 
 def test_a_set_without_a_quarantine_shows_nothing_of_it() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.hashidentity import (
     AdmissionStep,
     admission_event,
@@ -341,3 +342,16 @@ def test_plan_hash_status(case: StatusCase) -> None:
 
 def test_status_case_count() -> None:
     assert len(STATUS_CASES) == 4
+
+
+def test_a_group_replaced_ahead_of_a_drain_keeps_the_set_available() -> None:
+    """A drain surge (core/rollout/drainsurge.py) is one leader more for a while, not a rollout."""
+    lws = hash_lws()
+    lws["metadata"]["annotations"] = {ext.ANNOTATION_DISRUPTION_BUDGET: "1"}
+    leaders = [leader("a"), leader("b"), leader("c")]
+    unmarked = plan_hash_status(lws, deployment(3, 3, 3), leaders, NOW)
+    leaders[0]["metadata"]["annotations"] = {ext.ANNOTATION_DRAIN_SURGE: "true"}
+    surged = plan_hash_status(lws, deployment(3, 3, 3), leaders, NOW)
+    assert (unmarked.update_done, surged.update_done) == (False, True)
+    assert [cond["type"] for cond in surged.status["conditions"]] == [c.CONDITION_AVAILABLE]
+    assert surged.status["replicas"] == 3

@@ -9,7 +9,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.desired.statuswrite import annotation_status
 from leaderworkerset.core.rollout.surgefallback import fallback_seconds
-from leaderworkerset.core.setannotations import RULES, annotation_errors
+from leaderworkerset.core.setannotations import RULES, annotation_errors, flag_checks
 from tests.support.builders import cached_lws
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
@@ -49,9 +49,31 @@ def test_a_set_without_our_annotations_is_never_written() -> None:
 
 
 def test_rules_name_their_own_condition_and_event() -> None:
-    assert len(RULES) == 2  # surge-fallback-seconds, disruption-budget
+    assert len(RULES) == 5  # surge-fallback-seconds, disruption-budget, quarantine-after, -cooldown, -mode
     assert {rule.condition for rule in RULES}.isdisjoint({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING})
     assert annotation_errors(cached_lws().annotations({KEY: "5"}).obj(), c.DS_KIND) == []
     assert [
         rule.key for rule, _ in annotation_errors(cached_lws().annotations({KEY: "0"}).obj(), c.DS_KIND)
     ] == [KEY]
+
+
+def test_rows_sharing_a_condition_name_every_bad_value_in_one_message_and_event() -> None:
+    """The two quarantine annotations share QuarantineAnnotationInvalid: one check, both errors."""
+    after, cooldown = ext.ANNOTATION_QUARANTINE_AFTER, ext.ANNOTATION_QUARANTINE_COOLDOWN
+    bad = cached_lws().annotations({after: "3", cooldown: "soon"}).obj()
+    checks = [
+        check
+        for check in flag_checks(bad, c.LWS_KIND)
+        if check[0] == ext.CONDITION_QUARANTINE_ANNOTATION_INVALID
+    ]
+    want = (
+        f"annotation {after}: '3' is invalid: must be <failures>/<window>, e.g. 3/10m; "
+        f"annotation {cooldown}: 'soon' is invalid: must be a Go duration greater than 0, e.g. 30m; "
+        "no node is quarantined"
+    )
+    [(_, message, event)] = checks
+    assert message == want
+    assert event is not None
+    assert (event.reason, event.message) == (ext.EVENT_INVALID_QUARANTINE, want)
+    fine = cached_lws().annotations({after: "3/10m", cooldown: "10m"}).obj()
+    assert [check for check in flag_checks(fine, c.LWS_KIND) if check[1] is not None] == []

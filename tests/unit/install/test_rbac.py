@@ -212,6 +212,11 @@ def test_optional_features_add_rules_only_when_on() -> None:
     assert not any("podgroups" in r.resources for r in plain)
     assert not any(c.api_group == rbac.DS for c in plain)
     assert any("podgroups" in r.resources for r in volcano)
+    # Node quarantine's taint mode: node patch only when the install opts in, never by default.
+    taints = rbac.for_features(rbac.rules(), (rbac.Feature.QUARANTINE_TAINTS,))
+    assert not any("nodes" in r.resources and "patch" in r.verbs for r in plain)
+    assert any("nodes" in r.resources and "patch" in r.verbs for r in taints)
+    assert granted_features(InstallOptions()) == (rbac.Feature.DISAGGREGATED_SET,)
 
 
 def test_every_rule_says_why() -> None:

@@ -26,6 +26,7 @@ from tests.unit.webhooks.test_admission import patched, request
 
 Obj = dict[str, Any]
 AFTER, COOLDOWN = ext.ANNOTATION_QUARANTINE_AFTER, ext.ANNOTATION_QUARANTINE_COOLDOWN
+MODE = ext.ANNOTATION_QUARANTINE_MODE
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,13 @@ CASES = [
     pytest.param(Case({AFTER: "0/1m"}, (AFTER,)), id="zero failures"),
     pytest.param(Case({AFTER: "3/10m", COOLDOWN: "-1s"}, (COOLDOWN,)), id="negative cool-down"),
     pytest.param(Case({COOLDOWN: "1m"}, (COOLDOWN,)), id="a cool-down alone"),
+    pytest.param(Case({AFTER: "3/10m", MODE: "Taint"}), id="taint mode"),
+    pytest.param(Case({AFTER: "3/10m", MODE: "Cordon"}, (MODE,)), id="an unknown mode"),
 ]
 
 
 def test_table_size() -> None:
-    assert len(CASES) == 7
+    assert len(CASES) == 9
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -211,7 +211,9 @@ def overview(snapshot: Snapshot) -> Overview:
             *surge_notes(lws),
             *_emulation(lws, snapshot.leader_deployment, leader_workload),
         ],
-        disruption=budget_notes(lws, snapshot.pods, snapshot.cordoned, snapshot.budgets),
+        disruption=budget_notes(
+            lws, snapshot.pods, snapshot.cordoned, snapshot.budgets, snapshot.leader_deployment
+        ),
     )
 
 

@@ -12,6 +12,7 @@ from rich.tree import Tree
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.objects import Obj, annotations_of
 from leaderworkerset.core.quarantine.decision import Quarantine, decode_state
+from leaderworkerset.core.quarantine.taint import REFUSED, TAINTED
 
 
 def quarantines(lws: Obj) -> list[Quarantine]:
@@ -27,6 +28,10 @@ def _release(quarantine: Quarantine, now: float) -> str:
     )
 
 
+# Taint mode (quarantine-mode: Taint): what became of the node's taint.
+_TAINT_NOTES = {TAINTED: "tainted NoSchedule", REFUSED: "taint refused (no node patch permission)"}
+
+
 def add_branch(root: Tree, lws: Obj, now: float) -> None:
     """A `quarantined nodes` branch under `root`, when the set quarantines any."""
     found = quarantines(lws)
@@ -34,8 +39,10 @@ def add_branch(root: Tree, lws: Obj, now: float) -> None:
         return
     branch = root.add(f"[red]quarantined nodes: {len(found)}[/red] (new pods of this set avoid them)")
     for q in found:
+        taint = f", {_TAINT_NOTES[q.taint]}" if q.taint in _TAINT_NOTES else ""
         node = branch.add(
             f"[red]{escape(q.node)}[/red] {_release(q, now)}, {len(q.failures)} failures since {q.since}"
+            f"{taint}"
         )
         for e in q.failures:
             node.add(f"[dim]{e.time} group {escape(e.group)} pod {escape(e.pod)} {escape(e.cause)}[/dim]")

@@ -22,6 +22,7 @@ from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.core.disruption.budget import (
     BudgetDecision,
     GroupBudget,
+    GroupView,
     budget_name,
     group_of_pdb,
     group_pdb,
@@ -30,8 +31,10 @@ from leaderworkerset.core.disruption.budget import (
     pending_pods,
     plan_budgets,
 )
+from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle.disruption import budget_groups
-from leaderworkerset.core.objects import MutableObj, is_deleting, lws_replicas, name_of, uid_of
+from leaderworkerset.core.objects import MutableObj, is_deleting, lws_replicas, name_of, namespace_of, uid_of
+from leaderworkerset.core.rollout.drainsurge import mark_patch, surge_allowance
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.controller import Result
@@ -40,7 +43,7 @@ from leaderworkerset.runtime.events import EventRecorder
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import MetadataOnly
 from leaderworkerset.runtime.reflector import Informer
-from leaderworkerset.runtime.resources import PODDISRUPTIONBUDGETS
+from leaderworkerset.runtime.resources import PODDISRUPTIONBUDGETS, PODS
 from leaderworkerset.runtime.store import label_values
 
 log = structlog.get_logger(__name__)
@@ -89,7 +92,10 @@ class DisruptionBudgetReconciler:
             return None
         pods = self._caches.shared.set_pods(key.namespace, key.name)
         views = observe_groups(lws, pods, self._caches.cordoned(), budgets, self._clock.wall())
-        plan = plan_budgets(lws, views, budget=groups, replicas=lws_replicas(lws))
+        deployment = self._caches.shared.deployment(key.namespace, key.name)
+        surge, no_surge_why = surge_allowance(lws, pods, deployment)
+        plan = plan_budgets(lws, views, budget=groups, replicas=lws_replicas(lws), surge=surge)
+        await self._mark(lws, views, plan.decision)
         for group in plan.delete:
             if group in budgets:
                 await self._delete(key, budget_name(lws, group))
@@ -98,7 +104,7 @@ class DisruptionBudgetReconciler:
             if current is None or _differs(current, wanted) or _stale(current, lws):
                 body = group_pdb(lws, group, released=wanted.released, pending=wanted.pending)
                 await self._apply(key, body)
-        self._announce(lws, plan.decision)
+        self._announce(lws, plan.decision, views, no_surge_why if is_hash(lws) else "")
         settling = plan.decision.recheck_after
         return None if settling is None else Result(requeue_after=settling)
 
@@ -133,19 +139,44 @@ class DisruptionBudgetReconciler:
             if not is_not_found(err):
                 raise
 
-    def _announce(self, lws: MutableObj, decision: BudgetDecision) -> None:
+    async def _mark(self, lws: MutableObj, views: list[GroupView], decision: BudgetDecision) -> None:
+        """Mark (or unmark) the leaders of the groups replaced through the surge: the LWS and pod
+        controllers read the mark to add their replacement to the Deployment and admit it."""
+        leaders = {view.group: view.leader for view in views}
+        changes = [(g, True) for g in decision.newly_surged] + [(g, False) for g in decision.unsurged]
+        for group, marked in changes:
+            leader = leaders.get(group)
+            if leader is None:
+                continue
+            try:
+                await self._client.merge_patch(PODS, namespace_of(lws), leader, mark_patch(marked))
+            except Exception as err:
+                if not is_not_found(err):
+                    raise  # a leader gone meanwhile: its group is no longer there to replace
+
+    def _announce(
+        self, lws: MutableObj, decision: BudgetDecision, views: list[GroupView], no_surge_why: str
+    ) -> None:
         ref = lws_ref(lws)
+        ready = {view.group for view in views if view.ready}
+        for group in decision.newly_surged:
+            note = f"group {group} is on a cordoned node: a replacement group is made first (surge)"
+            self._recorder.normal(ref, ext.EVENT_GROUP_SURGED_FOR_DRAIN, c.EVENT_ACTION_UPDATE, note)
         for group in decision.newly_released:
             note = f"group {group} released for eviction: {decision.down} of the budget's groups down"
             self._recorder.normal(ref, ext.EVENT_GROUP_RELEASED_FOR_DRAIN, c.EVENT_ACTION_UPDATE, note)
+            if no_surge_why and group in ready:
+                note = f"group {group} released without a replacement first: {no_surge_why}"
+                self._recorder.normal(ref, ext.EVENT_DRAIN_WITHOUT_SURGE, c.EVENT_ACTION_UPDATE, note)
         for group in decision.newly_locked:
             note = f"group {group} is Ready off cordoned nodes: its budget is closed again"
             self._recorder.normal(ref, ext.EVENT_GROUP_LOCKED_AFTER_DRAIN, c.EVENT_ACTION_UPDATE, note)
-        if decision.newly_released or decision.newly_locked:
+        if decision.newly_released or decision.newly_locked or decision.newly_surged:
             log.info(
                 "group disruption budgets",
                 released=list(decision.released),
                 waiting=list(decision.waiting),
+                surged=list(decision.newly_surged),
                 down=decision.down,
             )
 

@@ -12,6 +12,7 @@ from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.hashidentity import leader_deployment
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, name_of
+from leaderworkerset.core.rollout.drainsurge import drain_surged
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import DEPLOYMENTS
 
@@ -28,7 +29,8 @@ class LeaderDeployments(Shell):
 
     async def apply(self, round_: Round, existing: MutableObj | None) -> MutableObj:
         """Server-side apply the leader Deployment (skipped when it would change nothing)."""
-        body = leader_deployment(round_.lws, revision_key=round_.revision_key)
+        surge = drain_surged(round_.lws, round_.leader_pods(self.informers))
+        body = leader_deployment(round_.lws, revision_key=round_.revision_key, drain_surge=surge)
         if existing is not None and self.intents.unchanged(round_.key, body, existing):
             return existing
         try:

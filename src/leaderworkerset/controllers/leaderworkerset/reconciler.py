@@ -61,7 +61,9 @@ class LeaderWorkerSetReconciler:
         self._children = Children(*shell)
         self._restarts = RestartCounts(*shell)
         self._intents = intents
-        self.quarantine = NodeQuarantine(client, recorder, clock, quarantine_metrics)
+        self.quarantine = NodeQuarantine(
+            client, recorder, clock, quarantine_metrics, sets=informers.lws.store.list
+        )
 
     def forget_on_delete(self, informers: SharedInformers) -> None:
         """What the collaborators remember of an object ends when the watch sees it deleted."""

@@ -10,7 +10,7 @@ resourceVersion and their own answer to a conflict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,9 +25,7 @@ from leaderworkerset.core.conditions import (
 from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
-from leaderworkerset.core.quarantine.policy import invalid_event as quarantine_invalid_event
-from leaderworkerset.core.quarantine.policy import invalid_message as quarantine_invalid_message
-from leaderworkerset.core.quarantine.policy import quarantine_errors
+from leaderworkerset.core.quarantine.taint import refusal_message
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
 from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
@@ -49,12 +47,11 @@ def write_body(lws: Obj) -> dict[str, Any]:
 
 
 def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
-    """Each of our annotations whose value cannot be used (restart back-off, not-ready events, node
-    quarantine)
-    flagged, or cleared, in a condition of our own, with the events of the new flags; None when
-    nothing changes (always, for an LWS without a bad value now or before)."""
+    """Each of our annotations whose value cannot be used (restart back-off, not-ready events, and
+    the set-annotation table's: surge fallback, disruption budget, node quarantine) flagged, or
+    cleared, in a condition of our own, with the events of the new flags; None when nothing changes
+    (always, for an LWS without a bad value now or before)."""
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
-    quarantine = quarantine_errors(lws)
     checks = [
         (
             ext.CONDITION_RESTART_BACKOFF_INVALID,
@@ -66,14 +63,24 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
             notready.invalid_message(not_ready) if not_ready else None,
             notready.invalid_event(not_ready) if not_ready else None,
         ),
-        (
-            ext.CONDITION_QUARANTINE_ANNOTATION_INVALID,
-            quarantine_invalid_message(quarantine) if quarantine else None,
-            quarantine_invalid_event(quarantine) if quarantine else None,
-        ),
         *setannotations.flag_checks(lws, c.LWS_KIND),
+        _taint_refusal(lws),
     ]
-    return _flagged(lws, checks, format_time(now))
+    reasons = {ext.CONDITION_QUARANTINE_TAINT_REFUSED: ext.REASON_NODE_PATCH_FORBIDDEN}
+    return _flagged(lws, checks, format_time(now), reasons)
+
+
+def _taint_refusal(lws: Obj) -> tuple[str, str | None, ControllerEvent | None]:
+    """Node quarantine's taint mode where the manager may not patch nodes (recorded in the state)."""
+    message = refusal_message(lws)
+    event = (
+        None
+        if message is None
+        else ControllerEvent(
+            c.EVENT_TYPE_WARNING, ext.EVENT_QUARANTINE_TAINT_REFUSED, c.EVENT_ACTION_RECONCILE, message
+        )
+    )
+    return ext.CONDITION_QUARANTINE_TAINT_REFUSED, message, event
 
 
 def ds_annotation_status(ds: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
@@ -82,13 +89,18 @@ def ds_annotation_status(ds: Obj, now: datetime) -> tuple[Status, list[Controlle
 
 
 def _flagged(
-    obj: Obj, checks: Sequence[tuple[str, str | None, ControllerEvent | None]], stamp: str
+    obj: Obj,
+    checks: Sequence[tuple[str, str | None, ControllerEvent | None]],
+    stamp: str,
+    reasons: Mapping[str, str] | None = None,
 ) -> tuple[Status, list[ControllerEvent]] | None:
+    """`reasons`: a condition's reason when it is not InvalidAnnotation."""
     current: Obj = obj
     events: list[ControllerEvent] = []
     changed = False
     for condition_type, message, event in checks:
-        conditions = invalid_annotation_conditions(current, condition_type, message, stamp)
+        reason = (reasons or {}).get(condition_type, ext.REASON_INVALID_ANNOTATION)
+        conditions = invalid_annotation_conditions(current, condition_type, message, stamp, reason)
         if conditions is None:
             continue
         changed = True

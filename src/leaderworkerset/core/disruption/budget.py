@@ -14,6 +14,11 @@ counts pods, but one evicted pod takes its whole group down, so the controller h
   `SETTLE_SECONDS`: its replacement is up elsewhere (or the node was uncordoned), and the next group
   may go.
 
+* a Hash set with surge (`core/rollout/drainsurge.py`) replaces a Ready wanting group first: the
+  group is *surged* (its leader marked, the Deployment makes one more group), and its budget is
+  released only once the set has spec.replicas Ready groups besides the surged ones; with no surge
+  (maxSurge 0, a rollout under way, Ordinal) groups are released under the budget as above.
+
 * a waiting group records the names of its pods on cordoned nodes; once those pods are no longer on
   a cordoned node (replaced elsewhere by a rollout or a recreation, or the node was uncordoned) it is
   *owed* one release, because a drain retries a refused eviction by name (see `SETTLE_SECONDS`).
@@ -44,6 +49,7 @@ from leaderworkerset.core.objects import (
     name_of,
     namespace_of,
 )
+from leaderworkerset.core.rollout.drainsurge import is_drain_surged, surge_allowance
 
 PDB_API_VERSION = "policy/v1"
 # How long a released group stays released once it is Ready again off cordoned nodes. `kubectl drain`
@@ -68,6 +74,8 @@ class GroupView:
     ready_for: float | None = None  # seconds since its last pod turned Ready (None: not Ready, unknown)
     cordoned_pods: frozenset[str] = frozenset()  # names of its live pods on cordoned nodes
     pending: frozenset[str] = frozenset()  # pod names a drain was refused on (see `owed`)
+    leader: str | None = None  # its live leader pod's name
+    surged: bool = False  # being replaced through the surge ahead of a drain (its leader is marked)
 
     @property
     def owed(self) -> bool:
@@ -85,6 +93,8 @@ class BudgetDecision:
     waiting: tuple[str, ...]  # want release, held back by the budget
     down: int  # groups down once the new releases are made (released, not Ready or missing)
     recheck_after: float | None = None  # when a released group's settling ends
+    newly_surged: tuple[str, ...] = ()  # groups to mark: their replacement is made first
+    unsurged: tuple[str, ...] = ()  # marked groups no longer on a cordoned node: mark removed
 
 
 def _order(group: str) -> tuple[int, str]:
@@ -96,9 +106,15 @@ def _settled(view: GroupView, settle_seconds: float) -> bool:
 
 
 def decide(
-    groups: Sequence[GroupView], *, budget: int, replicas: int, settle_seconds: float = SETTLE_SECONDS
+    groups: Sequence[GroupView],
+    *,
+    budget: int,
+    replicas: int,
+    surge: int = 0,
+    settle_seconds: float = SETTLE_SECONDS,
 ) -> BudgetDecision:
-    """Release and lock groups so a drain takes at most `budget` groups down at once (see module)."""
+    """Release and lock groups so a drain takes at most `budget` groups down at once; with `surge`
+    groups to spare (Hash), a Ready group goes only once its replacement is Ready (see module)."""
     ordered = sorted(groups, key=lambda g: _order(g.group))
     back = [g for g in ordered if g.released and g.ready and not g.on_cordoned_node]
     locking = [g.group for g in back if _settled(g, settle_seconds)]
@@ -108,16 +124,26 @@ def decide(
     down += max(0, replicas - len(ordered))
     wanting = [g for g in ordered if not g.released and (g.on_cordoned_node or g.owed)]
     releasing = [g.group for g in wanting if not g.ready]  # already counted as down
+    unsurged = tuple(g.group for g in ordered if g.surged and not g.released and not g.on_cordoned_node)
+    surged = sum(1 for g in ordered if g.surged and g.group not in unsurged)
+    # The surged groups' replacements are up once the others alone make spec.replicas Ready groups.
+    replaced = sum(1 for g in ordered if g.ready and not g.surged) >= replicas
     waiting: list[str] = []
+    surging: list[str] = []
     for view in (g for g in wanting if g.ready):
-        if down < budget:
+        if surge > 0 and not view.surged and surged < surge:
+            surging.append(view.group)
+            surged += 1
+        elif down < budget and ((view.surged and replaced) or (surge == 0 and not view.surged)):
             releasing.append(view.group)
             down += 1
         else:
             waiting.append(view.group)
     released = tuple(sorted([*keep, *releasing], key=_order))
     recheck = min(settling, default=None)
-    return BudgetDecision(released, tuple(releasing), tuple(locking), tuple(waiting), down, recheck)
+    return BudgetDecision(
+        released, tuple(releasing), tuple(locking), tuple(waiting), down, recheck, tuple(surging), unsurged
+    )
 
 
 def group_label(lws: Obj) -> str:
@@ -147,6 +173,7 @@ def observe_groups(
         ready = any(is_leader_pod(p) for p in live) and sum(1 for p in live if pod_ready(p)) >= size
         on_cordoned = frozenset(name_of(p) for p in live if (p.get("spec") or {}).get("nodeName") in cordoned)
         pdb = budgets.get(group)
+        leader = next((p for p in live if is_leader_pod(p)), None)
         views.append(
             GroupView(
                 group,
@@ -157,6 +184,8 @@ def observe_groups(
                 _ready_for(live, now) if ready else None,
                 on_cordoned,
                 pending_pods(pdb) if pdb is not None else frozenset(),
+                None if leader is None else name_of(leader),
+                leader is not None and is_drain_surged(leader),
             )
         )
     return views
@@ -236,10 +265,12 @@ class BudgetPlan:
     delete: tuple[str, ...]
 
 
-def plan_budgets(lws: Obj, views: Sequence[GroupView], *, budget: int, replicas: int) -> BudgetPlan:
+def plan_budgets(
+    lws: Obj, views: Sequence[GroupView], *, budget: int, replicas: int, surge: int = 0
+) -> BudgetPlan:
     kept = [v for v in views if wanted(lws, v, replicas)]
     gone = tuple(sorted((v.group for v in views if not wanted(lws, v, replicas)), key=_order))
-    decision = decide(kept, budget=budget, replicas=replicas)
+    decision = decide(kept, budget=budget, replicas=replicas, surge=surge)
     released = set(decision.released)
     apply = {v.group: GroupBudget(v.group in released, _pending(v, decision)) for v in kept}
     return BudgetPlan(decision, apply, gone)
@@ -260,7 +291,11 @@ def group_of_pdb(lws: Obj, pdb: Obj) -> str | None:
 
 
 def budget_notes(
-    lws: Obj, pods: Iterable[Obj], cordoned: frozenset[str], budgets: Iterable[Obj]
+    lws: Obj,
+    pods: Iterable[Obj],
+    cordoned: frozenset[str],
+    budgets: Iterable[Obj],
+    deployment: Obj | None = None,
 ) -> list[str]:
     """What `lws status` says of a set's disruption budget: the budget, the groups a drain may take
     now (their budget released) and the ones on cordoned nodes waiting their turn. Nothing for a set
@@ -268,6 +303,7 @@ def budget_notes(
     groups = budget_groups(lws)
     if groups is None:
         return []
+    pods = list(pods)
     by_group: dict[str, Obj] = {}
     for pdb in budgets:
         group = group_of_pdb(lws, pdb)
@@ -278,9 +314,22 @@ def budget_notes(
     notes = [f"disruption budget: {groups} {unit} at a time, {len(by_group)} group budgets"]
     if out := [_short(v.group) for v in views if v.released]:
         notes.append(f"released for a drain: group {', '.join(out)}")
-    if waiting := [_short(v.group) for v in views if (v.on_cordoned_node or v.owed) and not v.released]:
+    if surged := [_short(v.group) for v in views if v.surged]:
+        notes.append(f"replaced first for a drain (surge): group {', '.join(surged)}")
+    waits = [v for v in views if (v.on_cordoned_node or v.owed) and not v.released and not v.surged]
+    if waiting := [_short(v.group) for v in waits]:
         notes.append(f"on cordoned nodes, waiting for the budget: group {', '.join(waiting)}")
+    if is_hash(lws):
+        notes.append(drain_replacement_note(*surge_allowance(lws, pods, deployment)))
     return notes
+
+
+def drain_replacement_note(surge: int, why: str) -> str:
+    """How a Hash set's groups leave a cordoned node (`lws status`, events)."""
+    if surge > 0:
+        unit = "group" if surge == 1 else "groups"
+        return f"drain replacement: surge first, {surge} {unit} at a time (maxSurge)"
+    return f"drain replacement: none ({why}), groups are released under the budget"
 
 
 def _short(group: str) -> str:

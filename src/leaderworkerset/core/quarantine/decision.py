@@ -54,6 +54,7 @@ class Quarantine:
     since: str
     until: str
     failures: tuple[Evidence, ...] = ()
+    taint: str = ""  # taint mode (core/quarantine/taint.py): "" not tried, "tainted" or "refused"
 
     def until_seconds(self) -> float:
         when = parse_time(self.until)
@@ -65,6 +66,7 @@ class Quarantine:
             "since": self.since,
             "until": self.until,
             "failures": [e.to_json() for e in self.failures],
+            **({"taint": self.taint} if self.taint else {}),
         }
 
     @classmethod
@@ -76,7 +78,8 @@ class Quarantine:
                 )
                 for f in doc.get("failures") or []
             )
-            return cls(str(doc["node"]), str(doc["since"]), str(doc["until"]), failures)
+            taint = str(doc.get("taint") or "")
+            return cls(str(doc["node"]), str(doc["since"]), str(doc["until"]), failures, taint)
         except (KeyError, TypeError, AttributeError):
             return None
 

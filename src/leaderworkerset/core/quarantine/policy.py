@@ -5,19 +5,19 @@ on; ``leaderworkerset.dev/quarantine-cooldown: "<duration>"`` says how long a qu
 avoided (the window when absent: a node that needed ``window`` to prove itself bad gets as long to
 recover; never shorter: the failures that quarantined a node must have left the window when it is
 released, or they would quarantine it again at once). The webhook and the controller apply the same
-rules (``quarantine_errors``): the webhook refuses a bad value, the controller (webhooks off) reports
-it and quarantines nothing.
+rules (``after_problem``, ``cooldown_problem``, rows of the set-annotation table
+``core/setannotations.py``): the webhook refuses a bad value, the controller (webhooks off) reports it
+and quarantines nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.config import parse_go_duration
 from leaderworkerset.core.conditions import AnnotationError
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
+from leaderworkerset.core.objects import Obj, annotations_of
 
 # The ledger keeps 100 entries per set: a higher threshold could never be reached.
 MAX_FAILURES = 100
@@ -53,27 +53,54 @@ def _after_rule(raw: str) -> str | None:
     return None
 
 
+def after_problem(value: str, _lws: Obj) -> str | None:
+    """The rule a quarantine-after value breaks (None: valid), for the set-annotation table."""
+    return _after_rule(value)
+
+
+def cooldown_problem(value: str, lws: Obj) -> str | None:
+    """The rule a quarantine-cooldown value breaks on this set (it depends on quarantine-after)."""
+    after = annotations_of(lws).get(ext.ANNOTATION_QUARANTINE_AFTER)
+    if _duration(value) is None:
+        return "must be a Go duration greater than 0, e.g. 30m"
+    if after is None:
+        return f"takes effect only with {ext.ANNOTATION_QUARANTINE_AFTER}"
+    if _after_rule(after) is None and (_duration(value) or 0) < (_window(after) or 0):
+        return (
+            "must not be shorter than the quarantine-after window: the failures that quarantined a node "
+            "would quarantine it again the moment it is released"
+        )
+    return None
+
+
+def mode_problem(value: str, lws: Obj) -> str | None:
+    """The rule a quarantine-mode value breaks on this set."""
+    modes = (ext.QUARANTINE_MODE_AFFINITY, ext.QUARANTINE_MODE_TAINT)
+    if value not in modes:
+        return f"must be {modes[0]} or {modes[1]}"
+    if ext.ANNOTATION_QUARANTINE_AFTER not in annotations_of(lws):
+        return f"takes effect only with {ext.ANNOTATION_QUARANTINE_AFTER}"
+    return None
+
+
+def quarantine_taints(lws: Obj) -> bool:
+    """The set asks for its quarantined nodes to be tainted (and its quarantine is usable)."""
+    mode = annotations_of(lws).get(ext.ANNOTATION_QUARANTINE_MODE)
+    return mode == ext.QUARANTINE_MODE_TAINT and quarantine_policy(lws) is not None
+
+
 def quarantine_errors(lws: Obj) -> list[AnnotationError]:
     """One error per quarantine annotation whose value breaks its rule (none when both are absent)."""
     annotations = annotations_of(lws)
-    after = annotations.get(ext.ANNOTATION_QUARANTINE_AFTER)
-    cooldown = annotations.get(ext.ANNOTATION_QUARANTINE_COOLDOWN)
     errors = []
-    if after is not None and (rule := _after_rule(after)) is not None:
-        errors.append(AnnotationError(ext.ANNOTATION_QUARANTINE_AFTER, after, rule))
-    if cooldown is not None:
-        if _duration(cooldown) is None:
-            rule = "must be a Go duration greater than 0, e.g. 30m"
-            errors.append(AnnotationError(ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown, rule))
-        elif after is None:
-            rule = f"takes effect only with {ext.ANNOTATION_QUARANTINE_AFTER}"
-            errors.append(AnnotationError(ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown, rule))
-        elif _after_rule(after) is None and (_duration(cooldown) or 0) < (_window(after) or 0):
-            rule = (
-                "must not be shorter than the quarantine-after window: the failures that quarantined a node "
-                "would quarantine it again the moment it is released"
-            )
-            errors.append(AnnotationError(ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown, rule))
+    for key, problem in (
+        (ext.ANNOTATION_QUARANTINE_AFTER, after_problem),
+        (ext.ANNOTATION_QUARANTINE_COOLDOWN, cooldown_problem),
+        (ext.ANNOTATION_QUARANTINE_MODE, mode_problem),
+    ):
+        value = annotations.get(key)
+        if value is not None and (rule := problem(value, lws)) is not None:
+            errors.append(AnnotationError(key, value, rule))
     return errors
 
 
@@ -93,13 +120,3 @@ def quarantine_policy(lws: Obj) -> QuarantinePolicy | None:
 def opted_in(lws: Obj) -> bool:
     """The set asks for quarantine (valid or not): its failures must be kept in the ledger."""
     return ext.ANNOTATION_QUARANTINE_AFTER in annotations_of(lws)
-
-
-def invalid_message(errors: list[AnnotationError]) -> str:
-    return "; ".join(error.message for error in errors) + "; no node is quarantined"
-
-
-def invalid_event(errors: list[AnnotationError]) -> ControllerEvent:
-    return ControllerEvent(
-        c.EVENT_TYPE_WARNING, ext.EVENT_INVALID_QUARANTINE, c.EVENT_ACTION_RECONCILE, invalid_message(errors)
-    )

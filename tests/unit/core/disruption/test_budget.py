@@ -328,8 +328,10 @@ def test_observe_groups_from_pods_and_budgets() -> None:
         )
     }
     assert set(views) == {"0", "1", "2", "3", "5"}
-    assert views["0"] == GroupView("0", True, False, False, True)
-    assert views["1"] == GroupView("1", True, True, True, True, cordoned_pods=frozenset({"web-1"}))
+    assert views["0"] == GroupView("0", True, False, False, True, leader="web-0")
+    assert views["1"] == GroupView(
+        "1", True, True, True, True, cordoned_pods=frozenset({"web-1"}), leader="web-1"
+    )
     assert not views["2"].ready
     assert not views["3"].ready
     assert not views["3"].on_cordoned_node
