@@ -125,6 +125,16 @@ EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
 EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
 EVENT_GROUP_LOCKED_AFTER_DRAIN: Final = "GroupLockedAfterDrain"
 
+# Diff-aware in-place updates (core/rollout/inplaceupdate.py, docs/in-place-updates.md).
+ANNOTATION_UPDATE_STRATEGY: Final = _PREFIX + "update-strategy"
+UPDATE_STRATEGY_IN_PLACE: Final = "InPlaceIfPossible"
+UPDATE_STRATEGY_RECREATE: Final = "Recreate"
+# On a pod updated in place: the container restarts its update accounts for (restart policy).
+ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
+CONDITION_UPDATE_STRATEGY_INVALID: Final = "UpdateStrategyInvalid"
+EVENT_INVALID_UPDATE_STRATEGY: Final = "InvalidUpdateStrategy"
+EVENT_GROUP_UPDATED_IN_PLACE: Final = "GroupUpdatedInPlace"
+
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
         key=ANNOTATION_GROUP_RESTART_CLAIM,
@@ -279,6 +289,30 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "the group's pods a drain was refused on while the group waited for the budget; if they "
             "are replaced elsewhere under the same names (a rollout, a recreation), the drain retries "
             "those names, so the group is released once; cleared when it is locked again"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_UPDATE_STRATEGY,
+        on="LeaderWorkerSet (groupIdentity Ordinal)",
+        writer=Writer.USER,
+        values=f"`{UPDATE_STRATEGY_IN_PLACE}` or `{UPDATE_STRATEGY_RECREATE}`",
+        effect=(
+            "`InPlaceIfPossible`: a template change that only touches the pods' labels, annotations or "
+            "container images (or adds tolerations) is applied to the running pods group by group, "
+            "max(maxUnavailable, 1) groups at a time, keeping pods, nodes and IPs; the StatefulSets end "
+            "on the new revision with no pod recreated. Any other change rolls out as upstream. Event "
+            "`GroupUpdatedInPlace`. `Recreate` or absent: every change recreates groups, as upstream"
+        ),
+        example=UPDATE_STRATEGY_IN_PLACE,
+    ),
+    Extension(
+        key=ANNOTATION_IN_PLACE_RESTARTS,
+        on="Pod (of a group updated in place)",
+        writer=Writer.CONTROLLER,
+        values="an integer",
+        effect=(
+            "the container restart count the pod's in-place updates account for; restarts up to it are "
+            "the kubelet applying a new image, not a failure, so RecreateGroupOnPodRestart ignores them"
         ),
     ),
 )

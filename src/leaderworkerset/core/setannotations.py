@@ -21,7 +21,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.lifecycle import disruption
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
-from leaderworkerset.core.rollout import surgefallback
+from leaderworkerset.core.rollout import inplaceupdate, surgefallback
 
 # `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
 Problem = Callable[[str, Obj], str | None]
@@ -53,6 +53,14 @@ RULES: tuple[SetAnnotationRule, ...] = (
         condition=ext.CONDITION_DISRUPTION_BUDGET_INVALID,
         event_reason=ext.EVENT_INVALID_DISRUPTION_BUDGET,
         ignored="no PodDisruptionBudget is managed for this set",
+    ),
+    SetAnnotationRule(
+        key=ext.ANNOTATION_UPDATE_STRATEGY,
+        kinds=frozenset({c.LWS_KIND}),
+        problem=inplaceupdate.strategy_problem,
+        condition=ext.CONDITION_UPDATE_STRATEGY_INVALID,
+        event_reason=ext.EVENT_INVALID_UPDATE_STRATEGY,
+        ignored="every template change recreates groups (as upstream)",
     ),
 )
 

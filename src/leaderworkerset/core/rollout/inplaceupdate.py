@@ -1,0 +1,299 @@
+"""Diff-aware in-place updates of an Ordinal LWS's groups (issue 27, `update-strategy: InPlaceIfPossible`).
+
+How a group moves to the new revision without a pod being recreated, in the StatefulSet
+controller's own terms:
+
+* while any group still waits for its in-place update the leader StatefulSet's partition is held at
+  its replicas (`holds_partition`), so the StatefulSet controller replaces no leader;
+* a group's worker StatefulSet gets the new template with its partition held at its replicas; once
+  its controller published the new `updateRevision`, each worker pod is patched (images, template
+  metadata) and labelled with that revision, and the partition drops to 0: every pod already is at
+  the update revision, nothing is recreated;
+* the leader pod is patched last, with the leader StatefulSet's `updateRevision`: its revision
+  label marks the group done, so a manager killed halfway resumes the started group and never
+  starts a finished one again;
+* a group counts unavailable from its first patch until every container runs its new image and is
+  Ready (`pod_settled`); at most max(maxUnavailable, 1) groups are unavailable at a time.
+
+Once no group waits, the normal rollout decision takes over and finds every group updated: the
+partition drops to 0 and the StatefulSets report the update revision as current, which is what
+upstream's controller sees after a swap.
+
+Everything here is pure: the controller (`controllers/leaderworkerset/inplace.py`) reads and writes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.groups.state import pod_ready
+from leaderworkerset.core.lifecycle.restart import restart_total
+from leaderworkerset.core.objects import Obj, annotations_of, labels_of, revision_key_of
+from leaderworkerset.core.rollout.inplace import Classification, UpdatePath
+
+CONTROLLER_REVISION_HASH = "controller-revision-hash"  # the StatefulSet controller's pod label
+STRATEGIES = (ext.UPDATE_STRATEGY_IN_PLACE, ext.UPDATE_STRATEGY_RECREATE)
+
+
+def strategy_problem(value: str, obj: Obj) -> str | None:
+    """The rule an `update-strategy` value breaks on this LWS, or None."""
+    if value not in STRATEGIES:
+        return f"must be one of {', '.join(STRATEGIES)}"
+    # `hashidentity.is_hash` sits above this layer; the field is read the same way.
+    if (
+        value == ext.UPDATE_STRATEGY_IN_PLACE
+        and (obj.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
+    ):
+        return "in-place updates need groupIdentity Ordinal (a Hash set rolls through its Deployment)"
+    return None
+
+
+def wants_in_place(lws: Obj) -> bool:
+    value = annotations_of(lws).get(ext.ANNOTATION_UPDATE_STRATEGY)
+    return value == ext.UPDATE_STRATEGY_IN_PLACE and strategy_problem(value, lws) is None
+
+
+def pod_template(spec: Obj, role: str) -> Obj:
+    """The pod template of `role` in a revision spec; a set without a leader template makes its
+    leader from the worker template."""
+    lwt = spec.get("leaderWorkerTemplate") or {}
+    if role == c.ROLE_LEADER and lwt.get("leaderTemplate") is not None:
+        return dict(lwt["leaderTemplate"])
+    return dict(lwt.get("workerTemplate") or {})
+
+
+@dataclass(frozen=True)
+class TemplateDelta:
+    """What an in-place update writes on a pod (or a worker StatefulSet's template) of one role:
+    label/annotation values (None removes), container images by name, and the new tolerations."""
+
+    labels: Mapping[str, str | None]
+    annotations: Mapping[str, str | None]
+    images: Mapping[str, str]  # container name → image, regular containers
+    init_images: Mapping[str, str]  # sidecars (restartable init containers)
+    tolerations: Sequence[Obj] | None
+
+
+def _metadata_delta(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str | None]:
+    delta: dict[str, str | None] = {key: None for key in old if key not in new}
+    delta.update({key: value for key, value in new.items() if old.get(key) != value})
+    return delta
+
+
+def _images(containers: Sequence[Obj]) -> dict[str, str]:
+    return {str(cont.get("name")): str(cont.get("image") or "") for cont in containers}
+
+
+def template_delta(old: Obj, new: Obj) -> TemplateDelta:
+    """From pod template `old` to `new` (a change `inplace.classify` found in place)."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    tolerations = new_spec.get("tolerations")
+    return TemplateDelta(
+        labels=_metadata_delta(old_meta.get("labels") or {}, new_meta.get("labels") or {}),
+        annotations=_metadata_delta(old_meta.get("annotations") or {}, new_meta.get("annotations") or {}),
+        images=_images(new_spec.get("containers") or []),
+        init_images={
+            str(cont.get("name")): str(cont.get("image") or "")
+            for cont in new_spec.get("initContainers") or []
+            if cont.get("restartPolicy") == "Always"
+        },
+        tolerations=None if tolerations == old_spec.get("tolerations") else list(tolerations or []),
+    )
+
+
+def _changed_images(current: Sequence[Obj], wanted: Mapping[str, str]) -> list[dict[str, str]]:
+    return [
+        {"name": str(cont.get("name")), "image": wanted[str(cont.get("name"))]}
+        for cont in current
+        if str(cont.get("name")) in wanted and cont.get("image") != wanted[str(cont.get("name"))]
+    ]
+
+
+def _metadata_patch(current: Mapping[str, str], delta: Mapping[str, str | None]) -> dict[str, str | None]:
+    return {key: value for key, value in delta.items() if current.get(key) != value}
+
+
+def pod_patch(pod: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str]) -> dict[str, Any] | None:
+    """The strategic-merge patch that brings a running pod to the new template (None: it is there).
+
+    `revision_labels` are the template-revision and StatefulSet revision labels of the new revision.
+    Containers whose image changes are restarted by the kubelet; the pod's in-place-restart allowance
+    grows by their number, so the restart policy does not take those restarts for a failure.
+    """
+    spec = pod.get("spec") or {}
+    containers = _changed_images(spec.get("containers") or [], delta.images)
+    init_containers = _changed_images(spec.get("initContainers") or [], delta.init_images)
+    labels = _metadata_patch(labels_of(pod), {**delta.labels, **revision_labels})
+    annotations = _metadata_patch(annotations_of(pod), delta.annotations)
+    spec_patch: dict[str, Any] = {}
+    if containers:
+        spec_patch["containers"] = containers
+    if init_containers:
+        spec_patch["initContainers"] = init_containers
+    if delta.tolerations is not None and spec.get("tolerations") != delta.tolerations:
+        spec_patch["tolerations"] = list(delta.tolerations)
+    restarts = len(containers) + len(init_containers)
+    if restarts:
+        annotations[ext.ANNOTATION_IN_PLACE_RESTARTS] = str(restart_total(pod) + restarts)
+    if not (spec_patch or labels or annotations):
+        return None
+    metadata: dict[str, Any] = {}
+    if labels:
+        metadata["labels"] = labels
+    if annotations:
+        metadata["annotations"] = annotations
+    patch: dict[str, Any] = {"metadata": metadata}
+    if spec_patch:
+        patch["spec"] = spec_patch
+    return patch
+
+
+def patched_template(
+    template: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str]
+) -> dict[str, Any]:
+    """A StatefulSet pod template with the delta applied (the worker StatefulSet's new template)."""
+    meta = dict(template.get("metadata") or {})
+    spec = dict(template.get("spec") or {})
+    for field, changes in (
+        ("labels", {**delta.labels, **revision_labels}),
+        ("annotations", delta.annotations),
+    ):
+        values = dict(meta.get(field) or {})
+        for key, value in changes.items():
+            if value is None:
+                values.pop(key, None)
+            else:
+                values[key] = value
+        meta[field] = values
+    for field, images in (("containers", delta.images), ("initContainers", delta.init_images)):
+        if spec.get(field):
+            spec[field] = [
+                {**cont, "image": images.get(str(cont.get("name")), cont.get("image"))}
+                for cont in spec[field]
+            ]
+    if delta.tolerations is not None:
+        spec["tolerations"] = list(delta.tolerations)
+    return {**template, "metadata": meta, "spec": spec}
+
+
+def _image_name(image: str) -> str:
+    """The image as the kubelet may report it: `busybox:1` comes back as `docker.io/library/busybox:1`."""
+    for prefix in ("docker.io/library/", "docker.io/"):
+        if image.startswith(prefix):
+            return image[len(prefix) :]
+    return image
+
+
+def pod_settled(pod: Obj) -> bool:
+    """Every container runs the image its spec asks for and the pod is Ready: an updated pod's
+    containers restarted (the kubelet reports the new image only for the new container)."""
+    if not pod_ready(pod):
+        return False
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    reported = {
+        str(s.get("name")): s
+        for s in [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
+    }
+    wanted = [*(spec.get("containers") or [])] + [
+        cont for cont in spec.get("initContainers") or [] if cont.get("restartPolicy") == "Always"
+    ]
+    for cont in wanted:
+        state = reported.get(str(cont.get("name")))
+        if state is None or _image_name(str(state.get("image") or "")) != _image_name(
+            str(cont.get("image") or "")
+        ):
+            return False
+    return True
+
+
+class GroupProgress(enum.Enum):
+    DONE = "done"  # the leader carries the new revision
+    STARTED = "started"  # workers reached, leader not yet
+    PENDING = "pending"  # nothing written yet, in place is possible
+    RECREATE = "recreate"  # left to the normal rollout
+
+
+@dataclass(frozen=True)
+class GroupInPlace:
+    """One group as the in-place update sees it."""
+
+    index: int
+    progress: GroupProgress
+    available: bool  # ready, and (when updated) settled on the new images
+    classification: Classification | None  # None: the group's revision is unknown
+
+
+def group_progress(
+    leader: Obj,
+    workers: Sequence[Obj],
+    worker_sts: Obj | None,
+    key: str,
+    classification: Classification | None,
+) -> GroupProgress:
+    if revision_key_of(leader) == key:
+        return GroupProgress.DONE
+    if (worker_sts is not None and revision_key_of(worker_sts) == key) or any(
+        revision_key_of(pod) == key for pod in workers
+    ):
+        return GroupProgress.STARTED
+    if classification is not None and classification.in_place:
+        return GroupProgress.PENDING
+    return GroupProgress.RECREATE
+
+
+@dataclass(frozen=True)
+class InPlacePlan:
+    hold: bool  # the leader StatefulSet's partition stays at its replicas
+    advance: tuple[int, ...]  # groups to move on this round: started ones, then new starts
+
+
+def plan_groups(groups: Sequence[GroupInPlace], *, max_unavailable: int, halted: bool) -> InPlacePlan:
+    """Which groups move this round. Started groups always finish (a group is never left half
+    updated); new ones start, highest ordinal first like a rollout, while fewer than
+    max(maxUnavailable, 1) groups are unavailable, and never while the rollout is halted."""
+    waiting = [g for g in groups if g.progress in (GroupProgress.STARTED, GroupProgress.PENDING)]
+    started = [g.index for g in groups if g.progress is GroupProgress.STARTED]
+    unavailable = sum(1 for g in groups if not g.available or g.progress is GroupProgress.STARTED)
+    room = 0 if halted else max(max_unavailable, 1) - unavailable
+    starts: list[int] = []
+    for group in sorted(groups, key=lambda g: -g.index):
+        if len(starts) >= room:
+            break
+        if group.progress is GroupProgress.PENDING and group.available:
+            starts.append(group.index)
+    return InPlacePlan(hold=bool(waiting), advance=(*sorted(started, reverse=True), *starts))
+
+
+def halted(lws: Obj) -> bool:
+    """Rollout control halted the rollout at its progress deadline: no group starts in place."""
+    conditions = (lws.get("status") or {}).get("conditions") or []
+    return any(
+        cond.get("type") == ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED and cond.get("status") == "True"
+        for cond in conditions
+    )
+
+
+def path_words(classification: Classification) -> str:
+    """`image, metadata` — the in-place kinds of change, for events and `lws plan`."""
+    kinds = {
+        UpdatePath.METADATA: "metadata",
+        UpdatePath.POD_UPDATE: "pod update",
+        UpdatePath.RESIZE: "resize",
+    }
+    present = sorted({change.path for change in classification.changes if change.path in kinds})
+    return ", ".join(kinds[path] for path in present)
+
+
+def updated_in_place_message(index: int, classification: Classification) -> str:
+    reasons = [
+        reason
+        for path in (UpdatePath.POD_UPDATE, UpdatePath.RESIZE, UpdatePath.METADATA)
+        for reason in classification.reasons(path)
+    ]
+    return f"group {index} updated in place ({path_words(classification)}): {'; '.join(reasons)}"

@@ -1,0 +1,205 @@
+"""In-place updates of groups, pure (core/rollout/inplaceupdate.py): the annotation's rule, the pod
+patch, the restart allowance, when a pod has settled, and which groups move each round."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.lifecycle.restart import restart_triggered
+from leaderworkerset.core.rollout import inplaceupdate as ip
+from leaderworkerset.core.rollout.inplace import Change, Classification, UpdatePath
+from leaderworkerset.core.setannotations import annotation_errors, invalid_message
+from tests.support.builders import LeaderWorkerSetBuilder
+
+Obj = dict[str, Any]
+
+OLD = {
+    "metadata": {"labels": {"team": "a", "tier": "x"}, "annotations": {"note": "1"}},
+    "spec": {"containers": [{"name": "main", "image": "vllm:1"}, {"name": "side", "image": "proxy:1"}]},
+}
+NEW = {
+    "metadata": {"labels": {"team": "b"}, "annotations": {"note": "1"}},
+    "spec": {
+        "containers": [{"name": "main", "image": "vllm:2"}, {"name": "side", "image": "proxy:1"}],
+        "tolerations": [{"key": "gpu", "operator": "Exists"}],
+    },
+}
+REVISION = {c.LABEL_TEMPLATE_REVISION_HASH: "new", ip.CONTROLLER_REVISION_HASH: "sts-2"}
+
+
+def pod(image: str = "vllm:1", *, restarts: int = 0, reported: str | None = None, ready: bool = True) -> Obj:
+    return {
+        "metadata": {
+            "name": "lws-0",
+            "labels": {"team": "a", "tier": "x", c.LABEL_TEMPLATE_REVISION_HASH: "old"},
+            "annotations": {"note": "1"},
+        },
+        "spec": {"containers": [{"name": "main", "image": image}, {"name": "side", "image": "proxy:1"}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [
+                {"name": "main", "image": reported or image, "restartCount": restarts},
+                {"name": "side", "image": "docker.io/library/proxy:1", "restartCount": 0},
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("value", "hash_identity", "problem"),
+    [
+        (ext.UPDATE_STRATEGY_IN_PLACE, False, None),
+        (ext.UPDATE_STRATEGY_RECREATE, False, None),
+        (ext.UPDATE_STRATEGY_RECREATE, True, None),
+        ("inplace", False, "must be one of InPlaceIfPossible, Recreate"),
+        (ext.UPDATE_STRATEGY_IN_PLACE, True, "in-place updates need groupIdentity Ordinal"),
+    ],
+)
+def test_the_annotation_rule(value: str, hash_identity: bool, problem: str | None) -> None:
+    builder = LeaderWorkerSetBuilder()
+    if hash_identity:
+        builder.spec["groupIdentity"] = c.GROUP_IDENTITY_HASH
+    found = ip.strategy_problem(value, builder.obj())
+    assert (found if found is None else found.split(" (")[0]) == problem
+
+
+def test_the_pod_patch_carries_the_images_metadata_tolerations_and_revision_labels() -> None:
+    delta = ip.template_delta(OLD, NEW)
+    patch = ip.pod_patch(pod(restarts=2), delta, REVISION)
+    assert patch == {
+        "metadata": {
+            "labels": {"team": "b", "tier": None, **REVISION},
+            # one container restarts: the restart policy allows the two earlier ones and this one
+            "annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: "3"},
+        },
+        "spec": {
+            "containers": [{"name": "main", "image": "vllm:2"}],
+            "tolerations": [{"key": "gpu", "operator": "Exists"}],
+        },
+    }
+
+
+def test_a_pod_already_patched_needs_nothing() -> None:
+    delta = ip.template_delta(OLD, NEW)
+    patched = pod("vllm:2")
+    patched["metadata"]["labels"] = {"team": "b", **REVISION}
+    patched["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
+    assert ip.pod_patch(patched, delta, REVISION) is None
+
+
+def test_the_worker_template_gets_the_same_delta() -> None:
+    template = ip.patched_template(OLD, ip.template_delta(OLD, NEW), {c.LABEL_TEMPLATE_REVISION_HASH: "new"})
+    assert template["metadata"]["labels"] == {"team": "b", c.LABEL_TEMPLATE_REVISION_HASH: "new"}
+    assert template["spec"]["containers"] == NEW["spec"]["containers"]
+    assert template["spec"]["tolerations"] == NEW["spec"]["tolerations"]
+
+
+@pytest.mark.parametrize(
+    ("restarts", "allowance", "triggered"),
+    [(0, None, False), (1, None, True), (1, "1", False), (2, "1", True), (1, "bad", True)],
+)
+def test_restarts_an_in_place_update_accounts_for_recreate_no_group(
+    restarts: int, allowance: str | None, triggered: bool
+) -> None:
+    lws = LeaderWorkerSetBuilder().obj()  # RecreateGroupOnPodRestart
+    restarted = pod(restarts=restarts)
+    if allowance is not None:
+        restarted["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_RESTARTS] = allowance
+    assert restart_triggered(lws, restarted) is triggered
+
+
+@pytest.mark.parametrize(
+    ("case", "settled"),
+    [
+        (pod("vllm:2"), True),
+        (pod("vllm:2", reported="docker.io/library/vllm:2"), True),  # as containerd reports it
+        (pod("vllm:2", reported="vllm:1"), False),  # the old container still runs
+        (pod("vllm:2", ready=False), False),
+    ],
+)
+def test_a_pod_settles_once_its_containers_run_the_new_images_and_it_is_ready(
+    case: Obj, settled: bool
+) -> None:
+    assert ip.pod_settled(case) is settled
+
+
+IN_PLACE = Classification((Change(UpdatePath.POD_UPDATE, "workerTemplate.spec.containers[main].image", "x"),))
+RECREATE = Classification((Change(UpdatePath.RECREATE, "workerTemplate.spec.containers[main].env", "y"),))
+
+
+def group(index: int, progress: ip.GroupProgress, available: bool = True) -> ip.GroupInPlace:
+    return ip.GroupInPlace(index, progress, available, IN_PLACE)
+
+
+P, S, D, R = (
+    ip.GroupProgress.PENDING,
+    ip.GroupProgress.STARTED,
+    ip.GroupProgress.DONE,
+    ip.GroupProgress.RECREATE,
+)
+PLANS = [
+    # (groups, maxUnavailable, halted) -> (hold, advance)
+    ([group(0, P), group(1, P), group(2, P)], 1, False, True, (2,)),
+    ([group(0, P), group(1, P), group(2, P)], 2, False, True, (2, 1)),
+    ([group(0, P), group(1, P), group(2, P)], 0, False, True, (2,)),  # never fewer than one
+    ([group(0, P), group(1, P), group(2, D, available=False)], 1, False, True, ()),  # 2 still restarting
+    ([group(0, P), group(1, P), group(2, D)], 1, False, True, (1,)),
+    ([group(0, P), group(1, S), group(2, D)], 1, False, True, (1,)),  # a started group finishes
+    ([group(0, P), group(1, S), group(2, D)], 1, True, True, (1,)),  # ... even when halted
+    ([group(0, P), group(1, P)], 1, True, True, ()),
+    ([group(0, P, available=False), group(1, P)], 1, False, True, ()),  # one down already
+    ([group(0, D), group(1, D)], 1, False, False, ()),
+    ([group(0, D), group(1, R)], 1, False, False, ()),  # left to the normal rollout
+]
+
+
+@pytest.mark.parametrize(("groups", "max_unavailable", "halted", "hold", "advance"), PLANS)
+def test_which_groups_move(
+    groups: list[ip.GroupInPlace], max_unavailable: int, halted: bool, hold: bool, advance: tuple[int, ...]
+) -> None:
+    plan = ip.plan_groups(groups, max_unavailable=max_unavailable, halted=halted)
+    assert (plan.hold, plan.advance) == (hold, advance)
+
+
+def test_every_plan_case_ran() -> None:
+    assert len(PLANS) == 11
+
+
+def test_group_progress_reads_the_revision_labels() -> None:
+    leader, worker = pod(), pod()
+    assert ip.group_progress(leader, [worker], None, "new", IN_PLACE) is P
+    assert ip.group_progress(leader, [worker], None, "new", RECREATE) is R
+    assert ip.group_progress(leader, [worker], None, "new", None) is R
+    worker["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = "new"
+    assert ip.group_progress(leader, [worker], None, "new", IN_PLACE) is S
+    leader["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = "new"
+    assert ip.group_progress(leader, [worker], None, "new", IN_PLACE) is D
+
+
+def test_the_event_names_the_path_and_every_change() -> None:
+    both = Classification(
+        (*IN_PLACE.changes, Change(UpdatePath.METADATA, "workerTemplate.metadata.labels", "z"))
+    )
+    assert ip.updated_in_place_message(3, both) == (
+        "group 3 updated in place (metadata, pod update): "
+        "workerTemplate.spec.containers[main].image: x; workerTemplate.metadata.labels: z"
+    )
+
+
+def test_with_the_webhooks_off_a_bad_value_is_flagged_in_its_condition_and_ignored() -> None:
+    bad = LeaderWorkerSetBuilder().annotation(ext.ANNOTATION_UPDATE_STRATEGY, "Sometimes").obj()
+    [(rule, error)] = annotation_errors(bad, c.LWS_KIND)
+    assert (rule.condition, rule.event_reason) == (
+        ext.CONDITION_UPDATE_STRATEGY_INVALID,
+        ext.EVENT_INVALID_UPDATE_STRATEGY,
+    )
+    assert invalid_message(rule, error) == (
+        f"annotation {ext.ANNOTATION_UPDATE_STRATEGY}: 'Sometimes' is invalid: must be one of "
+        "InPlaceIfPossible, Recreate; every template change recreates groups (as upstream)"
+    )
+    assert not ip.wants_in_place(bad)
