@@ -34,7 +34,8 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.lifecycle.restart import restart_total
 from leaderworkerset.core.objects import Obj, annotations_of, labels_of, revision_key_of
-from leaderworkerset.core.rollout.inplace import Classification, UpdatePath
+from leaderworkerset.core.rollout.inplace import Classification, UpdatePath, classify
+from leaderworkerset.core.rollout.revision import without_live_settings
 
 CONTROLLER_REVISION_HASH = "controller-revision-hash"  # the StatefulSet controller's pod label
 STRATEGIES = (ext.UPDATE_STRATEGY_IN_PLACE, ext.UPDATE_STRATEGY_RECREATE)
@@ -277,6 +278,25 @@ def halted(lws: Obj) -> bool:
         cond.get("type") == ext.CONDITION_ROLLOUT_PROGRESS_DEADLINE_EXCEEDED and cond.get("status") == "True"
         for cond in conditions
     )
+
+
+def classify_specs(live: Obj, proposed: Obj) -> Classification:
+    """The change from one LWS spec to another, as the controller classifies their revisions (the
+    fields that are no part of a revision, like `maxGroupRestarts`, left out)."""
+
+    def revision_view(spec: Obj) -> dict[str, Any]:
+        lwt = without_live_settings(spec.get("leaderWorkerTemplate") or {})
+        return {"leaderWorkerTemplate": lwt, "networkConfig": spec.get("networkConfig")}
+
+    return classify(revision_view(live), revision_view(proposed), resizes_in_place=False)
+
+
+def batches(replicas: int, max_unavailable: int) -> list[tuple[int, ...]]:
+    """The groups updated in place together, highest ordinal first, when every group gets Ready
+    again before the next batch (what `plan_groups` does round after round)."""
+    size = max(max_unavailable, 1)
+    order = list(range(replicas - 1, -1, -1))
+    return [tuple(order[i : i + size]) for i in range(0, len(order), size)]
 
 
 def path_words(classification: Classification) -> str:
