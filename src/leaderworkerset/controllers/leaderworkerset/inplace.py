@@ -148,19 +148,21 @@ class InPlaceUpdates(Shell):
         old_spec, new_spec = revision_spec(round_.lws, old), revision_spec(round_.lws, round_.revision)
         new_key = round_.revision_key
         worker_sts = state.statefulsets.get(name_of(leader))
+        leader_delta = ip.template_delta(
+            ip.pod_template(old_spec, c.ROLE_LEADER), ip.pod_template(new_spec, c.ROLE_LEADER)
+        )
         if worker_sts is not None:
             delta = ip.template_delta(
                 ip.pod_template(old_spec, c.ROLE_WORKER), ip.pod_template(new_spec, c.ROLE_WORKER)
             )
-            if not await self._workers_updated(worker_sts, state.workers.get(index, []), delta, new_key):
+            knock_on = int(ip.restarts_containers(leader_delta, leader))
+            workers = state.workers.get(index, [])
+            if not await self._workers_updated(worker_sts, workers, delta, new_key, knock_on):
                 return
         leader_sts = await self.client.get(STATEFULSETS, round_.key.namespace, round_.key.name)
         if not _published(leader_sts, new_key):
             return  # the StatefulSet controller has not seen the new template yet
-        delta = ip.template_delta(
-            ip.pod_template(old_spec, c.ROLE_LEADER), ip.pod_template(new_spec, c.ROLE_LEADER)
-        )
-        await self._patch(leader, delta, _revision_labels(new_key, leader_sts))
+        await self._patch(leader, leader_delta, _revision_labels(new_key, leader_sts))
         record(
             self.recorder,
             round_.lws,
@@ -173,7 +175,12 @@ class InPlaceUpdates(Shell):
         )
 
     async def _workers_updated(
-        self, worker_sts: MutableObj, workers: list[MutableObj], delta: ip.TemplateDelta, new_key: str
+        self,
+        worker_sts: MutableObj,
+        workers: list[MutableObj],
+        delta: ip.TemplateDelta,
+        new_key: str,
+        knock_on: int,
     ) -> bool:
         """Moves the worker StatefulSet and its pods one step; True once they are all on `new_key`."""
         if revision_key_of(worker_sts) != new_key:
@@ -184,7 +191,7 @@ class InPlaceUpdates(Shell):
             return False
         labels = _revision_labels(new_key, worker_sts)
         for pod in workers:
-            await self._patch(pod, delta, labels)
+            await self._patch(pod, delta, labels, knock_on)
         if ((worker_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition"):
             # Every pod is at the update revision: releasing the partition recreates none.
             patch = {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}
@@ -193,8 +200,10 @@ class InPlaceUpdates(Shell):
             )
         return True
 
-    async def _patch(self, pod: Obj, delta: ip.TemplateDelta, labels: Mapping[str, str]) -> None:
-        patch = ip.pod_patch(pod, delta, labels)
+    async def _patch(
+        self, pod: Obj, delta: ip.TemplateDelta, labels: Mapping[str, str], knock_on: int = 0
+    ) -> None:
+        patch = ip.pod_patch(pod, delta, labels, knock_on=knock_on)
         if patch is not None:
             await self.client.patch(
                 PODS, pod["metadata"]["namespace"], name_of(pod), patch, patch_type=STRATEGIC_PATCH

@@ -90,6 +90,15 @@ def _images(containers: Sequence[Obj]) -> dict[str, str]:
     return {str(cont.get("name")): str(cont.get("image") or "") for cont in containers}
 
 
+def restarts_containers(delta: TemplateDelta, pod: Obj) -> bool:
+    """The delta changes the image of one of the pod's containers (the kubelet restarts it)."""
+    spec = pod.get("spec") or {}
+    return bool(
+        _changed_images(spec.get("containers") or [], delta.images)
+        or _changed_images(spec.get("initContainers") or [], delta.init_images)
+    )
+
+
 def template_delta(old: Obj, new: Obj) -> TemplateDelta:
     """From pod template `old` to `new` (a change `inplace.classify` found in place)."""
     old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
@@ -120,12 +129,16 @@ def _metadata_patch(current: Mapping[str, str], delta: Mapping[str, str | None])
     return {key: value for key, value in delta.items() if current.get(key) != value}
 
 
-def pod_patch(pod: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str]) -> dict[str, Any] | None:
+def pod_patch(
+    pod: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str], *, knock_on: int = 0
+) -> dict[str, Any] | None:
     """The strategic-merge patch that brings a running pod to the new template (None: it is there).
 
     `revision_labels` are the template-revision and StatefulSet revision labels of the new revision.
     Containers whose image changes are restarted by the kubelet; the pod's in-place-restart allowance
-    grows by their number, so the restart policy does not take those restarts for a failure.
+    grows by their number, plus `knock_on` (a worker whose leader restarts too: multi-host workers
+    commonly exit when their leader goes away), so the restart policy does not take those restarts
+    for a failure of the group.
     """
     spec = pod.get("spec") or {}
     containers = _changed_images(spec.get("containers") or [], delta.images)
@@ -140,7 +153,8 @@ def pod_patch(pod: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str]
     if delta.tolerations is not None and spec.get("tolerations") != delta.tolerations:
         spec_patch["tolerations"] = list(delta.tolerations)
     restarts = len(containers) + len(init_containers)
-    if restarts:
+    if restarts or knock_on:
+        restarts += knock_on
         annotations[ext.ANNOTATION_IN_PLACE_RESTARTS] = str(restart_total(pod) + restarts)
     if not (spec_patch or labels or annotations):
         return None

@@ -203,3 +203,19 @@ def test_with_the_webhooks_off_a_bad_value_is_flagged_in_its_condition_and_ignor
         "InPlaceIfPossible, Recreate; every template change recreates groups (as upstream)"
     )
     assert not ip.wants_in_place(bad)
+
+
+@pytest.mark.parametrize(
+    ("new_image", "knock_on", "allowance"), [("vllm:2", 1, "2"), ("vllm:1", 1, "1"), ("vllm:1", 0, None)]
+)
+def test_a_worker_whose_leader_restarts_may_restart_once_more(
+    new_image: str, knock_on: int, allowance: str | None
+) -> None:
+    new = {
+        **NEW,
+        "spec": {"containers": [{"name": "main", "image": new_image}, {"name": "side", "image": "proxy:1"}]},
+    }
+    patch = ip.pod_patch(pod(), ip.template_delta(OLD, new), REVISION, knock_on=knock_on)
+    assert patch is not None
+    assert patch["metadata"].get("annotations", {}).get(ext.ANNOTATION_IN_PLACE_RESTARTS) == allowance
+    assert ip.restarts_containers(ip.template_delta(OLD, new), pod()) is (new_image != "vllm:1")
