@@ -4,7 +4,8 @@ kube-controller-manager's StatefulSet controller decides and kwok plays the kube
 * a new image reaches every pod in place: same pods (UIDs), same nodes, the new image running, every
   StatefulSet reporting its update revision as current, one `GroupUpdatedInPlace` event per group;
 * a label added to the worker template is patched onto the running pods;
-* an env change cannot go in place: the normal rollout recreates the groups;
+* an env change cannot go in place, nor a CPU change on nodes that do not resize: the normal
+  rollout recreates the groups;
 * a manager killed between two groups' updates resumes: every group updated exactly once, none
   recreated, none left half updated.
 
@@ -76,6 +77,18 @@ async def expect_statefulsets_updated(api: KubeClient, ns: str, count: int) -> N
         return True
 
     await eventually(check, timeout=LONG_TIMEOUT)
+
+
+async def expect_every_pod_recreated(api: KubeClient, ns: str, before: dict[str, tuple[str, str]]) -> None:
+    """The normal rollout: every pod of the set is a new one."""
+
+    async def recreated() -> bool:
+        now = await placement(api, ns)
+        assert len(now) == len(before)
+        assert not {uid for uid, _ in now.values()} & {uid for uid, _ in before.values()}
+        return True
+
+    await eventually(recreated, timeout=LONG_TIMEOUT)
 
 
 async def expect_running_images(api: KubeClient, ns: str, images: dict[str, str]) -> None:
@@ -159,14 +172,7 @@ async def test_an_env_change_falls_back_to_the_normal_rollout(api: KubeClient, n
     env = [{"name": "MODE", "value": "b"}]
     path = "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/env"
     await api.json_patch(LEADERWORKERSETS, ns, NAME, [{"op": "add", "path": path, "value": env}])
-
-    async def recreated() -> bool:
-        now = await placement(api, ns)
-        assert len(now) == 4
-        assert not {uid for uid, _ in now.values()} & {uid for uid, _ in before.values()}
-        return True
-
-    await eventually(recreated, timeout=LONG_TIMEOUT)
+    await expect_every_pod_recreated(api, ns, before)
     await expect_groups_available(api, ns, 2, name=NAME)
     assert await in_place_events(api, ns) == []
 
@@ -199,3 +205,20 @@ async def test_a_manager_killed_mid_update_resumes_without_updating_a_group_twic
     notes = await in_place_events(api, ns)
     assert sorted(notes) == sorted(set(notes)), "a group was updated twice"
     assert len(notes) == 4
+
+
+async def test_new_cpu_requests_fall_back_to_the_rollout_where_the_nodes_do_not_resize(
+    api: KubeClient, ns: str
+) -> None:
+    """kwok's pods report no container resources, as a kubelet without in-place resize: the API server
+    would refuse the resize, so the groups are recreated (real nodes resize: tests/e2e/realnodes)."""
+    await create(api, in_place_set(ns, 2, 2).worker_requests({"cpu": "100m"}).obj())
+    await expect_groups_available(api, ns, 2, name=NAME)
+    before = await placement(api, ns)
+    path = "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/resources"
+    await api.json_patch(
+        LEADERWORKERSETS, ns, NAME, [{"op": "replace", "path": path, "value": {"requests": {"cpu": "200m"}}}]
+    )
+    await expect_every_pod_recreated(api, ns, before)
+    await expect_groups_available(api, ns, 2, name=NAME)
+    assert await in_place_events(api, ns) == []

@@ -216,6 +216,7 @@ def plan_leaderworkerset(
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
     free_by_node: Mapping[str, Accelerators] | None = None,
+    resizes_in_place: bool = False,
 ) -> Plan:
     """The plan for applying `new` (as the API server would store it) over `live`.
 
@@ -280,7 +281,9 @@ def plan_leaderworkerset(
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
     in_place_note = None
     if revision.updated and inplaceupdate.wants_in_place(proposed):
-        kinds = inplaceupdate.classify_specs(live.get("spec") or {}, proposed.get("spec") or {})
+        kinds = inplaceupdate.classify_specs(
+            live.get("spec") or {}, proposed.get("spec") or {}, resizes_in_place=resizes_in_place
+        )
         if kinds.in_place:
             return _finish(_in_place_plan(base, kinds, budget), _in_place_steps(budget))
         reasons = "; ".join(kinds.reasons(UpdatePath.RECREATE))
@@ -342,8 +345,8 @@ def _in_place_plan(base: Plan, change: Classification, budget: lws_rollout.Rollo
         f"in-place update of {budget.replicas} groups ({words}): max(maxUnavailable, 1) = "
         f"{max(budget.unavailable, 1)} at a time, no pod recreated"
     )
-    reasons = [r for path in (UpdatePath.POD_UPDATE, UpdatePath.METADATA) for r in change.reasons(path)]
-    notes = (f"in-place path (update-strategy {ext.UPDATE_STRATEGY_IN_PLACE}): {'; '.join(reasons)}",)
+    reasons = inplaceupdate.in_place_reasons(change)
+    notes = (f"in-place path (update-strategy {ext.UPDATE_STRATEGY_IN_PLACE}): {reasons}",)
     return replace(base, change="rollout", summary=summary, notes=notes)
 
 

@@ -11,7 +11,6 @@ from what the server holds.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
@@ -41,7 +40,7 @@ from leaderworkerset.core.rollout.control import rollout_control
 from leaderworkerset.core.rollout.inplace import Classification, classify
 from leaderworkerset.core.rollout.partition import rollout_budget
 from leaderworkerset.core.rollout.revision import find_revision, revision_spec
-from leaderworkerset.runtime.client import STRATEGIC_PATCH
+from leaderworkerset.runtime.client import STRATEGIC_PATCH, serves_pod_resize
 from leaderworkerset.runtime.resources import PODS, STATEFULSETS
 
 log = structlog.get_logger(__name__)
@@ -70,6 +69,8 @@ class InPlaceUpdates(Shell):
     revisions: Revisions
     # Classifications by (old key, new key): the revisions behind a key never change.
     _known: dict[tuple[str, str], Classification | None] = field(default_factory=dict)
+    # Whether the API server serves pods/resize (InPlacePodVerticalScaling, GA in 1.35), asked once.
+    resizes_in_place: bool | None = None
 
     async def prepare(self, round_: Round) -> InPlaceRound | None:
         lws, key = round_.lws, round_.key
@@ -77,6 +78,8 @@ class InPlaceUpdates(Shell):
             return None
         if all(revision_key_of(p) == round_.revision_key for p in round_.leader_pods(self.informers)):
             return None  # every group is on the set's revision: nothing to update
+        if self.resizes_in_place is None:
+            self.resizes_in_place = await serves_pod_resize(self.client)
         selector = f"{c.LABEL_SET_NAME}={key.name}"
         pods = {
             name_of(p): p for p in await self.client.list(PODS, key.namespace, selector) if not is_deleting(p)
@@ -94,6 +97,8 @@ class InPlaceUpdates(Shell):
             ]
             worker_sts = statefulsets.get(name_of(leader))
             classification = self._classification(round_, revision_key_of(leader))
+            if classification is not None:
+                classification = ip.for_group(classification, [leader, *members])
             progress = ip.group_progress(leader, members, worker_sts, round_.revision_key, classification)
             available = all(pod_ready(p) for p in [leader, *members])
             if progress is ip.GroupProgress.DONE:
@@ -126,7 +131,7 @@ class InPlaceUpdates(Shell):
             self._known[memo] = classify(
                 revision_spec(round_.lws, old),
                 revision_spec(round_.lws, round_.revision),
-                resizes_in_place=False,
+                resizes_in_place=self.resizes_in_place is True,
             )
         return self._known[memo]
 
@@ -184,8 +189,13 @@ class InPlaceUpdates(Shell):
     ) -> bool:
         """Moves the worker StatefulSet and its pods one step; True once they are all on `new_key`."""
         if revision_key_of(worker_sts) != new_key:
-            held = _held_worker_statefulset(worker_sts, delta, new_key)
-            await self.client.update(STATEFULSETS, held)
+            meta = worker_sts["metadata"]
+            await self.client.json_patch(
+                STATEFULSETS,
+                meta["namespace"],
+                meta["name"],
+                _held_worker_statefulset(worker_sts, delta, new_key),
+            )
             return False  # its controller publishes the update revision next
         if not _published(worker_sts, new_key):
             return False
@@ -203,6 +213,12 @@ class InPlaceUpdates(Shell):
     async def _patch(
         self, pod: Obj, delta: ip.TemplateDelta, labels: Mapping[str, str], knock_on: int = 0
     ) -> None:
+        namespace = pod["metadata"]["namespace"]
+        resize = ip.resize_patch(pod, delta)
+        if resize is not None:  # before the revision labels, which mark the pod updated
+            await self.client.patch(
+                PODS, namespace, name_of(pod), resize, patch_type=STRATEGIC_PATCH, subresource="resize"
+            )
         patch = ip.pod_patch(pod, delta, labels, knock_on=knock_on)
         if patch is not None:
             await self.client.patch(
@@ -230,14 +246,16 @@ def _revision_labels(key: str, sts: Obj) -> dict[str, str]:
     }
 
 
-def _held_worker_statefulset(sts: MutableObj, delta: ip.TemplateDelta, key: str) -> dict[str, Any]:
-    """The worker StatefulSet on the new template, its partition holding every pod where it is."""
-    held = copy.deepcopy(sts)
-    held["metadata"]["labels"] = {**labels_of(sts), c.LABEL_TEMPLATE_REVISION_HASH: key}
-    spec = held["spec"]
-    spec["template"] = ip.patched_template(spec["template"], delta, {c.LABEL_TEMPLATE_REVISION_HASH: key})
-    spec["updateStrategy"] = {
-        "type": "RollingUpdate",
-        "rollingUpdate": {"partition": int(spec.get("replicas") or 0)},
-    }
-    return held
+def _held_worker_statefulset(sts: MutableObj, delta: ip.TemplateDelta, key: str) -> list[dict[str, Any]]:
+    """The JSON patch that puts the worker StatefulSet on the new template, its partition holding
+    every pod where it is (guarded by the resourceVersion it was made from)."""
+    spec = sts["spec"]
+    labels = {**labels_of(sts), c.LABEL_TEMPLATE_REVISION_HASH: key}
+    template = ip.patched_template(spec["template"], delta, {c.LABEL_TEMPLATE_REVISION_HASH: key})
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"partition": int(spec.get("replicas") or 0)}}
+    return [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": sts["metadata"]["resourceVersion"]},
+        {"op": "replace", "path": "/metadata/labels", "value": labels},
+        {"op": "replace", "path": "/spec/template", "value": template},
+        {"op": "replace", "path": "/spec/updateStrategy", "value": strategy},
+    ]

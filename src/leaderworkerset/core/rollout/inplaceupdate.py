@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from leaderworkerset.api import constants as c
@@ -34,11 +34,13 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.lifecycle.restart import restart_total
 from leaderworkerset.core.objects import Obj, annotations_of, labels_of, revision_key_of
-from leaderworkerset.core.rollout.inplace import Classification, UpdatePath, classify
+from leaderworkerset.core.rollout.inplace import Change, Classification, UpdatePath, classify
 from leaderworkerset.core.rollout.revision import without_live_settings
 
 CONTROLLER_REVISION_HASH = "controller-revision-hash"  # the StatefulSet controller's pod label
 STRATEGIES = (ext.UPDATE_STRATEGY_IN_PLACE, ext.UPDATE_STRATEGY_RECREATE)
+# The pod conditions of a resize the kubelet has not finished (InPlacePodVerticalScaling).
+RESIZE_CONDITIONS = frozenset({"PodResizePending", "PodResizeInProgress"})
 
 
 def strategy_problem(value: str, obj: Obj) -> str | None:
@@ -78,6 +80,8 @@ class TemplateDelta:
     images: Mapping[str, str]  # container name → image, regular containers
     init_images: Mapping[str, str]  # sidecars (restartable init containers)
     tolerations: Sequence[Obj] | None
+    # container name → resources, regular containers, where the template changed them (resize)
+    resources: Mapping[str, Obj] = field(default_factory=dict)
 
 
 def _metadata_delta(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str, str | None]:
@@ -114,7 +118,29 @@ def template_delta(old: Obj, new: Obj) -> TemplateDelta:
             if cont.get("restartPolicy") == "Always"
         },
         tolerations=None if tolerations == old_spec.get("tolerations") else list(tolerations or []),
+        resources=_changed_resources(old_spec.get("containers") or [], new_spec.get("containers") or []),
     )
+
+
+def _changed_resources(old: Sequence[Obj], new: Sequence[Obj]) -> dict[str, Obj]:
+    before = {str(cont.get("name")): cont.get("resources") or {} for cont in old}
+    return {
+        str(cont.get("name")): dict(cont.get("resources") or {})
+        for cont in new
+        if (cont.get("resources") or {}) != before.get(str(cont.get("name")), {})
+    }
+
+
+def resize_patch(pod: Obj, delta: TemplateDelta) -> dict[str, Any] | None:
+    """The patch of the pod's `resize` subresource that gives its containers the new CPU/memory
+    (None: they have it). The kubelet applies it to the running containers."""
+    containers = [
+        {"name": str(cont.get("name")), "resources": delta.resources[str(cont.get("name"))]}
+        for cont in (pod.get("spec") or {}).get("containers") or []
+        if str(cont.get("name")) in delta.resources
+        and (cont.get("resources") or {}) != delta.resources[str(cont.get("name"))]
+    ]
+    return {"spec": {"containers": containers}} if containers else None
 
 
 def _changed_images(current: Sequence[Obj], wanted: Mapping[str, str]) -> list[dict[str, str]]:
@@ -175,23 +201,27 @@ def patched_template(
     """A StatefulSet pod template with the delta applied (the worker StatefulSet's new template)."""
     meta = dict(template.get("metadata") or {})
     spec = dict(template.get("spec") or {})
-    for field, changes in (
+    for part, changes in (
         ("labels", {**delta.labels, **revision_labels}),
         ("annotations", delta.annotations),
     ):
-        values = dict(meta.get(field) or {})
+        values = dict(meta.get(part) or {})
         for key, value in changes.items():
             if value is None:
                 values.pop(key, None)
             else:
                 values[key] = value
-        meta[field] = values
-    for field, images in (("containers", delta.images), ("initContainers", delta.init_images)):
-        if spec.get(field):
-            spec[field] = [
-                {**cont, "image": images.get(str(cont.get("name")), cont.get("image"))}
-                for cont in spec[field]
+        meta[part] = values
+    for part, images in (("containers", delta.images), ("initContainers", delta.init_images)):
+        if spec.get(part):
+            spec[part] = [
+                {**cont, "image": images.get(str(cont.get("name")), cont.get("image"))} for cont in spec[part]
             ]
+    if delta.resources and spec.get("containers"):
+        spec["containers"] = [
+            {**cont, "resources": delta.resources.get(str(cont.get("name")), cont.get("resources") or {})}
+            for cont in spec["containers"]
+        ]
     if delta.tolerations is not None:
         spec["tolerations"] = list(delta.tolerations)
     return {**template, "metadata": meta, "spec": spec}
@@ -211,6 +241,11 @@ def pod_settled(pod: Obj) -> bool:
     if not pod_ready(pod):
         return False
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    if any(
+        cond.get("type") in RESIZE_CONDITIONS and cond.get("status") == "True"
+        for cond in status.get("conditions") or []
+    ):
+        return False  # the kubelet has not applied a resize yet
     reported = {
         str(s.get("name")): s
         for s in [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
@@ -225,6 +260,29 @@ def pod_settled(pod: Obj) -> bool:
         ):
             return False
     return True
+
+
+def node_resizes(pod: Obj) -> bool:
+    """The pod's kubelet resizes in place: its running containers report their resources (the API
+    server refuses a resize of a pod whose kubelet does not, as it does here)."""
+    for state in (pod.get("status") or {}).get("containerStatuses") or []:
+        if (state.get("state") or {}).get("running") is not None:
+            return state.get("resources") is not None
+    return True  # nothing runs yet: the API server takes the resize
+
+
+def for_group(classification: Classification, pods: Sequence[Obj]) -> Classification:
+    """The classification for one group: a resize needs every pod on a node that resizes."""
+    if all(node_resizes(pod) for pod in pods):
+        return classification
+    return Classification(
+        tuple(
+            Change(UpdatePath.RECREATE, change.where, "a node of this group does not resize pods in place")
+            if change.path is UpdatePath.RESIZE
+            else change
+            for change in classification.changes
+        )
+    )
 
 
 class GroupProgress(enum.Enum):
@@ -294,7 +352,7 @@ def halted(lws: Obj) -> bool:
     )
 
 
-def classify_specs(live: Obj, proposed: Obj) -> Classification:
+def classify_specs(live: Obj, proposed: Obj, *, resizes_in_place: bool = False) -> Classification:
     """The change from one LWS spec to another, as the controller classifies their revisions (the
     fields that are no part of a revision, like `maxGroupRestarts`, left out)."""
 
@@ -302,7 +360,7 @@ def classify_specs(live: Obj, proposed: Obj) -> Classification:
         lwt = without_live_settings(spec.get("leaderWorkerTemplate") or {})
         return {"leaderWorkerTemplate": lwt, "networkConfig": spec.get("networkConfig")}
 
-    return classify(revision_view(live), revision_view(proposed), resizes_in_place=False)
+    return classify(revision_view(live), revision_view(proposed), resizes_in_place=resizes_in_place)
 
 
 def batches(replicas: int, max_unavailable: int) -> list[tuple[int, ...]]:
@@ -324,10 +382,13 @@ def path_words(classification: Classification) -> str:
     return ", ".join(kinds[path] for path in present)
 
 
+def in_place_reasons(classification: Classification) -> str:
+    """Every in-place change with its reason, for the event and `lws plan`."""
+    paths = (UpdatePath.POD_UPDATE, UpdatePath.RESIZE, UpdatePath.METADATA)
+    return "; ".join(reason for path in paths for reason in classification.reasons(path))
+
+
 def updated_in_place_message(index: int, classification: Classification) -> str:
-    reasons = [
-        reason
-        for path in (UpdatePath.POD_UPDATE, UpdatePath.RESIZE, UpdatePath.METADATA)
-        for reason in classification.reasons(path)
-    ]
-    return f"group {index} updated in place ({path_words(classification)}): {'; '.join(reasons)}"
+    return (
+        f"group {index} updated in place ({path_words(classification)}): {in_place_reasons(classification)}"
+    )

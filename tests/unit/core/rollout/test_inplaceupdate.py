@@ -43,7 +43,13 @@ def pod(image: str = "vllm:1", *, restarts: int = 0, reported: str | None = None
             "phase": "Running",
             "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
             "containerStatuses": [
-                {"name": "main", "image": reported or image, "restartCount": restarts},
+                {
+                    "name": "main",
+                    "image": reported or image,
+                    "restartCount": restarts,
+                    "state": {"running": {}},
+                    "resources": {},
+                },
                 {"name": "side", "image": "docker.io/library/proxy:1", "restartCount": 0},
             ],
         },
@@ -219,3 +225,47 @@ def test_a_worker_whose_leader_restarts_may_restart_once_more(
     assert patch is not None
     assert patch["metadata"].get("annotations", {}).get(ext.ANNOTATION_IN_PLACE_RESTARTS) == allowance
     assert ip.restarts_containers(ip.template_delta(OLD, new), pod()) is (new_image != "vllm:1")
+
+
+def test_new_cpu_and_memory_go_through_the_resize_subresource_and_the_template() -> None:
+    old = {
+        "spec": {"containers": [{"name": "main", "image": "vllm:1", "resources": {"requests": {"cpu": "1"}}}]}
+    }
+    new = {
+        "spec": {"containers": [{"name": "main", "image": "vllm:1", "resources": {"requests": {"cpu": "2"}}}]}
+    }
+    delta = ip.template_delta(old, new)
+    running = pod()
+    running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    assert ip.resize_patch(running, delta) == {
+        "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "2"}}}]}
+    }
+    running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    assert ip.resize_patch(running, delta) is None  # resized already
+    template = ip.patched_template(old, delta, {})
+    assert template["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "2"}}
+
+
+def test_a_pod_whose_resize_the_kubelet_has_not_applied_has_not_settled() -> None:
+    resizing = pod()
+    resizing["status"]["conditions"].append({"type": "PodResizeInProgress", "status": "True"})
+    assert not ip.pod_settled(resizing)
+
+
+RESIZE = Classification((Change(UpdatePath.RESIZE, "workerTemplate.spec.containers[main].resources", "r"),))
+
+
+@pytest.mark.parametrize(
+    ("statuses", "resizes"),
+    [
+        ([{"state": {"running": {}}, "resources": {}}], True),
+        ([{"state": {"running": {}}}], False),  # a kubelet that does not resize reports no resources
+        ([{"state": {"waiting": {}}}], True),  # nothing runs: the API server takes it
+    ],
+)
+def test_a_group_resizes_in_place_only_where_every_kubelet_does(statuses: list[Obj], resizes: bool) -> None:
+    member = pod()
+    member["status"]["containerStatuses"] = statuses
+    assert ip.node_resizes(member) is resizes
+    assert ip.for_group(RESIZE, [pod(), member]).in_place is resizes
+    assert ip.for_group(IN_PLACE, [member]) == IN_PLACE
