@@ -14,6 +14,8 @@ Without the feature each of the first two would recreate every pod (a StatefulSe
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,10 +23,12 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.rollout.inplaceupdate import CONTROLLER_REVISION_HASH
+from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, STATEFULSETS
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.builders.common import IMAGE
+from tests.support.cli import lws_ok
 from tests.support.expect import expect_groups_available
 from tests.support.lwsapi import create, leader_statefulset_revision_key, pods_by_name, update_worker_image
 from tests.support.manager import ManagerProcess
@@ -79,6 +83,14 @@ async def expect_statefulsets_updated(api: KubeClient, ns: str, count: int) -> N
     await eventually(check, timeout=LONG_TIMEOUT)
 
 
+async def expect_updated_in_place(api: KubeClient, ns: str, groups: int) -> None:
+    async def updated() -> bool:
+        assert len(await in_place_events(api, ns)) == groups
+        return True
+
+    await eventually(updated, timeout=LONG_TIMEOUT)
+
+
 async def expect_every_pod_recreated(api: KubeClient, ns: str, before: dict[str, tuple[str, str]]) -> None:
     """The normal rollout: every pod of the set is a new one."""
 
@@ -116,11 +128,7 @@ async def test_a_new_image_updates_every_group_in_place(api: KubeClient, ns: str
     )
     await update_worker_image(api, ns, NEW_IMAGE, name=NAME)
 
-    async def updated() -> bool:
-        assert len(await in_place_events(api, ns)) == 3
-        return True
-
-    await eventually(updated, timeout=LONG_TIMEOUT)
+    await expect_updated_in_place(api, ns, 3)
     await expect_groups_available(api, ns, 3, name=NAME)
     await expect_running_images(api, ns, {"leader": NEW_IMAGE, "worker": NEW_IMAGE})
     await expect_statefulsets_updated(api, ns, 4)
@@ -222,3 +230,30 @@ async def test_new_cpu_requests_fall_back_to_the_rollout_where_the_nodes_do_not_
     await expect_every_pod_recreated(api, ns, before)
     await expect_groups_available(api, ns, 2, name=NAME)
     assert await in_place_events(api, ns) == []
+
+
+async def test_lws_plan_shows_the_in_place_path_and_the_controller_takes_it(
+    api: KubeClient, ns: str, full_cluster: LocalCluster, tmp_path: Path
+) -> None:
+    live = in_place_set(ns, 4, 2).max_unavailable(2)
+    await create(api, live.obj())
+    await expect_groups_available(api, ns, 4, name=NAME)
+    new = live.worker_image(NEW_IMAGE).obj()
+    path = tmp_path / "new.yaml"
+    path.write_text(json.dumps(new))
+    out = await lws_ok(full_cluster, "plan", "-f", str(path), "-n", ns)
+    print(out)  # the docs' example (docs/in-place-updates.md)
+    assert "in-place update of 4 groups (pod update): max(maxUnavailable, 1) = 2 at a time" in out
+    assert "in-place path (update-strategy InPlaceIfPossible)" in out
+    plan = json.loads(await lws_ok(full_cluster, "plan", "-f", str(path), "-n", ns, "-o", "json"))
+    assert [(step["down"], step["up"]) for step in plan["steps"]] == [
+        (["3", "2"], ["3", "2"]),
+        (["1", "0"], ["1", "0"]),
+    ]
+
+    before = await placement(api, ns)
+    await update_worker_image(api, ns, NEW_IMAGE, name=NAME)
+
+    await expect_updated_in_place(api, ns, 4)
+    await expect_groups_available(api, ns, 4, name=NAME)
+    assert await placement(api, ns) == before
