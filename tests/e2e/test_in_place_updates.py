@@ -183,6 +183,11 @@ async def test_an_env_change_falls_back_to_the_normal_rollout(api: KubeClient, n
     await expect_every_pod_recreated(api, ns, before)
     await expect_groups_available(api, ns, 2, name=NAME)
     assert await in_place_events(api, ns) == []
+    events = await api.list(EVENTS, ns)
+    assert [e["note"] for e in events if e.get("reason") == ext.EVENT_UPDATE_NEEDS_NEW_PODS] == [
+        "the change needs new pods, so its groups are recreated as in a rollout: "
+        "workerTemplate.spec.containers[worker].env: the API refuses it on a running pod"
+    ]
 
 
 async def test_a_manager_killed_mid_update_resumes_without_updating_a_group_twice(

@@ -134,6 +134,7 @@ ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
 CONDITION_UPDATE_STRATEGY_INVALID: Final = "UpdateStrategyInvalid"
 EVENT_INVALID_UPDATE_STRATEGY: Final = "InvalidUpdateStrategy"
 EVENT_GROUP_UPDATED_IN_PLACE: Final = "GroupUpdatedInPlace"
+EVENT_UPDATE_NEEDS_NEW_PODS: Final = "UpdateNeedsNewPods"
 
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
@@ -300,8 +301,9 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "`InPlaceIfPossible`: a template change that only touches the pods' labels, annotations or "
             "container images (or adds tolerations) is applied to the running pods group by group, "
             "max(maxUnavailable, 1) groups at a time, keeping pods, nodes and IPs; the StatefulSets end "
-            "on the new revision with no pod recreated. Any other change rolls out as upstream. Event "
-            "`GroupUpdatedInPlace`. `Recreate` or absent: every change recreates groups, as upstream"
+            "on the new revision with no pod recreated. Any other change rolls out as upstream. Events "
+            "`GroupUpdatedInPlace` (per group), `UpdateNeedsNewPods` (the fields that need new pods). "
+            "`Recreate` or absent: every change recreates groups, as upstream"
         ),
         example=UPDATE_STRATEGY_IN_PLACE,
     ),

@@ -71,6 +71,8 @@ class InPlaceUpdates(Shell):
     _known: dict[tuple[str, str], Classification | None] = field(default_factory=dict)
     # Whether the API server serves pods/resize (InPlacePodVerticalScaling, GA in 1.35), asked once.
     resizes_in_place: bool | None = None
+    # (set UID, revision key) whose recreate path was announced: once per rollout, per process.
+    _announced: set[tuple[str, str]] = field(default_factory=set)
 
     async def prepare(self, round_: Round) -> InPlaceRound | None:
         lws, key = round_.lws, round_.key
@@ -107,6 +109,7 @@ class InPlaceUpdates(Shell):
             workers[index] = members
             if classification is not None:
                 classifications[index] = classification
+        self._announce_recreate(round_, groups)
         halted = rollout_control(lws).paused or ip.halted(lws)
         plan = ip.plan_groups(groups, max_unavailable=rollout_budget(lws).unavailable, halted=halted)
         log.debug(
@@ -119,6 +122,21 @@ class InPlaceUpdates(Shell):
         if plan.hold or any(not g.available for g in groups):
             round_.requeue_after = min(round_.requeue_after or WAIT_SECONDS, WAIT_SECONDS)
         return InPlaceRound(plan, pods, workers, statefulsets, classifications)
+
+    def _announce_recreate(self, round_: Round, groups: list[ip.GroupInPlace]) -> None:
+        """The event that names the path when a change cannot go in place."""
+        recreated = next((g for g in groups if g.progress is ip.GroupProgress.RECREATE), None)
+        memo = (str(round_.lws["metadata"].get("uid")), round_.revision_key)
+        if recreated is None or recreated.classification is None or memo in self._announced:
+            return
+        if len(self._announced) >= KNOWN_CLASSIFICATIONS:
+            self._announced.clear()
+        self._announced.add(memo)
+        message = ip.needs_new_pods_message(recreated.classification)
+        event = ControllerEvent(
+            c.EVENT_TYPE_NORMAL, ext.EVENT_UPDATE_NEEDS_NEW_PODS, c.EVENT_ACTION_UPDATE, message
+        )
+        record(self.recorder, round_.lws, event)
 
     def _classification(self, round_: Round, old_key: str) -> Classification | None:
         memo = (old_key, round_.revision_key)

@@ -382,6 +382,11 @@ def path_words(classification: Classification) -> str:
     return ", ".join(kinds[path] for path in present)
 
 
+def needs_new_pods_message(classification: Classification) -> str:
+    reasons = "; ".join(classification.reasons(UpdatePath.RECREATE))
+    return f"the change needs new pods, so its groups are recreated as in a rollout: {reasons}"
+
+
 def in_place_reasons(classification: Classification) -> str:
     """Every in-place change with its reason, for the event and `lws plan`."""
     paths = (UpdatePath.POD_UPDATE, UpdatePath.RESIZE, UpdatePath.METADATA)
