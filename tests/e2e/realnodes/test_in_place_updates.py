@@ -6,11 +6,15 @@ benchmarks/in_place_update.py; docs/in-place-updates.md.)"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import EVENTS, STATEFULSETS
+from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.support.inplacerun import update_probe_image
+from tests.support.realnodes import lws_available, probe_lws
+from tests.support.wait import LONG_TIMEOUT, eventually
 
 
 async def test_a_new_probe_image_reaches_every_group_in_place_with_no_pod_rescheduled(
@@ -27,3 +31,39 @@ async def test_a_new_probe_image_reaches_every_group_in_place_with_no_pod_resche
     # the restart policy took none of it for a failure.
     reasons = {e.get("reason") for e in await real_api.list(EVENTS, real_ns)}
     assert c.EVENT_RECREATE_GROUP not in reasons
+
+
+async def test_new_cpu_requests_are_resized_in_place_by_the_kubelets(
+    real_api: KubeClient, real_ns: str
+) -> None:
+    """Real kubelets (1.37) resize in place: the same pods get the new CPU request, nothing restarts."""
+    lws = probe_lws(real_ns, "resized", replicas=2, size=2)
+    lws["metadata"]["annotations"] = {ext.ANNOTATION_UPDATE_STRATEGY: ext.UPDATE_STRATEGY_IN_PLACE}
+    await real_api.create(LEADERWORKERSETS, lws)
+    await eventually(lambda: lws_available(real_api, real_ns, "resized"), timeout=LONG_TIMEOUT * 2)
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await resized_pods(real_api, real_ns)}
+    path = "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/resources/requests/cpu"
+    await real_api.json_patch(
+        LEADERWORKERSETS, real_ns, "resized", [{"op": "replace", "path": path, "value": "20m"}]
+    )
+
+    async def resized() -> bool:
+        pods = await resized_pods(real_api, real_ns)
+        assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods} == before
+        for pod in pods:
+            if pod["metadata"]["labels"][c.LABEL_WORKER_INDEX] == "0":
+                continue
+            status = pod["status"]["containerStatuses"][0]
+            assert status["resources"]["requests"]["cpu"] == "20m", pod["metadata"]["name"]
+            assert status["restartCount"] == 0
+        events = await real_api.list(EVENTS, real_ns)
+        notes = [e["note"] for e in events if e.get("reason") == ext.EVENT_GROUP_UPDATED_IN_PLACE]
+        assert len(notes) == 2
+        assert all("(resize)" in note for note in notes)
+        return await lws_available(real_api, real_ns, "resized")
+
+    await eventually(resized, timeout=LONG_TIMEOUT * 2, interval=0.5)
+
+
+async def resized_pods(api: KubeClient, ns: str) -> list[dict[str, Any]]:
+    return await api.list(PODS, ns, label_selector=f"{c.LABEL_SET_NAME}=resized")
