@@ -311,10 +311,11 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         key=ANNOTATION_IN_PLACE_RESTARTS,
         on="Pod (of a group updated in place)",
         writer=Writer.CONTROLLER,
-        values="an integer",
+        values="`pending`, or an integer",
         effect=(
-            "the container restart count the pod's in-place updates account for; restarts up to it are "
-            "the kubelet applying a new image, not a failure, so RecreateGroupOnPodRestart ignores them"
+            "`pending` while the pod's group is updated in place: its container restarts (a new image, a "
+            "worker whose leader restarted) are no failure, RecreateGroupOnPodRestart ignores them; once "
+            "the group settled, the restart count the update left: only restarts beyond it are failures"
         ),
     ),
 )

@@ -25,10 +25,12 @@ from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.core.groups.naming import leader_pod_name
 from leaderworkerset.core.groups.state import pod_ready
+from leaderworkerset.core.lifecycle.restart import IN_PLACE_RESTARTS_PENDING
 from leaderworkerset.core.objects import (
     ControllerEvent,
     MutableObj,
     Obj,
+    annotations_of,
     is_deleting,
     labels_of,
     lws_replicas,
@@ -78,8 +80,10 @@ class InPlaceUpdates(Shell):
         lws, key = round_.lws, round_.key
         if not ip.wants_in_place(lws) or round_.leader_sts is None or round_.revision is None:
             return None
-        if all(revision_key_of(p) == round_.revision_key for p in round_.leader_pods(self.informers)):
-            return None  # every group is on the set's revision: nothing to update
+        if all(
+            revision_key_of(p) == round_.revision_key for p in round_.leader_pods(self.informers)
+        ) and not self._pending(round_):
+            return None  # every group is on the set's revision and settled: nothing to do
         if self.resizes_in_place is None:
             self.resizes_in_place = await serves_pod_resize(self.client)
         selector = f"{c.LABEL_SET_NAME}={key.name}"
@@ -106,6 +110,8 @@ class InPlaceUpdates(Shell):
             if progress is ip.GroupProgress.DONE:
                 available = available and all(ip.pod_settled(p) for p in [leader, *members])
             groups.append(ip.GroupInPlace(index, progress, available, classification))
+            if progress is ip.GroupProgress.DONE and available:
+                await self._settle([leader, *members])
             workers[index] = members
             if classification is not None:
                 classifications[index] = classification
@@ -122,6 +128,19 @@ class InPlaceUpdates(Shell):
         if plan.hold or any(not g.available for g in groups):
             round_.requeue_after = min(round_.requeue_after or WAIT_SECONDS, WAIT_SECONDS)
         return InPlaceRound(plan, pods, workers, statefulsets, classifications)
+
+    def _pending(self, round_: Round) -> bool:
+        """Some pod of the set still waits for its group to settle (cached annotations suffice)."""
+        pods = self.informers.set_pods(round_.key.namespace, round_.key.name)
+        return any(
+            annotations_of(p).get(ext.ANNOTATION_IN_PLACE_RESTARTS) == IN_PLACE_RESTARTS_PENDING for p in pods
+        )
+
+    async def _settle(self, pods: list[MutableObj]) -> None:
+        for pod in pods:
+            patch = ip.settle_patch(pod)
+            if patch is not None:
+                await self.client.merge_patch(PODS, pod["metadata"]["namespace"], name_of(pod), patch)
 
     def _announce_recreate(self, round_: Round, groups: list[ip.GroupInPlace]) -> None:
         """The event that names the path when a change cannot go in place."""

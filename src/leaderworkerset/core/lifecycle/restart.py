@@ -47,6 +47,9 @@ from leaderworkerset.core.objects import (
     uid_of,
 )
 
+# The in-place-restarts value while the pod's group is being updated in place.
+IN_PLACE_RESTARTS_PENDING = "pending"
+
 _RECREATING_POLICIES = (
     c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART,
     c.RESTART_POLICY_RECREATE_GROUP_AFTER_START,
@@ -117,9 +120,12 @@ def restart_total(pod: Obj) -> int:
 
 
 def restarts_beyond_in_place(pod: Obj) -> bool:
-    """Some container restarted more often than the pod's in-place updates account for (the kubelet
-    restarts a container whose image an in-place update changed: not a failure)."""
+    """Some container restarted more often than the pod's in-place updates account for: none while
+    its group is being updated in place (the kubelet restarts a container whose image changed, and
+    workers may exit while their leader restarts: no failure), then the count the update left."""
     allowance = annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_RESTARTS)
+    if allowance == IN_PLACE_RESTARTS_PENDING:
+        return False
     try:
         allowed = int(allowance) if allowance is not None else 0
     except ValueError:

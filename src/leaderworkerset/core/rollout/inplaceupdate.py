@@ -32,7 +32,7 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import pod_ready
-from leaderworkerset.core.lifecycle.restart import restart_total
+from leaderworkerset.core.lifecycle.restart import IN_PLACE_RESTARTS_PENDING, restart_total
 from leaderworkerset.core.objects import Obj, annotations_of, labels_of, revision_key_of
 from leaderworkerset.core.rollout.inplace import Change, Classification, UpdatePath, classify
 from leaderworkerset.core.rollout.revision import without_live_settings
@@ -92,6 +92,14 @@ def _metadata_delta(old: Mapping[str, str], new: Mapping[str, str]) -> dict[str,
 
 def _images(containers: Sequence[Obj]) -> dict[str, str]:
     return {str(cont.get("name")): str(cont.get("image") or "") for cont in containers}
+
+
+def settle_patch(pod: Obj) -> dict[str, Any] | None:
+    """Once the pod's group settled on the new revision: its restarts so far were the update's, and
+    any further one is a failure again."""
+    if annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_RESTARTS) != IN_PLACE_RESTARTS_PENDING:
+        return None
+    return {"metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: str(restart_total(pod))}}}
 
 
 def restarts_containers(delta: TemplateDelta, pod: Obj) -> bool:
@@ -161,10 +169,10 @@ def pod_patch(
     """The strategic-merge patch that brings a running pod to the new template (None: it is there).
 
     `revision_labels` are the template-revision and StatefulSet revision labels of the new revision.
-    Containers whose image changes are restarted by the kubelet; the pod's in-place-restart allowance
-    grows by their number, plus `knock_on` (a worker whose leader restarts too: multi-host workers
-    commonly exit when their leader goes away), so the restart policy does not take those restarts
-    for a failure of the group.
+    Containers whose image changes are restarted by the kubelet, and `knock_on` says the pod's leader
+    restarts too (multi-host workers commonly exit when their leader goes away, maybe more than once
+    while it starts): such a pod is marked pending, and the restart policy takes none of its restarts
+    for a failure until its group has settled.
     """
     spec = pod.get("spec") or {}
     containers = _changed_images(spec.get("containers") or [], delta.images)
@@ -178,10 +186,9 @@ def pod_patch(
         spec_patch["initContainers"] = init_containers
     if delta.tolerations is not None and spec.get("tolerations") != delta.tolerations:
         spec_patch["tolerations"] = list(delta.tolerations)
-    restarts = len(containers) + len(init_containers)
-    if restarts or knock_on:
-        restarts += knock_on
-        annotations[ext.ANNOTATION_IN_PLACE_RESTARTS] = str(restart_total(pod) + restarts)
+    if containers or init_containers or knock_on:
+        # Until the group settles its restarts are the update's (`settle_patch` ends that).
+        annotations[ext.ANNOTATION_IN_PLACE_RESTARTS] = IN_PLACE_RESTARTS_PENDING
     if not (spec_patch or labels or annotations):
         return None
     metadata: dict[str, Any] = {}

@@ -80,8 +80,8 @@ def test_the_pod_patch_carries_the_images_metadata_tolerations_and_revision_labe
     assert patch == {
         "metadata": {
             "labels": {"team": "b", "tier": None, **REVISION},
-            # one container restarts: the restart policy allows the two earlier ones and this one
-            "annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: "3"},
+            # a container restarts: no restart is a failure until the group settles
+            "annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: "pending"},
         },
         "spec": {
             "containers": [{"name": "main", "image": "vllm:2"}],
@@ -107,7 +107,14 @@ def test_the_worker_template_gets_the_same_delta() -> None:
 
 @pytest.mark.parametrize(
     ("restarts", "allowance", "triggered"),
-    [(0, None, False), (1, None, True), (1, "1", False), (2, "1", True), (1, "bad", True)],
+    [
+        (0, None, False),
+        (1, None, True),
+        (1, "1", False),
+        (2, "1", True),
+        (1, "bad", True),
+        (5, "pending", False),
+    ],
 )
 def test_restarts_an_in_place_update_accounts_for_recreate_no_group(
     restarts: int, allowance: str | None, triggered: bool
@@ -212,9 +219,10 @@ def test_with_the_webhooks_off_a_bad_value_is_flagged_in_its_condition_and_ignor
 
 
 @pytest.mark.parametrize(
-    ("new_image", "knock_on", "allowance"), [("vllm:2", 1, "2"), ("vllm:1", 1, "1"), ("vllm:1", 0, None)]
+    ("new_image", "knock_on", "allowance"),
+    [("vllm:2", 1, "pending"), ("vllm:2", 0, "pending"), ("vllm:1", 1, "pending"), ("vllm:1", 0, None)],
 )
-def test_a_worker_whose_leader_restarts_may_restart_once_more(
+def test_a_pod_whose_containers_or_leader_restart_is_pending_until_its_group_settles(
     new_image: str, knock_on: int, allowance: str | None
 ) -> None:
     new = {
@@ -269,3 +277,11 @@ def test_a_group_resizes_in_place_only_where_every_kubelet_does(statuses: list[O
     assert ip.node_resizes(member) is resizes
     assert ip.for_group(RESIZE, [pod(), member]).in_place is resizes
     assert ip.for_group(IN_PLACE, [member]) == IN_PLACE
+
+
+def test_a_settled_pod_keeps_the_restarts_its_update_caused_and_no_more() -> None:
+    settled = pod(restarts=2)
+    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_RESTARTS] = "pending"
+    assert ip.settle_patch(settled) == {"metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: "2"}}}
+    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_RESTARTS] = "2"
+    assert ip.settle_patch(settled) is None
