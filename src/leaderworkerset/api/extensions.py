@@ -141,6 +141,17 @@ ANNOTATION_DRAIN_SURGE: Final = _PREFIX + "drain-surge"
 EVENT_GROUP_SURGED_FOR_DRAIN: Final = "GroupSurgedForDrain"
 EVENT_DRAIN_WITHOUT_SURGE: Final = "DrainWithoutSurge"
 
+# Diff-aware in-place updates (core/rollout/inplaceupdate.py, docs/in-place-updates.md).
+ANNOTATION_UPDATE_STRATEGY: Final = _PREFIX + "update-strategy"
+UPDATE_STRATEGY_IN_PLACE: Final = "InPlaceIfPossible"
+UPDATE_STRATEGY_RECREATE: Final = "Recreate"
+# On a pod updated in place: the container restarts its update accounts for (restart policy).
+ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
+CONDITION_UPDATE_STRATEGY_INVALID: Final = "UpdateStrategyInvalid"
+EVENT_INVALID_UPDATE_STRATEGY: Final = "InvalidUpdateStrategy"
+EVENT_GROUP_UPDATED_IN_PLACE: Final = "GroupUpdatedInPlace"
+EVENT_UPDATE_NEEDS_NEW_PODS: Final = "UpdateNeedsNewPods"
+
 EXTENSIONS: Final[tuple[Extension, ...]] = (
     Extension(
         key=ANNOTATION_GROUP_RESTART_CLAIM,
@@ -325,6 +336,32 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "Deployment keeps one more leader per marked group (at most maxSurge) until the group is "
             "gone; its budget is released once the replacement is Ready. Removed if the node is "
             "uncordoned first"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_UPDATE_STRATEGY,
+        on="LeaderWorkerSet (groupIdentity Ordinal)",
+        writer=Writer.USER,
+        values=f"`{UPDATE_STRATEGY_IN_PLACE}` or `{UPDATE_STRATEGY_RECREATE}`",
+        effect=(
+            "`InPlaceIfPossible`: a template change that only touches the pods' labels, annotations or "
+            "container images (or adds tolerations) is applied to the running pods group by group, "
+            "max(maxUnavailable, 1) groups at a time, keeping pods, nodes and IPs; the StatefulSets end "
+            "on the new revision with no pod recreated. Any other change rolls out as upstream. Events "
+            "`GroupUpdatedInPlace` (per group), `UpdateNeedsNewPods` (the fields that need new pods). "
+            "`Recreate` or absent: every change recreates groups, as upstream"
+        ),
+        example=UPDATE_STRATEGY_IN_PLACE,
+    ),
+    Extension(
+        key=ANNOTATION_IN_PLACE_RESTARTS,
+        on="Pod (of a group updated in place)",
+        writer=Writer.CONTROLLER,
+        values="`pending`, or an integer",
+        effect=(
+            "`pending` while the pod's group is updated in place: its container restarts (a new image, a "
+            "worker whose leader restarted) are no failure, RecreateGroupOnPodRestart ignores them; once "
+            "the group settled, the restart count the update left: only restarts beyond it are failures"
         ),
     ),
 )

@@ -33,8 +33,9 @@ from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.objects import MutableObj, name_of
 from leaderworkerset.core.observe import readiness
+from leaderworkerset.core.rollout import inplaceupdate
 from leaderworkerset.core.scheduling import accelerators
-from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client, serves_pod_resize
 from leaderworkerset.runtime.resources import (
     CONTROLLER_REVISIONS,
     DISAGGREGATEDSETS,
@@ -86,11 +87,12 @@ async def plan_lws(client: KubeClient, namespace: str, live: MutableObj, new: Mu
     name = name_of(live)
     stored = await _stored_form(client, LEADERWORKERSETS, live, new)
     selector = f"{c.LABEL_SET_NAME}={name}"
-    statefulsets, revisions, pods, free_by_node = await asyncio.gather(
+    statefulsets, revisions, pods, free_by_node, resizes = await asyncio.gather(
         client.list(STATEFULSETS, namespace, selector),
         client.list(CONTROLLER_REVISIONS, namespace, selector),
         client.list(PODS, namespace, selector),
         _free(client, accelerators.template_node_selector(stored)),
+        serves_pod_resize(client),
     )
     # The leader StatefulSet carries the set's name label but no group index; group_states
     # tells the two kinds apart, as the controller's read does.
@@ -105,6 +107,8 @@ async def plan_lws(client: KubeClient, namespace: str, live: MutableObj, new: Mu
         time_to_ready=readiness.observed_time_to_ready(pods),
         free=accelerators.total_free(free_by_node),
         free_by_node=free_by_node,
+        # A resize needs every pod's kubelet to do it (the API server refuses it otherwise).
+        resizes_in_place=resizes and all(inplaceupdate.node_resizes(pod) for pod in pods),
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.disaggregated import rollout as ds_rollout
 from leaderworkerset.core.disaggregated import simulation
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
@@ -29,8 +30,10 @@ from leaderworkerset.core.objects import (
     metadata,
     statefulset_replicas,
 )
+from leaderworkerset.core.rollout import inplaceupdate
 from leaderworkerset.core.rollout import partition as lws_rollout
 from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
+from leaderworkerset.core.rollout.inplace import Classification, UpdatePath
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
 from leaderworkerset.core.rollout.surgefallback import in_place_budget
@@ -213,6 +216,7 @@ def plan_leaderworkerset(
     time_to_ready: float | None = None,
     free: Mapping[str, int] | None = None,
     free_by_node: Mapping[str, Accelerators] | None = None,
+    resizes_in_place: bool = False,
 ) -> Plan:
     """The plan for applying `new` (as the API server would store it) over `live`.
 
@@ -275,6 +279,15 @@ def plan_leaderworkerset(
         )
         summary = f"{current_groups} → {budget.replicas} groups, no group is recreated"
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
+    in_place_note = None
+    if revision.updated and inplaceupdate.wants_in_place(proposed):
+        kinds = inplaceupdate.classify_specs(
+            live.get("spec") or {}, proposed.get("spec") or {}, resizes_in_place=resizes_in_place
+        )
+        if kinds.in_place:
+            return _finish(_in_place_plan(base, kinds, budget), _in_place_steps(budget))
+        reasons = "; ".join(kinds.reasons(UpdatePath.RECREATE))
+        in_place_note = f"recreate path (update-strategy {ext.UPDATE_STRATEGY_IN_PLACE}): {reasons}"
     path = surge_path(live, proposed, budget, free_by_node)
     steps_budget = budget
     if path.in_place:
@@ -321,9 +334,31 @@ def plan_leaderworkerset(
         )
     # The StatefulSets of this cluster ignore maxUnavailable: the controller replaces the groups.
     note = emulation_note(proposed, leader_statefulset)
-    notes = tuple(n for n in (path.note, note) if n is not None)
+    notes = tuple(n for n in (in_place_note, path.note, note) if n is not None)
     warnings += () if path.warning is None else (path.warning,)
     return _finish(replace(base, change="rollout", summary=summary, warnings=warnings, notes=notes), steps)
+
+
+def _in_place_plan(base: Plan, change: Classification, budget: lws_rollout.RolloutBudget) -> Plan:
+    words = inplaceupdate.path_words(change)
+    summary = (
+        f"in-place update of {budget.replicas} groups ({words}): max(maxUnavailable, 1) = "
+        f"{max(budget.unavailable, 1)} at a time, no pod recreated"
+    )
+    reasons = inplaceupdate.in_place_reasons(change)
+    notes = (f"in-place path (update-strategy {ext.UPDATE_STRATEGY_IN_PLACE}): {reasons}",)
+    return replace(base, change="rollout", summary=summary, notes=notes)
+
+
+def _in_place_steps(budget: lws_rollout.RolloutBudget) -> list[PlanStep]:
+    """Each batch of groups is patched where it runs: down and up in the same step."""
+    steps, updated = [], 0
+    for batch in inplaceupdate.batches(budget.replicas, budget.unavailable):
+        updated += len(batch)
+        groups = tuple(str(o) for o in batch)
+        capacity = (("groups", _pct(budget.replicas - len(batch), budget.replicas)),)
+        steps.append(PlanStep(groups, groups, capacity, {}, updated=updated, old=budget.replicas - updated))
+    return steps
 
 
 # --- DisaggregatedSet ------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.lifecycle import disruption
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.quarantine import policy as quarantine
-from leaderworkerset.core.rollout import surgefallback
+from leaderworkerset.core.rollout import inplaceupdate, surgefallback
 
 # `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
 Problem = Callable[[str, Obj], str | None]
@@ -70,6 +70,14 @@ RULES: tuple[SetAnnotationRule, ...] = (
             (ext.ANNOTATION_QUARANTINE_COOLDOWN, quarantine.cooldown_problem),
             (ext.ANNOTATION_QUARANTINE_MODE, quarantine.mode_problem),
         )
+    ),
+    SetAnnotationRule(
+        key=ext.ANNOTATION_UPDATE_STRATEGY,
+        kinds=frozenset({c.LWS_KIND}),
+        problem=inplaceupdate.strategy_problem,
+        condition=ext.CONDITION_UPDATE_STRATEGY_INVALID,
+        event_reason=ext.EVENT_INVALID_UPDATE_STRATEGY,
+        ignored="every template change recreates groups (as upstream)",
     ),
 )
 

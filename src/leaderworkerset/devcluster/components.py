@@ -322,6 +322,45 @@ RESOURCE_USAGE: dict[str, Any] = {
 }
 
 
+# The kubelet's side of an in-place image update (issue 27): a running pod whose containers'
+# images changed reports the new images on running, ready containers, as the kubelet does once it
+# restarted them. (kwok's own stages only ever render a pod's status while it is Pending.)
+POD_CONTAINER_IMAGE: dict[str, Any] = {
+    "apiVersion": "kwok.x-k8s.io/v1alpha1",
+    "kind": "Stage",
+    "metadata": {"name": "pod-container-image"},
+    "spec": {
+        "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+        "selector": {
+            "matchExpressions": [
+                {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+                {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                {
+                    "key": "[.spec.containers[].image] == [.status.containerStatuses[]?.image]",
+                    "operator": "In",
+                    "values": ["false"],
+                },
+            ]
+        },
+        "next": {
+            "statusTemplate": (
+                "{{ $now := Now }}\n"
+                "containerStatuses:\n"
+                "{{ range .spec.containers }}\n"
+                "- image: {{ .image | Quote }}\n"
+                "  name: {{ .name | Quote }}\n"
+                "  ready: true\n"
+                "  restartCount: 0\n"
+                "  state:\n"
+                "    running:\n"
+                "      startedAt: {{ $now | Quote }}\n"
+                "{{ end }}\n"
+            )
+        },
+    },
+}
+
+
 def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int, *, kubelet_metrics: bool = False) -> str:
     """The stage file for kwok: its fast node/pod lifecycle, with an optional pod-ready delay, and
     with `kubelet_metrics` the simulated resource metrics endpoint and usage.
@@ -342,6 +381,7 @@ def kwok_stage_config(stage_dir: Path, pod_ready_delay_ms: int, *, kubelet_metri
         if stage["metadata"]["name"] == "pod-ready" and pod_ready_delay_ms > 0:
             stage["spec"]["delay"] = {"durationMilliseconds": pod_ready_delay_ms}
         docs.append(stage)
+    docs.append(POD_CONTAINER_IMAGE)
     if kubelet_metrics:
         docs += [KUBELET_RESOURCE_METRICS, RESOURCE_USAGE]
     return yaml.safe_dump_all(docs, sort_keys=False)

@@ -176,7 +176,14 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             CORE,
             ("pods",),
             ("patch",),
-            "pod controller: restart-budget finalizers and markers; lifts the group-replacement gate",
+            "pod controller: restart-budget finalizers and markers; lifts the group-replacement gate; "
+            "LWS controller: in-place updates (images, metadata, revision labels)",
+        ),
+        Rule(
+            CORE,
+            ("pods/resize",),
+            ("patch",),
+            "LWS controller: in-place updates resize CPU and memory of running pods (update-strategy)",
         ),
         Rule(
             CORE,

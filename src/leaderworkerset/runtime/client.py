@@ -290,3 +290,10 @@ def client_for(config: SingleConfig, options: ClientOptions, clock: Clock | None
     """A client of the cluster and user that a loaded configuration names."""
     bucket = TokenBucket(options.qps, options.burst, clock or RealClock())
     return KubeClient(Transport.from_config(config, bucket, options.timeout), options, config)
+
+
+async def serves_pod_resize(client: KubeClient) -> bool:
+    """The API server has the pods' `resize` subresource (InPlacePodVerticalScaling, GA in 1.35):
+    the kubelets resize CPU and memory of running containers."""
+    discovery = await client.request("GET", "/api/v1")
+    return any(r.get("name") == "pods/resize" for r in discovery.get("resources") or [])

@@ -43,10 +43,10 @@ def test_kwok_serves_kubelet_endpoints_only_when_asked(tmp_path: Path) -> None:
 def test_the_resource_metrics_join_kwoks_configuration_only_when_asked(tmp_path: Path) -> None:
     stages = stage_dir(tmp_path)
     kinds = [d["kind"] for d in yaml.safe_load_all(components.kwok_stage_config(stages, 0))]
-    assert kinds == ["Stage"] * 4
+    assert kinds == ["Stage"] * 5  # kwok's four pod/node stages and the in-place image update
     docs = list(yaml.safe_load_all(components.kwok_stage_config(stages, 0, kubelet_metrics=True)))
-    assert [d["kind"] for d in docs] == ["Stage"] * 4 + ["Metric", "ClusterResourceUsage"]
-    metric = docs[4]["spec"]
+    assert [d["kind"] for d in docs] == ["Stage"] * 5 + ["Metric", "ClusterResourceUsage"]
+    metric = docs[5]["spec"]
     assert metric["path"] == "/metrics/nodes/{nodeName}/metrics/resource"
     # The families metrics-server decodes from a kubelet's /metrics/resource.
     assert {m["name"] for m in metric["metrics"]} >= {
@@ -56,7 +56,7 @@ def test_the_resource_metrics_join_kwoks_configuration_only_when_asked(tmp_path:
         "container_memory_working_set_bytes",
         "container_start_time_seconds",
     }
-    usage = docs[5]["spec"]["usages"][0]["usage"]
+    usage = docs[6]["spec"]["usages"][0]["usage"]
     assert components.USAGE_CPU_ANNOTATION in usage["cpu"]["expression"]
     assert components.USAGE_MEMORY_ANNOTATION in usage["memory"]["expression"]
 

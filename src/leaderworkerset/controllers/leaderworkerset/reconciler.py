@@ -6,6 +6,7 @@ from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.children import Children
 from leaderworkerset.controllers.leaderworkerset.hash import LeaderDeployments
+from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts
@@ -57,6 +58,7 @@ class LeaderWorkerSetReconciler:
         surge = SurgeFallback(*shell, memo=self.status.memo)
         self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents, surge=surge)
         self.replacement = LeaderReplacement(*shell)
+        self.in_place = InPlaceUpdates(*shell, revisions=self.revisions)
         self.deployments = LeaderDeployments(*shell, intents=intents)
         self._children = Children(*shell)
         self._restarts = RestartCounts(*shell)
@@ -112,7 +114,11 @@ class LeaderWorkerSetReconciler:
         if not await self.revisions.ensure(round_):
             return None  # going away: its deletion brings the next event
         await self._scheduling_prerequisites(round_)
+        in_place = await self.in_place.prepare(round_)
+        round_.hold_partition = in_place is not None and in_place.plan.hold
         await self.rollout.step(round_)
+        if in_place is not None:
+            await self.in_place.advance(round_, in_place)  # the leader StatefulSet has the new template
         # Where the StatefulSets ignore maxUnavailable: the outdated leaders, from the freshest state.
         await self.replacement.step(round_, self.rollout.leader_statefulset(round_.key))
         await self._children.ensure_shared_service(round_)

@@ -17,7 +17,7 @@ from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.desired.statefulsets import leader_statefulset
-from leaderworkerset.core.objects import MutableObj, name_of
+from leaderworkerset.core.objects import MutableObj, lws_replicas, name_of
 from leaderworkerset.core.rollout import round as rolloutround
 from leaderworkerset.core.rollout.control import rollout_control
 from leaderworkerset.core.rollout.partition import LeaderStatefulSetView, RolloutDecision, after_apply_events
@@ -48,9 +48,15 @@ class Rollout(Shell):
         await self.surge.remember(round_, surge)  # before the StatefulSet moves
         inputs = replace(inputs, lws=round_.lws, in_place=surge.fallback)
         outcome = rolloutround.decide_rollout_round(inputs, self.clock.wall())
-        round_.decision, round_.stall = outcome.decision, outcome.stall
-        round_.requeue_after = _earliest(outcome.requeue_after, surge.requeue_after)
-        await self._apply(round_, outcome.decision)
+        decision = outcome.decision
+        if round_.hold_partition:
+            # Groups are updated in place: the StatefulSet controller replaces none, and no surge
+            # group is needed; the decision's events (a partition move) did not happen.
+            replicas = lws_replicas(round_.lws)
+            decision = RolloutDecision(partition=replicas, replicas=replicas)
+        round_.decision, round_.stall = decision, outcome.stall
+        round_.requeue_after = _earliest(outcome.requeue_after, surge.requeue_after, round_.requeue_after)
+        await self._apply(round_, decision)
 
     def _gather(self, round_: Round) -> rolloutround.RolloutInputs:
         lws, key = round_.lws, round_.key

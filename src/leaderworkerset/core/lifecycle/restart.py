@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.groups.state import (
     container_restarted,
@@ -45,6 +46,9 @@ from leaderworkerset.core.objects import (
     revision_key_of,
     uid_of,
 )
+
+# The in-place-restarts value while the pod's group is being updated in place.
+IN_PLACE_RESTARTS_PENDING = "pending"
 
 _RECREATING_POLICIES = (
     c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART,
@@ -104,7 +108,29 @@ def replay_deleted_pod(snapshot: Obj) -> bool:
 
 def restart_triggered(lws: Obj, pod: Obj) -> bool:
     """The pod signals a group failure under a recreating policy."""
-    return recreates_groups(lws) and (container_restarted(pod) or is_deleting(pod))
+    return recreates_groups(lws) and (
+        (container_restarted(pod) and restarts_beyond_in_place(pod)) or is_deleting(pod)
+    )
+
+
+def restart_total(pod: Obj) -> int:
+    status = pod.get("status") or {}
+    statuses = [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]
+    return sum(int(s.get("restartCount") or 0) for s in statuses)
+
+
+def restarts_beyond_in_place(pod: Obj) -> bool:
+    """Some container restarted more often than the pod's in-place updates account for: none while
+    its group is being updated in place (the kubelet restarts a container whose image changed, and
+    workers may exit while their leader restarts: no failure), then the count the update left."""
+    allowance = annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_RESTARTS)
+    if allowance == IN_PLACE_RESTARTS_PENDING:
+        return False
+    try:
+        allowed = int(allowance) if allowance is not None else 0
+    except ValueError:
+        allowed = 0
+    return restart_total(pod) > allowed
 
 
 def group_pods_selector(pod: Obj) -> dict[str, str]:
