@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
-from leaderworkerset.core.lifecycle import disruption
+from leaderworkerset.core.lifecycle import disruption, inplace
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.rollout import surgefallback
 
@@ -53,6 +53,14 @@ RULES: tuple[SetAnnotationRule, ...] = (
         condition=ext.CONDITION_DISRUPTION_BUDGET_INVALID,
         event_reason=ext.EVENT_INVALID_DISRUPTION_BUDGET,
         ignored="no PodDisruptionBudget is managed for this set",
+    ),
+    SetAnnotationRule(
+        key=ext.ANNOTATION_RESTART_STRATEGY,
+        kinds=frozenset({c.LWS_KIND}),
+        problem=inplace.strategy_problem,
+        condition=ext.CONDITION_RESTART_STRATEGY_INVALID,
+        event_reason=ext.EVENT_INVALID_RESTART_STRATEGY,
+        ignored="failed groups are recreated (as upstream)",
     ),
 )
 

@@ -49,7 +49,7 @@ def test_a_set_without_our_annotations_is_never_written() -> None:
 
 
 def test_rules_name_their_own_condition_and_event() -> None:
-    assert len(RULES) == 2  # surge-fallback-seconds, disruption-budget
+    assert len(RULES) == 3  # surge-fallback-seconds, disruption-budget, restart-strategy
     assert {rule.condition for rule in RULES}.isdisjoint({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING})
     assert annotation_errors(cached_lws().annotations({KEY: "5"}).obj(), c.DS_KIND) == []
     assert [
