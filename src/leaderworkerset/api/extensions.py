@@ -137,6 +137,8 @@ ANNOTATION_RESTART_ORDERED: Final = _PREFIX + "restart-ordered"
 ANNOTATION_RESTART_AGENT: Final = _PREFIX + "restart-agent"
 # On the leader: the group's in-place restart state (JSON: epoch, streak, last, trigger, count).
 ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
+# The manager's environment names the agent's image (its own: the chart and `lws install` set it).
+ENV_RESTART_AGENT_IMAGE: Final = "LWS_RESTART_AGENT_IMAGE"
 CONDITION_RESTART_STRATEGY_INVALID: Final = "RestartStrategyInvalid"
 EVENT_INVALID_RESTART_STRATEGY: Final = "InvalidRestartStrategy"
 EVENT_GROUP_RESTARTED_IN_PLACE: Final = "GroupRestartedInPlace"

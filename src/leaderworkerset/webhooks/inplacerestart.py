@@ -33,8 +33,6 @@ log = structlog.get_logger(__name__)
 PATH = f"metadata.annotations.{ext.ANNOTATION_RESTART_STRATEGY}"
 PROBE_NAMESPACE = "default"
 REFRESH_SECONDS = 60.0
-# The manager's environment names the agent's image (its own: the chart and `lws install` set it).
-RESTART_AGENT_IMAGE_ENV = "LWS_RESTART_AGENT_IMAGE"
 # (namespace, set name) -> the set's annotations, as the pod webhook last saw them.
 SetAnnotations = Callable[[str, str], Mapping[str, str]]
 # None when the cluster supports RestartAllContainers, else why not.

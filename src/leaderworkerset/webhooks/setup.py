@@ -17,13 +17,14 @@ from typing import Protocol
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.tls import parse_tls_options
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.settings import scheduler_provider
 from leaderworkerset.webhooks.admission import WebhookOptions
 from leaderworkerset.webhooks.discovery import WorkloadApiProbe
-from leaderworkerset.webhooks.inplacerestart import RESTART_AGENT_IMAGE_ENV, RestartAllContainersProbe
+from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
 from leaderworkerset.webhooks.quarantine import QuarantineView
@@ -134,7 +135,7 @@ def register_webhooks(manager: Manager, client: KubeClient, settings: WebhookSet
             restart_all_containers=restart_all,
             # The agent runs from the manager's own image (`python -m leaderworkerset.agent`); the
             # chart and `lws install` name it here.
-            restart_agent_image=os.environ.get(RESTART_AGENT_IMAGE_ENV) or None,
+            restart_agent_image=os.environ.get(ext.ENV_RESTART_AGENT_IMAGE) or None,
         ),
     )
     registered = RegisteredWebhooks(
