@@ -25,6 +25,7 @@ from leaderworkerset.core.objects import (
     ControllerEvent,
     MutableObj,
     is_deleting,
+    lws_size,
     name_of,
     namespace_of,
     uid_of,
@@ -54,10 +55,10 @@ class InPlaceRestarts:
         """Whether the pod's reconcile stops here (False: carry on as for a healthy pod); None:
         recreate the group instead."""
         kind = inplace.classify(pod)
-        if kind is inplace.PodRestart.NONE:
-            return False
-        if kind is inplace.PodRestart.ORDERED:
-            await patch_pod(self._client, pod, _account_ordered)
+        if kind is not inplace.PodRestart.FAILURE:
+            if kind is inplace.PodRestart.ORDERED:
+                await patch_pod(self._client, pod, _account)
+            await self._settle(lws, decision, group_pods)
             return False
         missing = inplace.unequipped(group_pods)
         if missing:
@@ -82,22 +83,25 @@ class InPlaceRestarts:
         failure = inplace.failure_id(fresh_pod)
         key = budget.restart_count_key(leader)
         limit = budget.max_group_restarts(fresh_lws)
-        count = None
-        if limit is not None and state.failure != failure:
-            spent = budget.restart_counts(fresh_lws).get(key, 0)
-            if spent >= limit:
-                return None  # the recreation path retains the group, as for any spent budget
-            count = spent + 1
+        spent = budget.restart_counts(fresh_lws).get(key, 0) if limit is not None else None
         now = self._clock.wall()
-        choice = inplace.decide(state, failure, name_of(fresh_pod), now=now.timestamp(), budget_count=count)
+        choice = inplace.decide(
+            state, failure, name_of(fresh_pod), now=now.timestamp(),
+            budget_count=None if spent is None else spent + 1, group_size=lws_size(fresh_lws),
+        )  # fmt: skip
         if choice.step is inplace.Step.RECREATE:
             self._fallback(lws, fresh_pod, choice.reason)
             return None
-        if choice.step is inplace.Step.RESTART:
+        if choice.step is inplace.Step.RESTART and limit is not None and spent is not None and spent >= limit:
+            return None  # the recreation path retains the group, as for any spent budget
+        if choice.step is not inplace.Step.FINISH and choice.state != state:
             # The claim: conditional on the fresh read (a conflict fails the reconcile, which retries).
             await self._client.merge_patch(
                 PODS, namespace, name_of(leader), inplace.state_patch(leader, choice.state)
             )
+        if choice.step is inplace.Step.ABSORB:
+            await patch_pod(self._client, fresh_pod, _account)
+            return True
         new = choice.state
         if new.count is not None:
             await mutate_restart_counts(
@@ -120,6 +124,24 @@ class InPlaceRestarts:
             record(self._recorder, lws, _restarted_event(fresh_pod, leader, new))
         return True
 
+    async def _settle(
+        self, lws: MutableObj, decision: RestartDecision, group_pods: Sequence[MutableObj]
+    ) -> None:
+        """Mark the group's restart over once every pod is Ready again (read from the cache, written
+        on a fresh read of the leader): from then on a restart is a new failure again."""
+        size = lws_size(lws)
+        cached = next((p for p in group_pods if name_of(p) == decision.leader_name), None)
+        if cached is None or not inplace.settles(inplace.group_state(cached), group_pods, size):
+            return
+        leader = await self._client.get_or_none(PODS, namespace_of(cached), decision.leader_name)
+        if leader is None or uid_of(leader) != decision.leader_uid:
+            return
+        state = inplace.group_state(leader)
+        if inplace.settles(state, group_pods, size):
+            await self._client.merge_patch(
+                PODS, namespace_of(leader), name_of(leader), inplace.settled_patch(leader, state)
+            )
+
     def _fallback(self, lws: MutableObj, pod: MutableObj, why: str) -> None:
         message = f"Pod {name_of(pod)} failed; the group is recreated instead of restarted in place: {why}"
         event = ControllerEvent(
@@ -128,9 +150,9 @@ class InPlaceRestarts:
         record(self._recorder, lws, event)
 
 
-def _account_ordered(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """Recomputed on a fresh read after a conflict: only while the ordered restart is unaccounted."""
-    return inplace.seen_patch(pod) if inplace.classify(pod) is inplace.PodRestart.ORDERED else None
+def _account(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Recomputed on a fresh read after a conflict: only while a restart is unaccounted."""
+    return None if inplace.classify(pod) is inplace.PodRestart.NONE else inplace.seen_patch(pod)
 
 
 def _restarted_event(pod: MutableObj, leader: MutableObj, state: inplace.GroupState) -> ControllerEvent:

@@ -14,7 +14,12 @@ The kubelet's `RestartAllContainers` container-restart rule (KEP-5532) restarts 
     answered, the budget count claimed) with a conditional write before anything else is written,
     so a retry after a crash finishes the same restart instead of counting another;
   * a group that keeps failing in place (`FALLBACK_AFTER` restarts in a row, a failure less than
-    `STREAK_RESET_SECONDS` after the previous one) is recreated instead, which starts afresh.
+    `STREAK_RESET_SECONDS` after the previous one) is recreated instead, which starts afresh;
+  * a group restart breaks the group's connections, and a real worker exits when its leader goes away
+    (the probe workload does, as a collective would): until the group has *settled* (every pod Ready,
+    every ordered restart done) an unordered restart is part of the restart in progress and is
+    *absorbed* — accounted, not counted — up to one per pod of the group; more is a new failure, so a
+    group that crash-loops while restarting still reaches the fallback and the budget.
 
 What the kubelet reports (observed on 1.37.2): after a restart-all every container's restart count
 rises by one and its last state is `RestartingAllContainers`, exit code 137, whichever container
@@ -35,7 +40,8 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.objects import Obj, annotations_of, metadata, name_of, uid_of
+from leaderworkerset.core.groups.state import pod_ready
+from leaderworkerset.core.objects import Obj, annotations_of, is_deleting, metadata, name_of, uid_of
 
 IN_PLACE = "InPlace"
 # The agent's exit code that means "restart my pod in place" (its own RestartAllContainers rule).
@@ -238,6 +244,9 @@ class GroupState:
     failure: str = ""  # the failure_id it answered
     origin: str = ""  # the failed pod's name
     count: int | None = None  # the maxGroupRestarts count it claimed, if the set has a budget
+    settled: bool = False  # every pod Ready again since this epoch, no ordered restart pending
+    absorbed: int = 0  # unordered restarts taken as part of this epoch's restart (before it settled)
+    absorbed_failure: str = ""  # the last one (a retry after a crash absorbs it once)
 
 
 def group_state(leader: Obj) -> GroupState:
@@ -254,6 +263,9 @@ def group_state(leader: Obj) -> GroupState:
             failure=str(data.get("failure", "")),
             origin=str(data.get("origin", "")),
             count=int(data["count"]) if data.get("count") is not None else None,
+            settled=bool(data.get("settled", False)),
+            absorbed=int(data.get("absorbed", 0)),
+            absorbed_failure=str(data.get("absorbedFailure", "")),
         )
     except (ValueError, TypeError, AttributeError):
         return GroupState()
@@ -262,6 +274,7 @@ def group_state(leader: Obj) -> GroupState:
 def state_patch(leader: Obj, state: GroupState) -> dict[str, Any]:
     """The claim: conditional on the read's resourceVersion, so two deciders never both win."""
     body = {k: v for k, v in vars(state).items() if v is not None}
+    body["absorbedFailure"] = body.pop("absorbed_failure")
     return {
         "metadata": {
             "resourceVersion": metadata(leader).get("resourceVersion"),
@@ -273,6 +286,7 @@ def state_patch(leader: Obj, state: GroupState) -> dict[str, Any]:
 class Step(enum.Enum):
     RESTART = "restart"  # claim the new state, count, record, order the group
     FINISH = "finish"  # this failure was claimed already (a retry): finish its writes
+    ABSORB = "absorb"  # part of the restart in progress: claim it in the state, account it, no more
     RECREATE = "recreate"  # fall back: recreate the group as without the annotation
 
 
@@ -290,6 +304,7 @@ def decide(
     *,
     now: float,
     budget_count: int | None,
+    group_size: int,
     fallback_after: int = FALLBACK_AFTER,
     reset_seconds: float = STREAK_RESET_SECONDS,
 ) -> InPlaceDecision:
@@ -297,6 +312,12 @@ def decide(
     consume (None without a budget; a spent budget is the recreation path's to handle)."""
     if state.failure == failure:
         return InPlaceDecision(Step.FINISH, state, "already claimed")
+    if state.epoch and not state.settled:
+        if state.absorbed_failure == failure:
+            return InPlaceDecision(Step.ABSORB, state, "already absorbed")
+        if state.absorbed < group_size:
+            absorbed = replace(state, absorbed=state.absorbed + 1, absorbed_failure=failure)
+            return InPlaceDecision(Step.ABSORB, absorbed, "part of the group restart in progress")
     streak = state.streak
     if state.last is None or now - state.last >= reset_seconds:
         streak = 0
@@ -304,11 +325,28 @@ def decide(
         return InPlaceDecision(
             Step.RECREATE, state, f"{streak} in-place restarts in a row; recreating the group instead"
         )
-    new = replace(
-        state, epoch=state.epoch + 1, streak=streak + 1, last=now, failure=failure, origin=origin,
-        count=budget_count,
-    )  # fmt: skip
+    new = GroupState(
+        epoch=state.epoch + 1, streak=streak + 1, last=now, failure=failure, origin=origin, count=budget_count
+    )
     return InPlaceDecision(Step.RESTART, new)
+
+
+def settles(state: GroupState, pods: Iterable[Obj], size: int) -> bool:
+    """Whether the group's restart in progress is over: `size` live pods, every one Ready, every
+    restart accounted and none ordered still pending."""
+    if not state.epoch or state.settled:
+        return False
+    live = [p for p in pods if not is_deleting(p)]
+    return len(live) == size and all(
+        pod_ready(p)
+        and classify(p) is PodRestart.NONE
+        and ext.ANNOTATION_RESTART_ORDERED not in annotations_of(p)
+        for p in live
+    )
+
+
+def settled_patch(leader: Obj, state: GroupState) -> dict[str, Any]:
+    return state_patch(leader, replace(state, settled=True))
 
 
 def unequipped(pods: Iterable[Obj]) -> list[str]:

@@ -4,7 +4,7 @@ annotation's rule and what the webhook adds to a pod."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -89,37 +89,109 @@ class DecideCase:
 
 
 NOW = 10_000.0
-CLAIMED = GroupState(epoch=4, streak=2, last=NOW - 5, failure="uid-a/3", origin="a", count=4)
+CLAIMED = GroupState(epoch=4, streak=2, last=NOW - 5, failure="uid-a/3", origin="a", count=4, settled=True)
+RESTARTING = GroupState(epoch=4, streak=1, last=NOW - 5, failure="uid-a/3", origin="a")  # not settled yet
 DECIDE_CASES = [
     pytest.param(DecideCase(GroupState(), "uid-a/1", NOW, None, Step.RESTART, 1, 1), id="first failure"),
     pytest.param(DecideCase(GroupState(), "uid-a/1", NOW, 1, Step.RESTART, 1, 1), id="first, with a budget"),
     pytest.param(DecideCase(CLAIMED, "uid-a/3", NOW, None, Step.FINISH, 4, 2), id="a retry finishes"),
     pytest.param(DecideCase(CLAIMED, "uid-b/1", NOW, None, Step.RESTART, 5, 3), id="third in a row"),
     pytest.param(
-        DecideCase(GroupState(4, 3, NOW - 5, "uid-b/1"), "uid-a/4", NOW, None, Step.RECREATE, 4, 3),
+        DecideCase(
+            GroupState(4, 3, NOW - 5, "uid-b/1", settled=True), "uid-a/4", NOW, None, Step.RECREATE, 4, 3
+        ),
         id="fourth in a row falls back",
     ),
     pytest.param(
-        DecideCase(GroupState(4, 3, NOW - 600, "uid-b/1"), "uid-a/4", NOW, None, Step.RESTART, 5, 1),
+        DecideCase(
+            GroupState(4, 3, NOW - 600, "uid-b/1", settled=True), "uid-a/4", NOW, None, Step.RESTART, 5, 1
+        ),
         id="healthy for the reset window: a new streak",
     ),
     pytest.param(
-        DecideCase(GroupState(4, 3, NOW - 599, "uid-b/1"), "uid-a/4", NOW, None, Step.RECREATE, 4, 3),
+        DecideCase(
+            GroupState(4, 3, NOW - 599, "uid-b/1", settled=True), "uid-a/4", NOW, None, Step.RECREATE, 4, 3
+        ),
         id="just inside the window",
+    ),
+    pytest.param(DecideCase(RESTARTING, "uid-a/3", NOW, None, Step.FINISH, 4, 1), id="restarting: a retry"),
+    pytest.param(DecideCase(RESTARTING, "uid-b/1", NOW, None, Step.ABSORB, 4, 1), id="restarting: absorbed"),
+    pytest.param(
+        DecideCase(
+            replace(RESTARTING, absorbed=1, absorbed_failure="uid-b/1"),
+            "uid-b/1",
+            NOW,
+            None,
+            Step.ABSORB,
+            4,
+            1,
+        ),
+        id="restarting: absorbed already (a retry)",
+    ),
+    pytest.param(
+        DecideCase(replace(RESTARTING, absorbed=3), "uid-b/2", NOW, None, Step.RESTART, 5, 2),
+        id="restarting: one per pod absorbed, the next is a failure",
+    ),
+    pytest.param(
+        DecideCase(replace(RESTARTING, streak=3, absorbed=3), "uid-b/2", NOW, None, Step.RECREATE, 4, 3),
+        id="a group crash-looping while it restarts still falls back",
     ),
 ]
 
 
 def test_decide_table_size() -> None:
-    assert len(DECIDE_CASES) == 7
+    assert len(DECIDE_CASES) == 12
 
 
 @pytest.mark.parametrize("case", DECIDE_CASES)
 def test_decide(case: DecideCase) -> None:
-    got = inplace.decide(case.state, case.failure, "a", now=case.now, budget_count=case.budget_count)
+    got = inplace.decide(
+        case.state, case.failure, "a", now=case.now, budget_count=case.budget_count, group_size=3
+    )
     assert (got.step, got.state.epoch, got.state.streak) == (case.want, case.want_epoch, case.want_streak)
     if case.want is Step.RESTART:
         assert (got.state.failure, got.state.last, got.state.count) == (case.failure, NOW, case.budget_count)
+        assert (got.state.settled, got.state.absorbed) == (False, 0)  # a new restart starts unsettled
+    if case.want is Step.ABSORB:
+        assert (got.state.absorbed, got.state.absorbed_failure) == (max(case.state.absorbed, 1), case.failure)
+
+
+def _ready(name: str, *counts: int, seen: int, ordered: int | None = None) -> PodBuilder:
+    return restarted(name, *counts, seen=seen, ordered=ordered).condition("Ready")
+
+
+SETTLE_CASES = [
+    pytest.param(
+        RESTARTING, [_ready("a", 1, seen=1), _ready("b", 1, seen=1)], True, id="all Ready, accounted"
+    ),
+    pytest.param(
+        replace(RESTARTING, settled=True),
+        [_ready("a", 1, seen=1), _ready("b", 1, seen=1)],
+        False,
+        id="settled already",
+    ),
+    pytest.param(GroupState(), [_ready("a", 0, seen=0), _ready("b", 0, seen=0)], False, id="never restarted"),
+    pytest.param(RESTARTING, [_ready("a", 1, seen=1), restarted("b", 1, seen=1)], False, id="one not Ready"),
+    pytest.param(
+        RESTARTING,
+        [_ready("a", 1, seen=1), _ready("b", 0, seen=0, ordered=4)],
+        False,
+        id="an ordered restart pending",
+    ),
+    pytest.param(
+        RESTARTING, [_ready("a", 1, seen=1), _ready("b", 2, seen=1)], False, id="a restart unaccounted"
+    ),
+    pytest.param(RESTARTING, [_ready("a", 1, seen=1)], False, id="a pod missing"),
+]
+
+
+def test_settle_table_size() -> None:
+    assert len(SETTLE_CASES) == 7
+
+
+@pytest.mark.parametrize(("state", "pods", "want"), SETTLE_CASES)
+def test_settles(state: GroupState, pods: list[PodBuilder], want: bool) -> None:
+    assert inplace.settles(state, [p.obj() for p in pods], 2) is want
 
 
 def test_group_state_round_trips_through_the_leader_and_claims_conditionally() -> None:
@@ -144,12 +216,13 @@ def test_the_failed_pod_learns_the_epoch_and_is_accounted_others_are_ordered() -
     other = restarted("b", 0, 0).obj()
     mine = inplace.order_patch(failed, 5, "a")
     theirs = inplace.order_patch(other, 5, "a")
-    assert mine == {"metadata": {"annotations": {
-        ext.ANNOTATION_RESTART_EPOCH: "5 a", ext.ANNOTATION_RESTARTS_SEEN: "1", ext.ANNOTATION_RESTART_ORDERED: None,
-    }}}  # fmt: skip
-    assert theirs == {"metadata": {"annotations": {
-        ext.ANNOTATION_RESTART_EPOCH: "5 a", ext.ANNOTATION_RESTARTS_SEEN: "0", ext.ANNOTATION_RESTART_ORDERED: "5",
-    }}}  # fmt: skip
+    epoch, seen, ordered = (
+        ext.ANNOTATION_RESTART_EPOCH,
+        ext.ANNOTATION_RESTARTS_SEEN,
+        ext.ANNOTATION_RESTART_ORDERED,
+    )
+    assert mine == {"metadata": {"annotations": {epoch: "5 a", seen: "1", ordered: None}}}
+    assert theirs == {"metadata": {"annotations": {epoch: "5 a", seen: "0", ordered: "5"}}}
     other["metadata"]["annotations"] = {
         k: v for k, v in theirs["metadata"]["annotations"].items() if v is not None
     }
