@@ -262,3 +262,23 @@ async def test_a_bad_value_with_the_webhooks_off_is_flagged_and_groups_are_recre
     await _expect_warning(api, ns, ext.EVENT_INVALID_RESTART_STRATEGY, "must be 'InPlace'")
     await _restart_all(api, ns, FAILED)
     await expect.expect_pod_deleting(api, ns, LEADER)
+
+
+async def test_a_claim_left_by_a_killed_controller_is_finished_not_counted_again(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    await _start_group(api, ns, _in_place_set(ns))
+    failed = await api.get(PODS, ns, FAILED)
+    # What a controller killed right after its claim leaves: the leader names this very failure (the
+    # pod's first restart) with its budget count, and nothing else was written.
+    claim = inplace.GroupState(
+        epoch=1, streak=1, last=1.0, failure=f"{failed['metadata']['uid']}/1", origin=FAILED, count=1
+    )
+    leader = await api.get(PODS, ns, LEADER)
+    await api.merge_patch(PODS, ns, LEADER, inplace.state_patch(leader, claim))
+    await _restart_all(api, ns, FAILED)
+
+    state = await _expect_epoch(api, ns, 1, FAILED)
+    assert state == claim  # finished under the claim: no second epoch
+    await eventually(lambda: _one_entry(api, ns))
+    assert list((await _restart_counts(api, ns)).values()) == [1]
