@@ -133,6 +133,28 @@ LABEL_GROUP_DISRUPTION_BUDGET: Final = _PREFIX + "group-disruption-budget"
 ANNOTATION_DRAIN_PENDING_PODS: Final = _PREFIX + "drain-pending-pods"
 CONDITION_DISRUPTION_BUDGET_INVALID: Final = "DisruptionBudgetInvalid"
 EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
+# In-place group restart (core/lifecycle/inplace.py, docs/in-place-restart.md): with
+# `RecreateGroupOnPodRestart`, a failed container restarts every container of its group where it stands
+# (the kubelet's RestartAllContainers rule) instead of recreating the group.
+ANNOTATION_RESTART_STRATEGY: Final = _PREFIX + "restart-strategy"
+# On each pod (written by the controller, read by the agent sidecar through a downward-API file):
+# "<epoch> <pod whose failure started it>".
+ANNOTATION_RESTART_EPOCH: Final = _PREFIX + "restart-epoch"
+# On each pod: the restart count the controller has accounted for, and (while it is awaited) the epoch
+# whose restart the controller ordered; that restart is the controller's, not a failure.
+ANNOTATION_RESTARTS_SEEN: Final = _PREFIX + "restarts-seen"
+ANNOTATION_RESTART_ORDERED: Final = _PREFIX + "restart-ordered"
+# On each pod the webhook equipped: the name of the agent container it added.
+ANNOTATION_RESTART_AGENT: Final = _PREFIX + "restart-agent"
+# On the leader: the group's in-place restart state (JSON: epoch, streak, last, trigger, count).
+ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
+# The manager's environment names the agent's image (its own: the chart and `lws install` set it).
+ENV_RESTART_AGENT_IMAGE: Final = "LWS_RESTART_AGENT_IMAGE"
+CONDITION_RESTART_STRATEGY_INVALID: Final = "RestartStrategyInvalid"
+EVENT_INVALID_RESTART_STRATEGY: Final = "InvalidRestartStrategy"
+EVENT_GROUP_RESTARTED_IN_PLACE: Final = "GroupRestartedInPlace"
+EVENT_IN_PLACE_RESTART_FALLBACK: Final = "InPlaceRestartFallback"
+
 EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
 EVENT_GROUP_LOCKED_AFTER_DRAIN: Final = "GroupLockedAfterDrain"
 # Drain-aware replacement (groupIdentity Hash, core/rollout/drainsurge.py): on the leader of a group on a
@@ -146,7 +168,7 @@ ANNOTATION_UPDATE_STRATEGY: Final = _PREFIX + "update-strategy"
 UPDATE_STRATEGY_IN_PLACE: Final = "InPlaceIfPossible"
 UPDATE_STRATEGY_RECREATE: Final = "Recreate"
 # On a pod updated in place: the container restarts its update accounts for (restart policy).
-ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
+ANNOTATION_IN_PLACE_UPDATE_RESTARTS: Final = _PREFIX + "in-place-update-restarts"
 CONDITION_UPDATE_STRATEGY_INVALID: Final = "UpdateStrategyInvalid"
 EVENT_INVALID_UPDATE_STRATEGY: Final = "InvalidUpdateStrategy"
 EVENT_GROUP_UPDATED_IN_PLACE: Final = "GroupUpdatedInPlace"
@@ -354,7 +376,7 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         example=UPDATE_STRATEGY_IN_PLACE,
     ),
     Extension(
-        key=ANNOTATION_IN_PLACE_RESTARTS,
+        key=ANNOTATION_IN_PLACE_UPDATE_RESTARTS,
         on="Pod (of a group updated in place)",
         writer=Writer.CONTROLLER,
         values="`pending`, or an integer",
@@ -362,6 +384,61 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "`pending` while the pod's group is updated in place: its container restarts (a new image, a "
             "worker whose leader restarted) are no failure, RecreateGroupOnPodRestart ignores them; once "
             "the group settled, the restart count the update left: only restarts beyond it are failures"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_RESTART_STRATEGY,
+        on="LeaderWorkerSet (restartPolicy RecreateGroupOnPodRestart)",
+        writer=Writer.USER,
+        values="`InPlace`; the cluster must support the `RestartAllContainers` container-restart rule",
+        effect=(
+            "a failed container restarts every container of its group where it stands (same pods, "
+            "nodes and IPs) instead of recreating the group, counted once by maxGroupRestarts and the "
+            "failure ledger (`restarted-in-place`); the 4th failure in a row within 10 minutes "
+            "recreates the group. Absent: groups are recreated, as upstream (docs/in-place-restart.md)"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_RESTART_EPOCH,
+        on="Pod (of an InPlace set)",
+        writer=Writer.CONTROLLER,
+        values="`<epoch> <pod>`",
+        effect=(
+            "the group's in-place restart epoch and the pod whose failure started it; the restart agent "
+            "sidecar reads it from a downward-API file and restarts its pod when it changes"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_RESTARTS_SEEN,
+        on="Pod (of an InPlace set)",
+        writer=Writer.CONTROLLER,
+        values="a non-negative integer",
+        effect="the pod restart count the controller has accounted for (a higher one is a new restart)",
+    ),
+    Extension(
+        key=ANNOTATION_RESTART_ORDERED,
+        on="Pod (of an InPlace set)",
+        writer=Writer.CONTROLLER,
+        values="an epoch",
+        effect=(
+            "an in-place restart the controller ordered and awaits: the pod's next restart is not a failure"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_RESTART_AGENT,
+        on="Pod (of an InPlace set)",
+        writer=Writer.CONTROLLER,
+        values="a container name",
+        effect="set by the pod webhook on a pod it equipped with the restart rules and the agent sidecar",
+    ),
+    Extension(
+        key=ANNOTATION_IN_PLACE_RESTARTS,
+        on="Pod (group leader of an InPlace set)",
+        writer=Writer.CONTROLLER,
+        values="JSON",
+        effect=(
+            "the group's in-place restart state: epoch, restarts in a row, the last one's time, the "
+            "failure it answered and the restart count it claimed (a retry after a crash counts it once)"
         ),
     ),
 )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
-from leaderworkerset.core.lifecycle import disruption
+from leaderworkerset.core.lifecycle import disruption, inplace
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.quarantine import policy as quarantine
 from leaderworkerset.core.rollout import inplaceupdate, surgefallback
@@ -78,6 +78,14 @@ RULES: tuple[SetAnnotationRule, ...] = (
         condition=ext.CONDITION_UPDATE_STRATEGY_INVALID,
         event_reason=ext.EVENT_INVALID_UPDATE_STRATEGY,
         ignored="every template change recreates groups (as upstream)",
+    ),
+    SetAnnotationRule(
+        key=ext.ANNOTATION_RESTART_STRATEGY,
+        kinds=frozenset({c.LWS_KIND}),
+        problem=inplace.strategy_problem,
+        condition=ext.CONDITION_RESTART_STRATEGY_INVALID,
+        event_reason=ext.EVENT_INVALID_RESTART_STRATEGY,
+        ignored="failed groups are recreated (as upstream)",
     ),
 )
 

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.installation import (
     ANNOTATION_DEFAULT_CONTAINER,
     APP_NAME,
@@ -110,6 +111,8 @@ def deployment(options: InstallOptions) -> MutableObj:
         "imagePullPolicy": options.image_pull_policy,
         # The image's entrypoint is `lws manager`; only the flags go here.
         "args": [f"--config={CONFIG_MOUNT_PATH}"],
+        # The in-place restart agent sidecar runs from this same image (docs/in-place-restart.md).
+        "env": [{"name": ext.ENV_RESTART_AGENT_IMAGE, "value": options.image}],
         "ports": [
             {"name": "webhook-server", "containerPort": c.DEFAULT_WEBHOOK_PORT, "protocol": "TCP"},
             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},

@@ -16,7 +16,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.desired.podmutation import PodMutationError
 from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.core.objects import MutableObj
-from leaderworkerset.webhooks import disaggregatedset, leaderworkerset, pod
+from leaderworkerset.webhooks import disaggregatedset, inplacerestart, leaderworkerset, pod
 from leaderworkerset.webhooks.quarantine import QuarantinedNodes
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission
 
@@ -37,6 +37,11 @@ class WebhookOptions:
     token_source: pod.TokenSource = pod.random_token
     # The nodes a set's new pods avoid (opt-in node quarantine); None: no view, nothing avoided.
     quarantined_nodes: QuarantinedNodes | None = None
+    # In-place group restart: whether the cluster supports RestartAllContainers (None: not asked,
+    # as in tests), each set's annotations as the pod webhook sees them, and the agent's image.
+    restart_all_containers: inplacerestart.SupportProbe | None = None
+    set_annotations: inplacerestart.SetAnnotations | None = None
+    restart_agent_image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,9 +92,10 @@ def mutate_lws(request: MutableObj, options: WebhookOptions) -> Outcome:
 
 def validate_lws(request: MutableObj, options: WebhookOptions) -> Outcome:
     new, old = _object(request), _old_object(request)
+    support = inplacerestart.validate_support(new, old, options.restart_all_containers)
     if old is None:
-        return _from_errors(leaderworkerset.validate_create(new, options.scheduling))
-    return _from_errors(leaderworkerset.validate_update(old, new, options.scheduling))
+        return _from_errors(leaderworkerset.validate_create(new, options.scheduling) + support)
+    return _from_errors(leaderworkerset.validate_update(old, new, options.scheduling) + support)
 
 
 def mutate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:
@@ -106,16 +112,29 @@ def mutate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:
         )
     except PodMutationError as err:
         return denied(str(err))
+    set_name = _set_name(obj)
+    if set_name and mutated is not obj:
+        inplacerestart.equip(
+            mutated, _namespace(request, obj), set_name, options.set_annotations, options.restart_agent_image
+        )
     return Outcome(mutated=mutated)
 
 
+def _set_name(obj: MutableObj) -> str:
+    return str(((obj.get("metadata") or {}).get("labels") or {}).get(c.LABEL_SET_NAME) or "")
+
+
+def _namespace(request: MutableObj, obj: MutableObj) -> str:
+    """The request's namespace: a new pod need not name one."""
+    return str(request.get("namespace") or (obj.get("metadata") or {}).get("namespace") or "")
+
+
 def _quarantined_nodes(request: MutableObj, obj: MutableObj, options: WebhookOptions) -> frozenset[str]:
-    """The nodes the pod's set quarantines (the request's namespace: a new pod need not name one)."""
-    set_name = ((obj.get("metadata") or {}).get("labels") or {}).get(c.LABEL_SET_NAME)
+    """The nodes the pod's set quarantines."""
+    set_name = _set_name(obj)
     if options.quarantined_nodes is None or not set_name:
         return frozenset()
-    namespace = str(request.get("namespace") or (obj.get("metadata") or {}).get("namespace") or "")
-    return options.quarantined_nodes(namespace, set_name)
+    return options.quarantined_nodes(_namespace(request, obj), set_name)
 
 
 def validate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:

@@ -12,7 +12,7 @@ Until the first list completes the view knows no quarantine, and admits pods unc
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.quarantine.decision import active_nodes
@@ -40,11 +40,14 @@ class QuarantineView:
         return cls(Informer("leaderworkersets.quarantine", lister_watcher, Store(METADATA_CODEC)))
 
     def __call__(self, namespace: str, name: str) -> frozenset[str]:
-        lws = self.informer.store.get_by_name(namespace, name)
-        if lws is None:
-            return frozenset()
-        raw = (lws.metadata.annotations or {}).get(ext.ANNOTATION_QUARANTINED_NODES)
+        raw = self.annotations(namespace, name).get(ext.ANNOTATION_QUARANTINED_NODES)
         return active_nodes(raw, self._clock()) if raw else frozenset()
+
+    def annotations(self, namespace: str, name: str) -> Mapping[str, str]:
+        """The set's annotations as last seen (none for a set the watch has not delivered): the pod
+        webhook's view of other opt-in features too (in-place restart)."""
+        lws = self.informer.store.get_by_name(namespace, name)
+        return {} if lws is None else (lws.metadata.annotations or {})
 
     async def run(self) -> None:
         await self.informer.run()

@@ -10,18 +10,21 @@ certificate for that address and installs URL-based webhook configurations itsel
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.tls import parse_tls_options
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.settings import scheduler_provider
 from leaderworkerset.webhooks.admission import WebhookOptions
 from leaderworkerset.webhooks.discovery import WorkloadApiProbe
+from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
 from leaderworkerset.webhooks.quarantine import QuarantineView
@@ -53,6 +56,7 @@ class RegisteredWebhooks:
     serving: asyncio.Event  # set once the server answers (and, on the dev cluster, is registered)
     workload_api: WorkloadApiProbe | None = None  # only with the kubernetes scheduler provider
     quarantine: QuarantineView | None = None  # the nodes each set quarantines, for the pod webhook
+    restart_all_containers: RestartAllContainersProbe | None = None  # in-place group restart support
 
 
 def webhook_options(cfg: api_config.Configuration) -> WebhookOptions:
@@ -121,10 +125,23 @@ def register_webhooks(manager: Manager, client: KubeClient, settings: WebhookSet
             ),
         )
     quarantine = QuarantineView.watching(client)
-    config = replace(config, options=replace(config.options, quarantined_nodes=quarantine))
-    registered = RegisteredWebhooks(
-        config, new_webhook_metrics(manager.registry), asyncio.Event(), asyncio.Event(), probe, quarantine
+    restart_all = RestartAllContainersProbe()
+    config = replace(
+        config,
+        options=replace(
+            config.options,
+            quarantined_nodes=quarantine,
+            set_annotations=quarantine.annotations,
+            restart_all_containers=restart_all,
+            # The agent runs from the manager's own image (`python -m leaderworkerset.agent`); the
+            # chart and `lws install` name it here.
+            restart_agent_image=os.environ.get(ext.ENV_RESTART_AGENT_IMAGE) or None,
+        ),
     )
+    registered = RegisteredWebhooks(
+        config, new_webhook_metrics(manager.registry), asyncio.Event(), asyncio.Event(), probe, quarantine,
+        restart_all,
+    )  # fmt: skip
     config.cert_dir.mkdir(parents=True, exist_ok=True)
 
     async def run() -> None:
@@ -161,6 +178,13 @@ async def _serve(client: KubeClient, webhooks: RegisteredWebhooks) -> None:
         refreshers.append(asyncio.create_task(probe.run(client), name="workload-api-discovery"))
     if webhooks.quarantine is not None:
         refreshers.append(asyncio.create_task(webhooks.quarantine.run(), name="quarantine-view"))
+    if webhooks.restart_all_containers is not None:
+        await webhooks.restart_all_containers.refresh(client)
+        refreshers.append(
+            asyncio.create_task(
+                webhooks.restart_all_containers.run(client), name="restart-all-containers-probe"
+            )
+        )
     task = asyncio.create_task(
         serve(client, webhooks.config, stop, webhooks.certs_ready, webhooks.metrics, webhooks.serving)
     )

@@ -49,8 +49,9 @@ def test_a_set_without_our_annotations_is_never_written() -> None:
 
 
 def test_rules_name_their_own_condition_and_event() -> None:
-    # surge-fallback-seconds, disruption-budget, quarantine-after, -cooldown, -mode, update-strategy
-    assert len(RULES) == 6
+    # surge-fallback-seconds, disruption-budget, quarantine-after, -cooldown, -mode, update-strategy,
+    # restart-strategy
+    assert len(RULES) == 7
     assert {rule.condition for rule in RULES}.isdisjoint({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING})
     assert annotation_errors(cached_lws().annotations({KEY: "5"}).obj(), c.DS_KIND) == []
     assert [

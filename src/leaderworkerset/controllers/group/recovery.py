@@ -17,6 +17,7 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, record
+from leaderworkerset.controllers.group.inplace import InPlaceRestarts
 from leaderworkerset.controllers.group.leaders import LeaderDeletions
 from leaderworkerset.controllers.group.observe import GroupObserver
 from leaderworkerset.controllers.group.reads import lws_of
@@ -26,7 +27,7 @@ from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedErro
 from leaderworkerset.controllers.quarantine import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
-from leaderworkerset.core.lifecycle import backoff, budget, ledger
+from leaderworkerset.core.lifecycle import backoff, budget, inplace, ledger
 from leaderworkerset.core.lifecycle.restart import (
     RestartAction,
     RestartDecision,
@@ -84,6 +85,13 @@ class Recovery:
         self._retention = retention
         self._observer = observer
         self._quarantine = quarantine
+        self._in_place = InPlaceRestarts(
+            client,
+            recorder,
+            clock,
+            classify=self._classify,
+            record=lambda lws, entry: self._record(lws, entry),
+        )
 
     async def restart_policy(self, pod: MutableObj, lws: MutableObj | None = None) -> RestartOutcome:
         """Apply the group restart policy: whether the pod's reconcile ends here, or waits."""
@@ -99,15 +107,21 @@ class Recovery:
             if lookup.owner_statefulset_name
             else None
         )
+        group_pods = self._informers.group_pods(
+            namespace, lookup.group_selector[c.LABEL_SET_NAME], lookup.group_selector[c.LABEL_GROUP_INDEX]
+        )
         decision = decide_restart(
             lws,
             pod,
-            group_pods=self._informers.group_pods(
-                namespace, lookup.group_selector[c.LABEL_SET_NAME], lookup.group_selector[c.LABEL_GROUP_INDEX]
-            ),
+            group_pods=group_pods,
             leader=self._informers.pod(namespace, lookup.leader_name),
             owner_statefulset=owner_sts,
         )
+        if decision.action is RestartAction.DELETE_LEADER and inplace.opted_in(lws) and not is_deleting(pod):
+            # A live pod's restart: in place when it can be (a deletion always recreates the group).
+            stop = await self._in_place.handle(lws, pod, decision, list(group_pods))
+            if stop is not None:
+                return RestartOutcome(stop=stop)
         wait = None
         if decision.action is RestartAction.DELETE_LEADER:
             wait = await self._recreate_group(lws, pod, namespace, decision)

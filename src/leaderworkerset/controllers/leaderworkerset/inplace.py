@@ -133,7 +133,8 @@ class InPlaceUpdates(Shell):
         """Some pod of the set still waits for its group to settle (cached annotations suffice)."""
         pods = self.informers.set_pods(round_.key.namespace, round_.key.name)
         return any(
-            annotations_of(p).get(ext.ANNOTATION_IN_PLACE_RESTARTS) == IN_PLACE_RESTARTS_PENDING for p in pods
+            annotations_of(p).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) == IN_PLACE_RESTARTS_PENDING
+            for p in pods
         )
 
     async def _settle(self, pods: list[MutableObj]) -> None:

@@ -69,6 +69,7 @@ class Action(enum.StrEnum):
     RECREATED = "recreated"
     BACKING_OFF = "backing-off"
     BUDGET_EXHAUSTED = "budget-exhausted"
+    RESTARTED_IN_PLACE = "restarted-in-place"  # leaderworkerset.dev/restart-strategy: InPlace
 
 
 _DISRUPTIONS = {

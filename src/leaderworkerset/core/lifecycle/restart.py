@@ -47,7 +47,7 @@ from leaderworkerset.core.objects import (
     uid_of,
 )
 
-# The in-place-restarts value while the pod's group is being updated in place.
+# The in-place-update-restarts value while the pod's group is being updated in place.
 IN_PLACE_RESTARTS_PENDING = "pending"
 
 _RECREATING_POLICIES = (
@@ -123,7 +123,7 @@ def restarts_beyond_in_place(pod: Obj) -> bool:
     """Some container restarted more often than the pod's in-place updates account for: none while
     its group is being updated in place (the kubelet restarts a container whose image changed, and
     workers may exit while their leader restarts: no failure), then the count the update left."""
-    allowance = annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_RESTARTS)
+    allowance = annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS)
     if allowance == IN_PLACE_RESTARTS_PENDING:
         return False
     try:

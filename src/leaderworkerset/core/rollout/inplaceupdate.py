@@ -97,9 +97,9 @@ def _images(containers: Sequence[Obj]) -> dict[str, str]:
 def settle_patch(pod: Obj) -> dict[str, Any] | None:
     """Once the pod's group settled on the new revision: its restarts so far were the update's, and
     any further one is a failure again."""
-    if annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_RESTARTS) != IN_PLACE_RESTARTS_PENDING:
+    if annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) != IN_PLACE_RESTARTS_PENDING:
         return None
-    return {"metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: str(restart_total(pod))}}}
+    return {"metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: str(restart_total(pod))}}}
 
 
 def restarts_containers(delta: TemplateDelta, pod: Obj) -> bool:
@@ -188,7 +188,7 @@ def pod_patch(
         spec_patch["tolerations"] = list(delta.tolerations)
     if containers or init_containers or knock_on:
         # Until the group settles its restarts are the update's (`settle_patch` ends that).
-        annotations[ext.ANNOTATION_IN_PLACE_RESTARTS] = IN_PLACE_RESTARTS_PENDING
+        annotations[ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = IN_PLACE_RESTARTS_PENDING
     if not (spec_patch or labels or annotations):
         return None
     metadata: dict[str, Any] = {}

@@ -81,7 +81,7 @@ def test_the_pod_patch_carries_the_images_metadata_tolerations_and_revision_labe
         "metadata": {
             "labels": {"team": "b", "tier": None, **REVISION},
             # a container restarts: no restart is a failure until the group settles
-            "annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: "pending"},
+            "annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "pending"},
         },
         "spec": {
             "containers": [{"name": "main", "image": "vllm:2"}],
@@ -122,7 +122,7 @@ def test_restarts_an_in_place_update_accounts_for_recreate_no_group(
     lws = LeaderWorkerSetBuilder().obj()  # RecreateGroupOnPodRestart
     restarted = pod(restarts=restarts)
     if allowance is not None:
-        restarted["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_RESTARTS] = allowance
+        restarted["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = allowance
     assert restart_triggered(lws, restarted) is triggered
 
 
@@ -231,7 +231,7 @@ def test_a_pod_whose_containers_or_leader_restart_is_pending_until_its_group_set
     }
     patch = ip.pod_patch(pod(), ip.template_delta(OLD, new), REVISION, knock_on=knock_on)
     assert patch is not None
-    assert patch["metadata"].get("annotations", {}).get(ext.ANNOTATION_IN_PLACE_RESTARTS) == allowance
+    assert patch["metadata"].get("annotations", {}).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) == allowance
     assert ip.restarts_containers(ip.template_delta(OLD, new), pod()) is (new_image != "vllm:1")
 
 
@@ -281,7 +281,9 @@ def test_a_group_resizes_in_place_only_where_every_kubelet_does(statuses: list[O
 
 def test_a_settled_pod_keeps_the_restarts_its_update_caused_and_no_more() -> None:
     settled = pod(restarts=2)
-    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_RESTARTS] = "pending"
-    assert ip.settle_patch(settled) == {"metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_RESTARTS: "2"}}}
-    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_RESTARTS] = "2"
+    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = "pending"
+    assert ip.settle_patch(settled) == {
+        "metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "2"}}
+    }
+    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = "2"
     assert ip.settle_patch(settled) is None

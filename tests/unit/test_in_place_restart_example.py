@@ -1,0 +1,19 @@
+"""docs/examples/in-place-restart.yaml is a set the webhook admits with in-place restart switched on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.webhooks.leaderworkerset import validate_create
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "in-place-restart.yaml"
+
+
+def test_the_example_opts_in_and_is_admitted() -> None:
+    lws = yaml.safe_load(EXAMPLE.read_text())
+    lws["metadata"]["namespace"] = "default"
+    assert inplace.opted_in(lws)
+    assert validate_create(lws) == []
