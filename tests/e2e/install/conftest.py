@@ -18,7 +18,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.crd.install import install_crds
-from leaderworkerset.devcluster import build
+from leaderworkerset.devcluster import build, tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.webhooks.certs import MUTATING_CONFIGURATIONS as MUTATING
@@ -39,6 +39,12 @@ class InstallEnv:
 
     def kubeconfig_as(self, service_account: str, path: Path) -> Path:
         return serviceaccount.kubeconfig_as(self.cluster, service_account, path)
+
+
+@pytest.fixture(scope="package")
+def upstream_binary() -> Path:
+    """Upstream's controller, built from the sigs.k8s.io/lws module (cached): the other side of every swap."""
+    return tools.ensure_tool(tools.UPSTREAM_LWS)
 
 
 @pytest.fixture(scope="package")

@@ -15,7 +15,6 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.devcluster import tools
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, NAMESPACES
 from tests.e2e.install.conftest import InstallEnv, started, stopped
 from tests.support import unchanged
@@ -29,11 +28,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
 NAME = "updated"
 NEW_IMAGE = "nginx:2"
-
-
-@pytest.fixture(scope="module")
-def upstream_binary() -> Path:
-    return tools.ensure_tool(tools.UPSTREAM_LWS)
 
 
 async def test_after_an_in_place_update_upstream_takes_over_without_a_restart_or_rollout(

@@ -24,7 +24,6 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.resources import (
     LEADERWORKERSETS,
@@ -56,11 +55,6 @@ def _reconciles(manager: ManagerProcess, controller: str) -> float:
 
 
 # ----- the swap ------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def upstream_binary() -> Path:
-    return tools.ensure_tool(tools.UPSTREAM_LWS)
-
-
 async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
     install_env: InstallEnv, upstream_binary: Path
 ) -> None:

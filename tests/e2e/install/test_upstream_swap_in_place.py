@@ -17,7 +17,6 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.lifecycle import inplace
-from leaderworkerset.devcluster import tools
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, NAMESPACES, NODES, PODS, STATEFULSETS
 from tests.e2e.install.conftest import InstallEnv, started, stopped
@@ -33,11 +32,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.full]
 NS, NAME = "swap-in-place", "inplace"
 RESTART_ALL_FEATURE = "RestartAllContainersOnContainerExits"
 Obj = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def upstream_binary() -> Path:
-    return tools.ensure_tool(tools.UPSTREAM_LWS)
 
 
 async def _uids(api: KubeClient) -> dict[str, str]:
