@@ -137,6 +137,7 @@ EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
 # `RecreateGroupOnPodRestart`, a failed container restarts every container of its group where it stands
 # (the kubelet's RestartAllContainers rule) instead of recreating the group.
 ANNOTATION_RESTART_STRATEGY: Final = _PREFIX + "restart-strategy"
+RESTART_STRATEGY_IN_PLACE: Final = "InPlace"
 # On each pod (written by the controller, read by the agent sidecar through a downward-API file):
 # "<epoch> <pod whose failure started it>".
 ANNOTATION_RESTART_EPOCH: Final = _PREFIX + "restart-epoch"
@@ -397,6 +398,7 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "failure ledger (`restarted-in-place`); the 4th failure in a row within 10 minutes "
             "recreates the group. Absent: groups are recreated, as upstream (docs/in-place-restart.md)"
         ),
+        example=RESTART_STRATEGY_IN_PLACE,
     ),
     Extension(
         key=ANNOTATION_RESTART_EPOCH,

@@ -43,7 +43,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.objects import Obj, annotations_of, is_deleting, metadata, name_of, uid_of
 
-IN_PLACE = "InPlace"
+IN_PLACE = ext.RESTART_STRATEGY_IN_PLACE
 # The agent's exit code that means "restart my pod in place" (its own RestartAllContainers rule).
 AGENT_EXIT_CODE = 88
 AGENT_CONTAINER = "lws-restart-agent"
