@@ -188,14 +188,23 @@ async def set_pod_ready(api: KubeClient, namespace: str, name: str) -> None:
 async def restart_container(api: KubeClient, namespace: str, name: str, *, phase: str = "Running") -> None:
     """Kubelet: the pod's first container restarted once."""
     pod = await api.get(PODS, namespace, name)
-    container = pod["spec"]["containers"][0]["name"]
-    status = {
-        "phase": phase,
-        "containerStatuses": [
-            {"name": container, "image": "x", "imageID": "", "ready": False, "restartCount": 1}
-        ],
-    }
+    first = {"ready": False, "restartCount": 1}
+    status = {"phase": phase, "containerStatuses": _container_statuses(pod, first)}
     await api.patch_status(PODS, namespace, name, {"status": status})
+
+
+def _container_statuses(pod: dict[str, Any], first: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every container's status as a kubelet reports it: the spec's image (kwok's in-place image
+    stage re-renders a running pod whose reported images differ from its spec, which would undo
+    the change), the other containers as they were, the first one with `first` applied."""
+    previous = {s["name"]: s for s in (pod.get("status") or {}).get("containerStatuses") or []}
+    statuses = []
+    for index, container in enumerate(pod["spec"]["containers"]):
+        name = container["name"]
+        running = {"ready": True, "restartCount": 0, "state": {"running": {"startedAt": _now()}}}
+        status = {"name": name, "imageID": "", **(previous.get(name) or running), "image": container["image"]}
+        statuses.append({**status, **first} if index == 0 else status)
+    return statuses
 
 
 def _now() -> str:
@@ -212,15 +221,11 @@ async def crash_container(
     restarts = int((previous.get(container) or {}).get("restartCount") or 0) + 1
     now = _now()
     terminated = {"exitCode": exit_code, "reason": reason, "startedAt": now, "finishedAt": now}
-    status = {
-        "phase": "Running",
-        "containerStatuses": [
-            {
-                "name": container, "image": "x", "imageID": "", "ready": False, "restartCount": restarts,
-                "state": {"running": {"startedAt": now}}, "lastState": {"terminated": terminated},
-            }
-        ],
+    first = {
+        "ready": False, "restartCount": restarts,
+        "state": {"running": {"startedAt": now}}, "lastState": {"terminated": terminated},
     }  # fmt: skip
+    status = {"phase": "Running", "containerStatuses": _container_statuses(pod, first)}
     await api.patch_status(PODS, namespace, name, {"status": status})
 
 
