@@ -35,7 +35,7 @@ class Revisions(Shell):
         """Find or create the round's revision; False when the LWS turns out to be going away."""
         await self._settle_uncertain(round_.key)
         plan = plan_revision(round_.lws, round_.leader_sts, self.of(round_.key), self._matches)
-        if plan.create and round_.leader_sts is not None and not await self._still_live(round_.key):
+        if plan.create and _may_be_going(round_) and not await self._still_live(round_.key):
             # A set deleted in the foreground loses its revisions first: a cached LWS that lags the
             # revision cache would otherwise create one again for a set that is going (issue 12).
             return False
@@ -87,3 +87,11 @@ class Revisions(Shell):
                     CONTROLLER_REVISIONS, pending_key.namespace, pending_key.name
                 )
             self.recent.settle(pending_key, found)
+
+
+def _may_be_going(round_: Round) -> bool:
+    """A set that was running before this round (its leader workload is cached, or it has a status):
+    a missing revision may be the garbage collector's work on a set deleted in the foreground, which
+    removes the leader StatefulSet too. A new set (no status yet) creates its first revision without
+    the extra read."""
+    return round_.leader_sts is not None or bool((round_.lws.get("status") or {}).get("conditions"))
