@@ -192,9 +192,14 @@ async def test_simulated_pod_failure_makes_the_statefulset_replace_it(
     chaos.fail_pod(RestClient.from_kubeconfig(full_cluster.kubeconfig), full_namespace, "fragile-0")
 
     async def replaced_and_ready() -> bool:
-        pod = await full_kube.get(Pod, "fragile-0", namespace=full_namespace)
+        pods = {p.metadata.name: p for p in await _pods(full_kube, full_namespace, "fragile") if p.metadata}
+        pod = pods.get("fragile-0")  # absent between the failed pod's removal and its replacement
         return bool(
-            pod.metadata and original.metadata and pod.metadata.uid != original.metadata.uid and _ready(pod)
+            pod is not None
+            and pod.metadata
+            and original.metadata
+            and pod.metadata.uid != original.metadata.uid
+            and _ready(pod)
         )
 
     await eventually(replaced_and_ready)
