@@ -9,7 +9,7 @@ name, renamed when complete and guarded by a file lock so that concurrent
 test workers build once.
 
 Upstream's manager is ``sigs.k8s.io/lws`` at the newest version the proxy
-serves: v0.9.0. Checked again on 2026-12-01: the proxy refuses v1.0.0 with
+serves: v0.9.0. Checked again on 2026-12-04: the proxy refuses v1.0.0 with
 403, and answers v0.10.0's ``.info``/``.mod`` but refuses its ``.zip`` (403),
 so v0.10.0 cannot be built either. It is used for the swap tests and the
 side-by-side benchmarks.
