@@ -86,6 +86,7 @@ class LeaderWorkerSetReconciler:
             if self._conditions is not None:
                 self._conditions.forget(key)
             self.replacement.forget(key)
+            self.in_place.forget(key)
             self.quarantine.forget(key)
             return None  # children go away through garbage collection
         round_ = Round.of(lws, key)
@@ -118,7 +119,8 @@ class LeaderWorkerSetReconciler:
         round_.hold_partition = in_place is not None and in_place.plan.hold
         await self.rollout.step(round_)
         if in_place is not None:
-            await self.in_place.advance(round_, in_place)  # the leader StatefulSet has the new template
+            # The leader StatefulSet has the new template (our write, if the watch lags).
+            await self.in_place.advance(round_, in_place, self.rollout.leader_statefulset(round_.key))
         # Where the StatefulSets ignore maxUnavailable: the outdated leaders, from the freshest state.
         await self.replacement.step(round_, self.rollout.leader_statefulset(round_.key))
         await self._children.ensure_shared_service(round_)
