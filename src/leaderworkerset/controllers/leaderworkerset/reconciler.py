@@ -10,6 +10,7 @@ from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
 from leaderworkerset.controllers.leaderworkerset.round import Round
@@ -44,6 +45,7 @@ class LeaderWorkerSetReconciler:
         rollout_metrics: RolloutMetrics | None = None,
         condition_metrics: ConditionMetrics | None = None,
         quarantine_metrics: QuarantineMetrics | None = None,
+        restart_support: RestartSupport | None = None,
     ) -> None:
         self._informers = informers
         self._recorder = recorder
@@ -54,7 +56,7 @@ class LeaderWorkerSetReconciler:
         intents = AppliedIntents()
         shell = (client, informers, recorder, clock)
         self.revisions = Revisions(*shell)
-        self.status = StatusWriter(*shell)
+        self.status = StatusWriter(*shell, restart_support=restart_support)
         surge = SurgeFallback(*shell, memo=self.status.memo)
         self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents, surge=surge)
         self.replacement = LeaderReplacement(*shell)

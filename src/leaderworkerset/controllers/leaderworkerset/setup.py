@@ -9,9 +9,12 @@ from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.objects import name_of, namespace_of
 from leaderworkerset.runtime.controller import Controller, Mapper, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
@@ -56,12 +59,20 @@ def _scheduled_pod_deletions(controller: Controller) -> FuncHandler[Pod]:
     return FuncHandler(delete=deleted)
 
 
+def _requeue_in_place_restart_sets(controller: Controller, informers: SharedInformers) -> None:
+    """Every cached set that asks for in-place restarts looks at its prerequisites again."""
+    for lws in informers.lws.store.list():
+        if inplace.opted_in(lws):
+            controller.queue.add(ObjectKey(namespace_of(lws), name_of(lws)))
+
+
 def setup(
     manager: Manager,
     informers: SharedInformers,
     *,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     provider: SchedulerProvider | None = None,
+    restart_support: RestartSupport | None = None,
 ) -> Controller:
     """Create the LWS controller, declare its watches and add it to the manager.
 
@@ -75,6 +86,7 @@ def setup(
         rollout_metrics=new_rollout_metrics(manager.metrics.registry),
         condition_metrics=ConditionMetrics(manager.metrics.registry),
         quarantine_metrics=new_quarantine_metrics(manager.metrics.registry),
+        restart_support=restart_support,
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
@@ -88,5 +100,7 @@ def setup(
     controller.watch(informers.pods, _pod_to_lws(reconciler.in_place), batch=batch)
     informers.pods.add_handler(_scheduled_pod_deletions(controller))
     reconciler.forget_on_delete(informers)
+    if restart_support is not None:
+        restart_support.on_change(lambda: _requeue_in_place_restart_sets(controller, informers))
     manager.add_controller(controller)
     return controller
