@@ -10,6 +10,7 @@ read it, so a key added here is documented and swap-tested without a second list
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -151,8 +152,21 @@ ANNOTATION_RESTART_AGENT: Final = _PREFIX + "restart-agent"
 ANNOTATION_IN_PLACE_RESTARTS: Final = _PREFIX + "in-place-restarts"
 # The manager's environment names the agent's image (its own: the chart and `lws install` set it).
 ENV_RESTART_AGENT_IMAGE: Final = "LWS_RESTART_AGENT_IMAGE"
+
+
+def restart_agent_image(environ: Mapping[str, str]) -> str | None:
+    """The agent image a manager with this environment equips pods with (unset or empty: none)."""
+    return environ.get(ENV_RESTART_AGENT_IMAGE) or None
+
+
 CONDITION_RESTART_STRATEGY_INVALID: Final = "RestartStrategyInvalid"
 EVENT_INVALID_RESTART_STRATEGY: Final = "InvalidRestartStrategy"
+# A valid InPlace strategy this manager cannot honour (the cluster refuses or drops the
+# RestartAllContainers rule, or no agent image is configured): failed groups are recreated.
+CONDITION_IN_PLACE_RESTART_UNAVAILABLE: Final = "InPlaceRestartUnavailable"
+REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED: Final = "RestartAllContainersUnsupported"
+REASON_NO_RESTART_AGENT_IMAGE: Final = "NoRestartAgentImage"
+EVENT_IN_PLACE_RESTART_UNAVAILABLE: Final = "InPlaceRestartUnavailable"
 EVENT_GROUP_RESTARTED_IN_PLACE: Final = "GroupRestartedInPlace"
 EVENT_IN_PLACE_RESTART_FALLBACK: Final = "InPlaceRestartFallback"
 
@@ -396,7 +410,9 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "a failed container restarts every container of its group where it stands (same pods, "
             "nodes and IPs) instead of recreating the group, counted once by maxGroupRestarts and the "
             "failure ledger (`restarted-in-place`); the 4th failure in a row within 10 minutes "
-            "recreates the group. Absent: groups are recreated, as upstream (docs/in-place-restart.md)"
+            "recreates the group. Where the cluster stops supporting the rule or the manager has no "
+            "agent image, condition `InPlaceRestartUnavailable` and a Warning event say so (groups are "
+            "then recreated). Absent: groups are recreated, as upstream (docs/in-place-restart.md)"
         ),
         example=RESTART_STRATEGY_IN_PLACE,
     ),

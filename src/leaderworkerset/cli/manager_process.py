@@ -9,16 +9,20 @@ the elected leader also runs the LeaderWorkerSet, pod and DisaggregatedSet contr
 from __future__ import annotations
 
 import gc
+import os
 from dataclasses import dataclass, replace
 
 from leaderworkerset.api import config as api_config
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.scheduling import require_provider_api
 from leaderworkerset.controllers.setup import register_controllers
 from leaderworkerset.runtime import settings as runtime_settings
-from leaderworkerset.runtime.client import ClientOptions, new_client
+from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.manager import Manager, ManagerOptions
 from leaderworkerset.runtime.resources import NAMESPACES
+from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.setup import register_webhooks
 
 
@@ -50,10 +54,30 @@ def manager_options(settings: Settings) -> ManagerOptions:
     return replace(options, leader_elect=options.leader_elect and settings.run_controllers)
 
 
+def _restart_support(
+    mgr: Manager, client: KubeClient, probe: RestartAllContainersProbe, *, probed: bool
+) -> RestartSupport:
+    """What the controllers know of the in-place restart's prerequisites; `probed`: the webhooks
+    of this process refresh the probe, else a runnable of its own does."""
+    support = RestartSupport(unsupported=probe.answer, agent_image=ext.restart_agent_image(os.environ))
+    probe.on_change(support.changed)
+    if not probed:
+
+        async def refresh() -> None:
+            await probe.refresh(client)
+            await probe.run(client)
+
+        mgr.add_runnable("restart-all-containers-probe", refresh)
+    return support
+
+
 async def run(settings: Settings) -> None:
     client = new_client(settings.client)
     try:
         mgr = Manager(client, manager_options(settings))
+        # In-place group restart: one probe of the cluster's RestartAllContainers support serves
+        # admission and the sets' InPlaceRestartUnavailable condition.
+        restart_all = RestartAllContainersProbe()
         if settings.run_webhooks:
             if settings.webhook_url_host:
                 # Dev cluster: the certificate Secret lives in our namespace, which may not exist yet.
@@ -63,7 +87,7 @@ async def run(settings: Settings) -> None:
                     NAMESPACES,
                     {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings.namespace}},
                 )
-            register_webhooks(mgr, client, settings)
+            register_webhooks(mgr, client, settings, restart_all=restart_all)
         if settings.run_controllers:
             provider = runtime_settings.scheduler_provider(settings.config)
             await require_provider_api(client, provider)
@@ -76,6 +100,7 @@ async def run(settings: Settings) -> None:
                 enable_disaggregatedset=settings.enable_disaggregatedset,
                 scheduler_provider=provider,
                 failure_ledger=settings.failure_ledger,
+                restart_support=_restart_support(mgr, client, restart_all, probed=settings.run_webhooks),
             )
         # Everything allocated so far (modules, the controllers' wiring) lives as long as the
         # process: out of the collector's generations, later collections do not scan it again.

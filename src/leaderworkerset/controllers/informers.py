@@ -84,17 +84,18 @@ def as_dict(obj: msgspec.Struct | Mapping[str, Any]) -> MutableObj:
 
 
 def _metadata_view(obj: Pod) -> MutableObj:
-    """A pod's identity, labels and finalizers as an API-shaped dict: enough for a metadata rule
-    (leader? held by the budget?) without converting the whole projection. Converting every pod of
-    a set per reconcile was the largest CPU cost of a 100-group create (issue 14)."""
+    """A pod's identity, labels, annotations and finalizers as an API-shaped dict: enough for a
+    metadata rule (leader? held by the budget? waiting for its in-place update to settle?) without
+    converting the whole projection. Converting every pod of a set per reconcile was the largest
+    CPU cost of a 100-group create (issue 14)."""
     meta = obj.metadata
-    labels, finalizers = meta.labels or {}, meta.finalizers or []
     return {
         "metadata": {
             "name": meta.name,
             "namespace": meta.namespace,
-            "labels": labels,
-            "finalizers": finalizers,
+            "labels": meta.labels or {},
+            "annotations": meta.annotations or {},
+            "finalizers": meta.finalizers or [],
         }
     }
 

@@ -10,6 +10,7 @@ from leaderworkerset.controllers import disaggregatedset, disruptionbudget, grou
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
 from leaderworkerset.controllers.leaderworkerset import setup as lws_setup
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
@@ -24,6 +25,7 @@ class RegisteredControllers:
     disaggregatedset: Controller | None = None
     ds_informers: DisaggregatedSetInformers | None = None
     registry: CollectorRegistry | None = None  # the manager's metrics (tests read the group metrics)
+    restart_support: RestartSupport | None = None  # what the in-place restart needs (CLI-wired)
 
 
 def register_controllers(
@@ -35,6 +37,7 @@ def register_controllers(
     enable_leaderworkerset: bool = True,
     enable_disaggregatedset: bool = True,
     failure_ledger: bool = True,
+    restart_support: RestartSupport | None = None,
 ) -> RegisteredControllers:
     """Declare the caches and add the LWS and pod controllers (recorder `leaderworkerset`) and the
     DisaggregatedSet controller (recorder `disaggregatedset`) to `manager`.
@@ -44,6 +47,8 @@ def register_controllers(
     gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
     switches let a manager (or a test) run one side without the other's caches.
     `failure_ledger=False` keeps no per-LWS failure history (controllers/ledger.py).
+    `restart_support`: what this manager knows of the in-place restart's prerequisites (None: the
+    LWS controller flags none).
     Every controller reads its time from the manager's clock (runtime/clock.py).
     """
     informers = lws_controller = pod_controller = provider = None
@@ -51,7 +56,11 @@ def register_controllers(
         informers = shared_informers(manager.cache, namespace)
         provider = new_provider(scheduler_provider, manager, informers, namespace)
         lws_controller = lws_setup.setup(
-            manager, informers, max_concurrent=max_concurrent_reconciles, provider=provider
+            manager,
+            informers,
+            max_concurrent=max_concurrent_reconciles,
+            provider=provider,
+            restart_support=restart_support,
         )
         pod_controller = group.setup(
             manager,
@@ -69,5 +78,12 @@ def register_controllers(
             manager, namespace=namespace, max_concurrent=max_concurrent_reconciles
         )
     return RegisteredControllers(
-        lws_controller, pod_controller, informers, provider, ds_controller, ds_caches, manager.registry
+        lws_controller,
+        pod_controller,
+        informers,
+        provider,
+        ds_controller,
+        ds_caches,
+        manager.registry,
+        restart_support,
     )

@@ -8,6 +8,8 @@ JSON names, hence the N815 exemptions.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from leaderworkerset.runtime.codecs import StructCodec
@@ -35,6 +37,21 @@ class ContainerState(msgspec.Struct, omit_defaults=True, gc=False):
     waiting: dict[str, str] | None = None
 
 
+class Resources(msgspec.Struct, omit_defaults=True, gc=False):
+    """A container's resource lists (quantities as the API server writes them, strings)."""
+
+    limits: dict[str, Any] | None = None
+    requests: dict[str, Any] | None = None
+
+
+class Toleration(msgspec.Struct, omit_defaults=True, gc=False):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+    tolerationSeconds: int | None = None
+
+
 class ContainerStatus(msgspec.Struct, omit_defaults=True, gc=False):
     name: str = ""
     ready: bool = False
@@ -43,6 +60,10 @@ class ContainerStatus(msgspec.Struct, omit_defaults=True, gc=False):
     state: ContainerState | None = None
     # The failure ledger names the exit code of the termination a restart follows.
     lastState: ContainerState | None = None
+    # In-place updates: the image the container runs (has the update reached it?) and the resources
+    # a kubelet that resizes in place reports.
+    image: str | None = None
+    resources: Resources | None = None
 
 
 class SchedulingGate(msgspec.Struct, gc=False):
@@ -57,20 +78,15 @@ class SchedulingGroup(msgspec.Struct, omit_defaults=True, gc=False):
     podGroupName: str | None = None
 
 
-class TpuQuantity(msgspec.Struct, omit_defaults=True, gc=False):
-    """Of a container's resource list only the TPU quantity: the worker StatefulSet's TPU settings
-    ask whether the leader requests TPUs (core/desired/tpu.py), and nothing else reads cached resources."""
-
-    tpu: str | int | float | None = msgspec.field(default=None, name="google.com/tpu")
-
-
-class ContainerResources(msgspec.Struct, omit_defaults=True, gc=False):
-    limits: TpuQuantity | None = None
-    requests: TpuQuantity | None = None
-
-
 class ContainerHead(msgspec.Struct, omit_defaults=True, gc=False):
-    resources: ContainerResources | None = None
+    """What the controllers read of a container: the worker StatefulSet's TPU settings ask whether
+    the leader requests TPUs (core/desired/tpu.py); an in-place update compares and patches images
+    and resources by container name (core/rollout/inplaceupdate.py)."""
+
+    name: str | None = None
+    image: str | None = None
+    restartPolicy: str | None = None  # a sidecar's `Always`
+    resources: Resources | None = None
 
 
 class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
@@ -82,9 +98,12 @@ class PodSpec(msgspec.Struct, omit_defaults=True, gc=False):
     readinessGates: list[ReadinessGate] | None = None
     # The Workload API PodGroup the pod joins; PodGroup cleanup keeps groups that pods still name.
     schedulingGroup: SchedulingGroup | None = None
-    # The leader's TPU requests, so a worker StatefulSet is built from the cached leader (issue 14).
+    # The leader's TPU requests, so a worker StatefulSet is built from the cached leader (issue
+    # 14), and what an in-place update compares.
     containers: list[ContainerHead] | None = None
     initContainers: list[ContainerHead] | None = None
+    # An in-place update adds the template's tolerations (the one spec list a pod lets grow).
+    tolerations: list[Toleration] | None = None
 
 
 class PodStatus(msgspec.Struct, omit_defaults=True, gc=False):

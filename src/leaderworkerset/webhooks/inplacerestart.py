@@ -66,13 +66,25 @@ def kept_rule(statefulset: Mapping[str, Any]) -> bool:
 
 
 class RestartAllContainersProbe:
-    """Callable as `SupportProbe`; "not probed yet" until the first answer."""
+    """Callable as `SupportProbe`; "not probed yet" until the first answer (admission refuses
+    until it knows). `answer` and `on_change` serve the controllers' condition (the CLI wires them)."""
 
     def __init__(self) -> None:
         self.reason: str | None = "the API server has not been asked yet"
+        self.answered = False
+        self._listeners: list[Callable[[], None]] = []
 
     def __call__(self) -> str | None:
         return self.reason
+
+    def answer(self) -> str | None:
+        """The server's last answer; None before the first (for a condition on the sets, not knowing
+        yet is no reason to say the cluster lacks the feature)."""
+        return self.reason if self.answered else None
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call `listener` whenever `answer` changes."""
+        self._listeners.append(listener)
 
     async def refresh(self, client: KubeClient) -> str | None:
         try:
@@ -87,9 +99,13 @@ class RestartAllContainersProbe:
             return self.reason
         else:
             reason = None if kept_rule(stored) else "the API server drops container restart rules"
+        changed = reason != self.answer() or not self.answered
         if reason != self.reason:
             log.info("RestartAllContainers support", supported=reason is None, reason=reason)
-        self.reason = reason
+        self.reason, self.answered = reason, True
+        if changed:
+            for listener in self._listeners:
+                listener()
         return reason
 
     async def run(self, client: KubeClient, interval: float = REFRESH_SECONDS) -> None:

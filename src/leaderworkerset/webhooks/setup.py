@@ -107,11 +107,19 @@ def webhook_run_config(settings: WebhookSettings) -> WebhookRunConfig:
     )
 
 
-def register_webhooks(manager: Manager, client: KubeClient, settings: WebhookSettings) -> RegisteredWebhooks:
+def register_webhooks(
+    manager: Manager,
+    client: KubeClient,
+    settings: WebhookSettings,
+    *,
+    restart_all: RestartAllContainersProbe | None = None,
+) -> RegisteredWebhooks:
     """Add the webhook server (with its certificates) to `manager` as a runnable, its two readiness
     checks, and the gate that holds the controllers until the certificates are in place.
 
     Call once per manager, before `manager.run()`; every replica serves, leader or not.
+    `restart_all`: the RestartAllContainers probe to refresh and admit with (the CLI shares it
+    with the controllers); a new one when None.
     """
     config = webhook_run_config(settings)
     # The kubernetes provider admits a new spec.scheduling only while discovery finds the Workload API.
@@ -125,7 +133,7 @@ def register_webhooks(manager: Manager, client: KubeClient, settings: WebhookSet
             ),
         )
     quarantine = QuarantineView.watching(client)
-    restart_all = RestartAllContainersProbe()
+    restart_all = restart_all or RestartAllContainersProbe()
     config = replace(
         config,
         options=replace(
@@ -135,7 +143,7 @@ def register_webhooks(manager: Manager, client: KubeClient, settings: WebhookSet
             restart_all_containers=restart_all,
             # The agent runs from the manager's own image (`python -m leaderworkerset.agent`); the
             # chart and `lws install` name it here.
-            restart_agent_image=os.environ.get(ext.ENV_RESTART_AGENT_IMAGE) or None,
+            restart_agent_image=ext.restart_agent_image(os.environ),
         ),
     )
     registered = RegisteredWebhooks(

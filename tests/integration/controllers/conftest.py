@@ -12,12 +12,15 @@ from typing import Any
 import pytest
 from lightkube import AsyncClient
 
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from tests.support import processed
 from tests.support.inprocess import running_controllers
+
+AGENT_IMAGE = "lws.local/lws-python:test"
 
 
 @pytest.fixture(scope="session")
@@ -37,8 +40,11 @@ async def lws_controllers(
     await install_crds(kube)
     client = new_client(ClientOptions(kubeconfig=str(apiserver_cluster.kubeconfig)))
     _record_writes(client)
+    # What in-place restarts need is there (tests flip it): as a manager with an agent image on a
+    # cluster that supports RestartAllContainers.
+    support = RestartSupport(agent_image=AGENT_IMAGE)
     async with running_controllers(
-        apiserver_cluster, client=client, enable_disaggregatedset=False
+        apiserver_cluster, client=client, enable_disaggregatedset=False, restart_support=support
     ) as registered:
         processed.RUNNING.append(registered)
         yield registered

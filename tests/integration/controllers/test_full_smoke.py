@@ -2,7 +2,9 @@
 StatefulSet controller, garbage collector, scheduler and kwok nodes.
 
 A 2x3 LeaderWorkerSet becomes Available; a container restart in one group (simulated kubelet
-report) recreates exactly that group, and the set becomes Available again.
+report) recreates exactly that group, and the set becomes Available again. A rolling update replaces
+every group. An in-place update of a 2-group set reads the set from the caches only: no pod or
+StatefulSet LIST after startup (the requests the controllers send are recorded).
 """
 
 from __future__ import annotations
@@ -18,19 +20,22 @@ import pytest
 from lightkube import AsyncClient
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import chaos
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import ApiStatusError
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS, STATEFULSETS
 from leaderworkerset.webhooks import certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.support import clusters, expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.inprocess import running_controllers
+from tests.support.lwsapi import pods_by_name, update_worker_image
+from tests.support.requestlog import RequestLog
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
@@ -88,8 +93,9 @@ async def full_stack(
     full_cluster: LocalCluster,
     full_api: KubeClient,
     tmp_path_factory: pytest.TempPathFactory,
-) -> AsyncIterator[None]:
-    """CRDs, our webhooks (URL-registered, session-scoped) and controllers on the full cluster."""
+) -> AsyncIterator[RequestLog]:
+    """CRDs, our webhooks (URL-registered, session-scoped) and controllers on the full cluster,
+    with the log of the controllers' requests."""
     await install_crds(full_kube)
     cert_dir: Path = tmp_path_factory.mktemp("e2e-webhook-certs")
     artifacts = certs.generate(
@@ -102,8 +108,10 @@ async def full_stack(
     for configuration in configurations:
         await full_api.create(CONFIGURATION_REFS[configuration["kind"]], configuration)
 
-    async with running_controllers(full_cluster):
-        yield
+    client = new_client(ClientOptions(kubeconfig=str(full_cluster.kubeconfig)))
+    log = RequestLog(client)
+    async with running_controllers(full_cluster, client=client):
+        yield log
     for configuration in configurations:
         with contextlib.suppress(ApiStatusError):
             await full_api.delete(
@@ -113,7 +121,7 @@ async def full_stack(
 
 
 @pytest.fixture
-async def e2e_namespace(full_api: KubeClient, full_stack: None, full_namespace: str) -> str:
+async def e2e_namespace(full_api: KubeClient, full_stack: RequestLog, full_namespace: str) -> str:
     await full_api.merge_patch(
         NAMESPACES, None, full_namespace, {"metadata": {"labels": {SELECTOR_LABEL: SESSION}}}
     )
@@ -213,3 +221,39 @@ async def test_rolling_update_with_surge_replaces_every_group(
     await expect.expect_valid_leader_statefulset(full_api, ns, 3)
     await expect.expect_revisions(full_api, ns, 1)
     await expect.expect_event(full_api, ns, c.EVENT_GROUPS_PROGRESSING, f"deleting surge replica {NAME}-3")
+
+
+async def test_an_in_place_update_lists_no_pod_or_statefulset(
+    full_api: KubeClient, full_stack: RequestLog, e2e_namespace: str
+) -> None:
+    """The in-place step reads the set's pods and StatefulSets from the watch-fed caches and is woken
+    by their events: an update of two groups sends no LIST of either (it listed both on every
+    round, and polled every second, before)."""
+    ns, log = e2e_namespace, full_stack
+    lws = LeaderWorkerSetBuilder(ns).replicas(2).size(2)
+    lws.annotation(ext.ANNOTATION_UPDATE_STRATEGY, ext.UPDATE_STRATEGY_IN_PLACE)
+    await full_api.create(LEADERWORKERSETS, lws.obj())
+    await eventually(lambda: _all_ready(full_api, ns, 4), timeout=LONG_TIMEOUT)
+    await expect.expect_available_condition(full_api, ns)
+    uids = {name: p["metadata"]["uid"] for name, p in (await pods_by_name(full_api, ns, NAME)).items()}
+    since = log.mark()
+
+    new_image = "nginx:2"
+    await update_worker_image(full_api, ns, new_image, name=NAME)
+
+    async def updated_in_place() -> bool:
+        events = await expect.events_with(full_api, ns, ext.EVENT_GROUP_UPDATED_IN_PLACE)
+        assert len(events) == 2, events
+        pods = await pods_by_name(full_api, ns, NAME)
+        assert {name: p["metadata"]["uid"] for name, p in pods.items()} == uids, "a pod was recreated"
+        for pod in pods.values():
+            if pod["metadata"]["labels"][c.LABEL_WORKER_INDEX] != "0":
+                assert pod["status"]["containerStatuses"][0]["image"] == new_image, pod["metadata"]["name"]
+        return True
+
+    await eventually(updated_in_place, timeout=LONG_TIMEOUT)
+    await eventually(lambda: _all_ready(full_api, ns, 4), timeout=LONG_TIMEOUT)
+    await expect.expect_available_condition(full_api, ns)
+    assert log.mark() > since, "the controllers' requests are recorded"
+    assert log.lists(PODS, since=since) == []
+    assert log.lists(STATEFULSETS, since=since) == []

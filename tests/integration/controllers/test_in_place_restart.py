@@ -5,7 +5,8 @@ restart count rose with last state `RestartingAllContainers`), the pod webhook (
 marker it puts on a pod it equipped) and the agents (their pods' restarts once the epoch moved on);
 the LWS and pod controllers run in-process. These are the decisions at the API level: which restart
 is a failure, the epoch on every pod, the budget and the ledger counting each failure once, and the
-fallback to recreation."""
+fallback to recreation; and the condition that says when this manager cannot honour the annotation
+(no agent image, a cluster that does not support RestartAllContainers) until it can."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONFIGMAPS, LEADERWORKERSETS, PODS
 from tests.support import expect, kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
+from tests.support.processed import expect_lws_processed
 from tests.support.wait import consistently, eventually
 
 pytestmark = [pytest.mark.cluster]
@@ -282,3 +284,53 @@ async def test_a_claim_left_by_a_killed_controller_is_finished_not_counted_again
     assert state == claim  # finished under the claim: no second epoch
     await eventually(lambda: _one_entry(api, ns))
     assert list((await _restart_counts(api, ns)).values()) == [1]
+
+
+async def _unavailable(api: KubeClient, ns: str) -> Obj | None:
+    lws = await api.get(LEADERWORKERSETS, ns, NAME)
+    conditions = (lws.get("status") or {}).get("conditions") or []
+    return next((c_ for c_ in conditions if c_["type"] == ext.CONDITION_IN_PLACE_RESTART_UNAVAILABLE), None)
+
+
+async def test_what_stands_in_the_way_of_in_place_restarts_is_a_condition_until_resolved(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    support = lws_controllers.restart_support
+    assert support is not None
+    await api.create(LEADERWORKERSETS, _in_place_set(ns))
+    await expect_lws_processed(api, ns, NAME)
+    assert await _unavailable(api, ns) is None  # everything it needs is there
+    image, unsupported = support.agent_image, support.unsupported
+    try:
+        support.agent_image = None  # a manager without LWS_RESTART_AGENT_IMAGE
+        support.changed()  # (the CLI calls it when the probe's answer moves; the image needs a restart)
+
+        async def reason_is(reason: str) -> bool:
+            condition = await _unavailable(api, ns)
+            assert condition is not None
+            assert condition["reason"] == reason, condition
+            assert condition["status"] == c.CONDITION_TRUE
+            return True
+
+        await eventually(lambda: reason_is(ext.REASON_NO_RESTART_AGENT_IMAGE))
+        await _expect_warning(api, ns, ext.EVENT_IN_PLACE_RESTART_UNAVAILABLE, ext.ENV_RESTART_AGENT_IMAGE)
+
+        support.agent_image = image
+        support.unsupported = lambda: "the API server drops container restart rules"
+        support.changed()
+        await eventually(lambda: reason_is(ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED))
+        condition = await _unavailable(api, ns)
+        assert condition is not None
+        assert (
+            "the API server drops container restart rules; failed groups are recreated"
+            in condition["message"]
+        )
+    finally:
+        support.agent_image, support.unsupported = image, unsupported
+        support.changed()
+
+    async def cleared() -> bool:
+        assert await _unavailable(api, ns) is None
+        return True
+
+    await eventually(cleared)

@@ -23,9 +23,15 @@ pytestmark = [pytest.mark.cluster]
 async def test_the_default_cluster_supports_it_and_nothing_is_stored(webhook_client: KubeClient) -> None:
     api = webhook_client
     probe = RestartAllContainersProbe()
-    assert probe() is not None  # not asked yet: no promise
+    answers: list[str | None] = []
+    probe.on_change(lambda: answers.append(probe.answer()))
+    assert probe() is not None  # not asked yet: admission makes no promise
+    assert probe.answer() is None  # nor does the sets' condition say the cluster lacks it
     assert await probe.refresh(api) is None
     assert probe() is None
+    assert answers == [None]  # the first answer wakes the controllers' InPlace sets
+    await probe.refresh(api)
+    assert answers == [None]  # the same answer does not
     assert await api.list(STATEFULSETS, PROBE_NAMESPACE) == []
 
 
@@ -75,7 +81,11 @@ async def test_a_cluster_with_a_gate_off_is_unsupported_with_the_servers_words(
     gate_off: tuple[str, KubeClient],
 ) -> None:
     gate, client = gate_off
-    reason = await RestartAllContainersProbe().refresh(client)
+    probe = RestartAllContainersProbe()
+    answers: list[str | None] = []
+    probe.on_change(lambda: answers.append(probe.answer()))
+    reason = await probe.refresh(client)
+    assert answers == [reason]
     if gate == "ContainerRestartRules":
         assert reason == "the API server drops container restart rules"
     else:

@@ -9,8 +9,11 @@ import pytest
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli import manager, manager_process
+from leaderworkerset.core.lifecycle import inplace
 from leaderworkerset.runtime.client import ClientOptions
+from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
 from leaderworkerset.webhooks.setup import webhook_options, webhook_run_config
 
@@ -209,3 +212,37 @@ def test_local_url_mode_names_the_server_port_by_default() -> None:
     cfg = manager._merge(api_config.load_configuration(""), **{**NO_FLAGS, "webhook_port": 19443})
 
     assert webhook_run_config(_settings(cfg, webhook_url_host="127.0.0.1")).url_port is None
+
+
+class _Runnables:
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def add_runnable(self, name: str, run: Any) -> None:
+        self.names.append(name)
+
+
+class _DroppingServer:
+    """Answers the probe's dry-run create with the object stripped of its restart rules."""
+
+    async def request(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        return {"spec": {"template": {"spec": {"containers": [{"name": "probe"}]}}}}
+
+
+@pytest.mark.parametrize("probed", [True, False])
+async def test_the_controllers_learn_the_restart_probes_answer_and_the_agent_image(
+    probed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ext.ENV_RESTART_AGENT_IMAGE, "lws.local/lws-python:v1")
+    probe, mgr = RestartAllContainersProbe(), _Runnables()
+    support = manager_process._restart_support(mgr, _DroppingServer(), probe, probed=probed)  # type: ignore[arg-type]
+    woken: list[str | None] = []
+    support.on_change(lambda: woken.append(support.prerequisites().unsupported))
+    assert support.prerequisites() == inplace.Prerequisites(unsupported=None, agent_image=True)
+    await probe.refresh(_DroppingServer())  # type: ignore[arg-type]
+    assert woken == ["the API server drops container restart rules"]
+    # Without webhooks in this process, a runnable of its own keeps the answer fresh.
+    assert mgr.names == ([] if probed else ["restart-all-containers-probe"])
+    monkeypatch.delenv(ext.ENV_RESTART_AGENT_IMAGE)
+    bare = manager_process._restart_support(mgr, _DroppingServer(), probe, probed=True)  # type: ignore[arg-type]
+    assert bare.prerequisites().agent_image is False

@@ -3,10 +3,11 @@
 
 `prepare` runs before the rolling-update step and decides whether the leader StatefulSet's
 partition is held; `advance` runs after it (the leader StatefulSet then carries the new template)
-and patches the groups the plan moves. Only while some leader is behind the set's revision does it
-read anything beyond the caches: the set's pods and StatefulSets, fresh from the API server (the
-cached projections carry neither images nor revisions), so a manager restarted mid-update decides
-from what the server holds.
+and patches the groups the plan moves. Everything is read from the watch-fed caches (the pod
+projections carry images, resources and tolerations for it), overlaid with what this process wrote
+that the watch has not delivered yet (`WriteMemo`), so a round right after a write does not act on
+the stale copy. Nothing polls: the StatefulSets' and leader pods' events wake the set as always, and
+while an update waits the worker pods' events do too (`under_way`, wired in setup.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from leaderworkerset.controllers.events import record
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
+from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.core.groups.naming import leader_pod_name
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.lifecycle.restart import IN_PLACE_RESTARTS_PENDING
@@ -35,6 +37,7 @@ from leaderworkerset.core.objects import (
     labels_of,
     lws_replicas,
     name_of,
+    namespace_of,
     revision_key_of,
 )
 from leaderworkerset.core.rollout import inplaceupdate as ip
@@ -43,15 +46,20 @@ from leaderworkerset.core.rollout.inplace import Classification, classify
 from leaderworkerset.core.rollout.partition import rollout_budget
 from leaderworkerset.core.rollout.revision import find_revision, revision_spec
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, serves_pod_resize
+from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import PODS, STATEFULSETS
 
 log = structlog.get_logger(__name__)
 
 KNOWN_CLASSIFICATIONS = 1024
 
-# How soon a round that waits on the StatefulSet controller or the kubelet looks again; the
-# StatefulSets' and pods' own events usually come first.
-WAIT_SECONDS = 1.0
+
+@dataclass
+class _SetWrites:
+    """The pods and StatefulSets of one set this process patched, until the watch delivers them."""
+
+    pods: WriteMemo = field(default_factory=WriteMemo)
+    statefulsets: WriteMemo = field(default_factory=WriteMemo)
 
 
 @dataclass
@@ -63,6 +71,7 @@ class InPlaceRound:
     workers: dict[int, list[MutableObj]]
     statefulsets: dict[str, MutableObj]
     classifications: dict[int, Classification]
+    writes: _SetWrites
 
 
 @dataclass(eq=False)
@@ -75,22 +84,51 @@ class InPlaceUpdates(Shell):
     resizes_in_place: bool | None = None
     # (set UID, revision key) whose recreate path was announced: once per rollout, per process.
     _announced: set[tuple[str, str]] = field(default_factory=set)
+    # What we wrote of each set under update; dropped once the caches show the update done, so
+    # nothing here outlives an update.
+    _writes: dict[ObjectKey, _SetWrites] = field(default_factory=dict)
+    # The sets whose in-place update waits on their pods (setup.py's pod watch reads it).
+    _waiting: set[ObjectKey] = field(default_factory=set)
+
+    def under_way(self, key: ObjectKey) -> bool:
+        """An in-place update of the set waits on its pods: a worker's events (a container restarted
+        on its new image, Ready again, a resize applied) matter, and no StatefulSet status reliably
+        tells (a quick restart may never show in the worker StatefulSet's ready count)."""
+        return key in self._waiting
+
+    def forget(self, key: ObjectKey) -> None:
+        self._writes.pop(key, None)
+        self._waiting.discard(key)
 
     async def prepare(self, round_: Round) -> InPlaceRound | None:
         lws, key = round_.lws, round_.key
         if not ip.wants_in_place(lws) or round_.leader_sts is None or round_.revision is None:
+            self.forget(key)
             return None
         if all(
             revision_key_of(p) == round_.revision_key for p in round_.leader_pods(self.informers)
         ) and not self._pending(round_):
+            # The caches show every write of ours that moved a group (the leader's comes last): the
+            # memories are not needed any more.
+            self.forget(key)
             return None  # every group is on the set's revision and settled: nothing to do
         if self.resizes_in_place is None:
             self.resizes_in_place = await serves_pod_resize(self.client)
-        selector = f"{c.LABEL_SET_NAME}={key.name}"
+        writes = self._writes.setdefault(key, _SetWrites())
+        cached_pods = self.informers.set_pods(key.namespace, key.name)
         pods = {
-            name_of(p): p for p in await self.client.list(PODS, key.namespace, selector) if not is_deleting(p)
+            name_of(p): p
+            for p in _freshest(cached_pods, writes.pods, self.informers.pods.store.resource_version)
+            if not is_deleting(p)
         }
-        statefulsets = {name_of(s): s for s in await self.client.list(STATEFULSETS, key.namespace, selector)}
+        statefulsets = {
+            name_of(s): s
+            for s in _freshest(
+                round_.statefulsets(self.informers),
+                writes.statefulsets,
+                self.informers.statefulsets.store.resource_version,
+            )
+        }
         groups, workers, classifications = [], {}, {}
         for index in range(lws_replicas(lws)):
             leader = pods.get(leader_pod_name(key.name, index))
@@ -111,7 +149,7 @@ class InPlaceUpdates(Shell):
                 available = available and all(ip.pod_settled(p) for p in [leader, *members])
             groups.append(ip.GroupInPlace(index, progress, available, classification))
             if progress is ip.GroupProgress.DONE and available:
-                await self._settle([leader, *members])
+                await self._settle([leader, *members], writes.pods)
             workers[index] = members
             if classification is not None:
                 classifications[index] = classification
@@ -125,23 +163,32 @@ class InPlaceUpdates(Shell):
             advance=list(plan.advance),
             groups=[(g.index, g.progress.value, g.available) for g in groups],
         )
-        if plan.hold or any(not g.available for g in groups):
-            round_.requeue_after = min(round_.requeue_after or WAIT_SECONDS, WAIT_SECONDS)
-        return InPlaceRound(plan, pods, workers, statefulsets, classifications)
+        if plan.hold or any(not g.available and g.progress is not ip.GroupProgress.RECREATE for g in groups):
+            self._waiting.add(key)
+        else:
+            self._waiting.discard(key)  # groups left to the rollout wake it as a rollout does
+        # No timed requeue: every step waits on an object whose event wakes the set (the StatefulSet
+        # controller's revision and status, a leader pod, a worker pod while `under_way`), and the
+        # progress deadline of a halted update is rollout control's requeue.
+        return InPlaceRound(plan, pods, workers, statefulsets, classifications, writes)
 
     def _pending(self, round_: Round) -> bool:
         """Some pod of the set still waits for its group to settle (cached annotations suffice)."""
-        pods = self.informers.set_pods(round_.key.namespace, round_.key.name)
-        return any(
-            annotations_of(p).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) == IN_PLACE_RESTARTS_PENDING
-            for p in pods
+        pending = self.informers.set_pods_where(
+            round_.key.namespace,
+            round_.key.name,
+            lambda p: (
+                annotations_of(p).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) == IN_PLACE_RESTARTS_PENDING
+            ),
         )
+        return bool(pending)
 
-    async def _settle(self, pods: list[MutableObj]) -> None:
+    async def _settle(self, pods: list[MutableObj], memo: WriteMemo) -> None:
         for pod in pods:
             patch = ip.settle_patch(pod)
             if patch is not None:
-                await self.client.merge_patch(PODS, pod["metadata"]["namespace"], name_of(pod), patch)
+                written = await self.client.merge_patch(PODS, namespace_of(pod), name_of(pod), patch)
+                memo.remember(ObjectKey(namespace_of(pod), name_of(pod)), written)
 
     def _announce_recreate(self, round_: Round, groups: list[ip.GroupInPlace]) -> None:
         """The event that names the path when a change cannot go in place."""
@@ -177,11 +224,14 @@ class InPlaceUpdates(Shell):
         """The set's own revision of `key` (the StatefulSets' revisions carry the same label)."""
         return find_revision(round_.lws, key, self.revisions.of(round_.key))
 
-    async def advance(self, round_: Round, state: InPlaceRound) -> None:
+    async def advance(self, round_: Round, state: InPlaceRound, leader_sts: MutableObj | None) -> None:
+        """`leader_sts`: the freshest leader StatefulSet, after the rolling-update step wrote it."""
         for index in state.plan.advance:
-            await self._advance_group(round_, state, index)
+            await self._advance_group(round_, state, index, leader_sts)
 
-    async def _advance_group(self, round_: Round, state: InPlaceRound, index: int) -> None:
+    async def _advance_group(
+        self, round_: Round, state: InPlaceRound, index: int, leader_sts: MutableObj | None
+    ) -> None:
         """One step of one group, from what the server holds; every write is idempotent."""
         leader = state.pods[leader_pod_name(round_.key.name, index)]
         classification = state.classifications.get(index)
@@ -200,12 +250,14 @@ class InPlaceUpdates(Shell):
             )
             knock_on = int(ip.restarts_containers(leader_delta, leader))
             workers = state.workers.get(index, [])
-            if not await self._workers_updated(worker_sts, workers, delta, new_key, knock_on):
+            old_template = ip.pod_template(old_spec, c.ROLE_WORKER)
+            if not await self._workers_updated(
+                state.writes, worker_sts, workers, old_template, delta, new_key, knock_on
+            ):
                 return
-        leader_sts = await self.client.get(STATEFULSETS, round_.key.namespace, round_.key.name)
-        if not _published(leader_sts, new_key):
-            return  # the StatefulSet controller has not seen the new template yet
-        await self._patch(leader, leader_delta, _revision_labels(new_key, leader_sts))
+        if leader_sts is None or not _published(leader_sts, new_key):
+            return  # the StatefulSet controller has not seen the new template yet: its status wakes us
+        await self._patch(state.writes, leader, leader_delta, _revision_labels(new_key, leader_sts))
         record(
             self.recorder,
             round_.lws,
@@ -219,49 +271,62 @@ class InPlaceUpdates(Shell):
 
     async def _workers_updated(
         self,
+        writes: _SetWrites,
         worker_sts: MutableObj,
         workers: list[MutableObj],
+        old_template: Obj,
         delta: ip.TemplateDelta,
         new_key: str,
         knock_on: int,
     ) -> bool:
         """Moves the worker StatefulSet and its pods one step; True once they are all on `new_key`."""
+        key = ObjectKey(namespace_of(worker_sts), name_of(worker_sts))
         if revision_key_of(worker_sts) != new_key:
-            meta = worker_sts["metadata"]
-            await self.client.json_patch(
-                STATEFULSETS,
-                meta["namespace"],
-                meta["name"],
-                _held_worker_statefulset(worker_sts, delta, new_key),
+            patch = _held_worker_statefulset(worker_sts, old_template, delta, new_key)
+            written = await self.client.patch(
+                STATEFULSETS, key.namespace, key.name, patch, patch_type=STRATEGIC_PATCH
             )
-            return False  # its controller publishes the update revision next
+            writes.statefulsets.remember(key, written)
+            return False  # its controller publishes the update revision next: its status wakes us
         if not _published(worker_sts, new_key):
             return False
         labels = _revision_labels(new_key, worker_sts)
         for pod in workers:
-            await self._patch(pod, delta, labels, knock_on)
+            await self._patch(writes, pod, delta, labels, knock_on)
         if ((worker_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition"):
             # Every pod is at the update revision: releasing the partition recreates none.
             patch = {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}
-            await self.client.merge_patch(
-                STATEFULSETS, worker_sts["metadata"]["namespace"], name_of(worker_sts), patch
-            )
+            written = await self.client.merge_patch(STATEFULSETS, key.namespace, key.name, patch)
+            writes.statefulsets.remember(key, written)
         return True
 
     async def _patch(
-        self, pod: Obj, delta: ip.TemplateDelta, labels: Mapping[str, str], knock_on: int = 0
+        self,
+        writes: _SetWrites,
+        pod: Obj,
+        delta: ip.TemplateDelta,
+        labels: Mapping[str, str],
+        knock_on: int = 0,
     ) -> None:
-        namespace = pod["metadata"]["namespace"]
+        key = ObjectKey(namespace_of(pod), name_of(pod))
         resize = ip.resize_patch(pod, delta)
         if resize is not None:  # before the revision labels, which mark the pod updated
-            await self.client.patch(
-                PODS, namespace, name_of(pod), resize, patch_type=STRATEGIC_PATCH, subresource="resize"
+            written = await self.client.patch(
+                PODS, key.namespace, key.name, resize, patch_type=STRATEGIC_PATCH, subresource="resize"
             )
+            writes.pods.remember(key, written)
         patch = ip.pod_patch(pod, delta, labels, knock_on=knock_on)
         if patch is not None:
-            await self.client.patch(
-                PODS, pod["metadata"]["namespace"], name_of(pod), patch, patch_type=STRATEGIC_PATCH
+            written = await self.client.patch(
+                PODS, key.namespace, key.name, patch, patch_type=STRATEGIC_PATCH
             )
+            writes.pods.remember(key, written)
+
+
+def _freshest(cached: list[MutableObj], memo: WriteMemo, cache_version: str) -> list[MutableObj]:
+    """The cached objects, each replaced by what we wrote of it while the watch has not delivered it."""
+    fresh = (memo.freshest(ObjectKey(namespace_of(o), name_of(o)), o, cache_version) for o in cached)
+    return [o for o in fresh if o is not None]
 
 
 def _published(sts: Obj, key: str) -> bool:
@@ -284,16 +349,18 @@ def _revision_labels(key: str, sts: Obj) -> dict[str, str]:
     }
 
 
-def _held_worker_statefulset(sts: MutableObj, delta: ip.TemplateDelta, key: str) -> list[dict[str, Any]]:
-    """The JSON patch that puts the worker StatefulSet on the new template, its partition holding
-    every pod where it is (guarded by the resourceVersion it was made from)."""
-    spec = sts["spec"]
-    labels = {**labels_of(sts), c.LABEL_TEMPLATE_REVISION_HASH: key}
-    template = ip.patched_template(spec["template"], delta, {c.LABEL_TEMPLATE_REVISION_HASH: key})
-    strategy = {"type": "RollingUpdate", "rollingUpdate": {"partition": int(spec.get("replicas") or 0)}}
-    return [
-        {"op": "test", "path": "/metadata/resourceVersion", "value": sts["metadata"]["resourceVersion"]},
-        {"op": "replace", "path": "/metadata/labels", "value": labels},
-        {"op": "replace", "path": "/spec/template", "value": template},
-        {"op": "replace", "path": "/spec/updateStrategy", "value": strategy},
-    ]
+def _held_worker_statefulset(
+    sts: MutableObj, old_template: Obj, delta: ip.TemplateDelta, key: str
+) -> dict[str, Any]:
+    """The strategic-merge patch that puts the worker StatefulSet on the new template, its partition
+    holding every pod where it is. It names only what the delta changes, so it needs no full
+    template: the cache holds none, and nothing else writes these fields of a worker StatefulSet."""
+    revision = {c.LABEL_TEMPLATE_REVISION_HASH: key}
+    strategy = {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"partition": int(sts["spec"].get("replicas") or 0)},
+    }
+    return {
+        "metadata": {"labels": revision},
+        "spec": {"template": ip.template_patch(old_template, delta, revision), "updateStrategy": strategy},
+    }

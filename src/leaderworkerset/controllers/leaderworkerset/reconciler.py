@@ -10,6 +10,7 @@ from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
 from leaderworkerset.controllers.leaderworkerset.round import Round
@@ -44,6 +45,7 @@ class LeaderWorkerSetReconciler:
         rollout_metrics: RolloutMetrics | None = None,
         condition_metrics: ConditionMetrics | None = None,
         quarantine_metrics: QuarantineMetrics | None = None,
+        restart_support: RestartSupport | None = None,
     ) -> None:
         self._informers = informers
         self._recorder = recorder
@@ -54,7 +56,7 @@ class LeaderWorkerSetReconciler:
         intents = AppliedIntents()
         shell = (client, informers, recorder, clock)
         self.revisions = Revisions(*shell)
-        self.status = StatusWriter(*shell)
+        self.status = StatusWriter(*shell, restart_support=restart_support)
         surge = SurgeFallback(*shell, memo=self.status.memo)
         self.rollout = Rollout(*shell, revisions=self.revisions, intents=intents, surge=surge)
         self.replacement = LeaderReplacement(*shell)
@@ -86,6 +88,7 @@ class LeaderWorkerSetReconciler:
             if self._conditions is not None:
                 self._conditions.forget(key)
             self.replacement.forget(key)
+            self.in_place.forget(key)
             self.quarantine.forget(key)
             return None  # children go away through garbage collection
         round_ = Round.of(lws, key)
@@ -118,7 +121,8 @@ class LeaderWorkerSetReconciler:
         round_.hold_partition = in_place is not None and in_place.plan.hold
         await self.rollout.step(round_)
         if in_place is not None:
-            await self.in_place.advance(round_, in_place)  # the leader StatefulSet has the new template
+            # The leader StatefulSet has the new template (our write, if the watch lags).
+            await self.in_place.advance(round_, in_place, self.rollout.leader_statefulset(round_.key))
         # Where the StatefulSets ignore maxUnavailable: the outdated leaders, from the freshest state.
         await self.replacement.step(round_, self.rollout.leader_statefulset(round_.key))
         await self._children.ensure_shared_service(round_)

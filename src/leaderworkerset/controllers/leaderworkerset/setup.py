@@ -7,11 +7,15 @@ from collections.abc import Iterable
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
-from leaderworkerset.runtime.controller import Controller, label_mapper, own_key, owner_mapper
+from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.objects import name_of, namespace_of
+from leaderworkerset.runtime.controller import Controller, Mapper, label_mapper, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
 from leaderworkerset.runtime.projections import Pod
@@ -25,12 +29,19 @@ DEFAULT_MAX_CONCURRENT = 4
 OWNED_EVENT_BATCH_SECONDS = 0.1
 
 
-def _leader_pod_to_lws(meta: MetaLike, obj: object) -> Iterable[ObjectKey]:
+def _pod_to_lws(in_place: InPlaceUpdates) -> Mapper[object]:
     """Leader pods wake their LWS: readiness feeds status even where no StatefulSet controller
-    mirrors it into the leader StatefulSet's status (upstream relies on that echo)."""
-    if (meta.labels or {}).get(c.LABEL_WORKER_INDEX) != c.LEADER_WORKER_INDEX:
-        return ()
-    return label_mapper(c.LABEL_SET_NAME)(meta, obj)
+    mirrors it into the leader StatefulSet's status (upstream relies on that echo). Worker pods
+    wake it only while an in-place update of the set waits on them (no poll stands in for them)."""
+    to_set = label_mapper(c.LABEL_SET_NAME)
+
+    def mapper(meta: MetaLike, obj: object) -> Iterable[ObjectKey]:
+        keys = to_set(meta, obj)
+        if (meta.labels or {}).get(c.LABEL_WORKER_INDEX) == c.LEADER_WORKER_INDEX:
+            return keys
+        return [key for key in keys if in_place.under_way(key)]
+
+    return mapper
 
 
 def _scheduled_pod_deletions(controller: Controller) -> FuncHandler[Pod]:
@@ -48,12 +59,20 @@ def _scheduled_pod_deletions(controller: Controller) -> FuncHandler[Pod]:
     return FuncHandler(delete=deleted)
 
 
+def _requeue_in_place_restart_sets(controller: Controller, informers: SharedInformers) -> None:
+    """Every cached set that asks for in-place restarts looks at its prerequisites again."""
+    for lws in informers.lws.store.list():
+        if inplace.opted_in(lws):
+            controller.queue.add(ObjectKey(namespace_of(lws), name_of(lws)))
+
+
 def setup(
     manager: Manager,
     informers: SharedInformers,
     *,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     provider: SchedulerProvider | None = None,
+    restart_support: RestartSupport | None = None,
 ) -> Controller:
     """Create the LWS controller, declare its watches and add it to the manager.
 
@@ -67,6 +86,7 @@ def setup(
         rollout_metrics=new_rollout_metrics(manager.metrics.registry),
         condition_metrics=ConditionMetrics(manager.metrics.registry),
         quarantine_metrics=new_quarantine_metrics(manager.metrics.registry),
+        restart_support=restart_support,
     )
     controller = Controller(
         CONTROLLER_NAME, reconciler.reconcile, max_concurrent=max_concurrent, metrics=manager.metrics
@@ -77,8 +97,10 @@ def setup(
     controller.watch(informers.statefulsets, label_mapper(c.LABEL_SET_NAME), batch=batch)
     controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP), batch=batch)
     controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP), batch=batch)
-    controller.watch(informers.pods, _leader_pod_to_lws, batch=batch)
+    controller.watch(informers.pods, _pod_to_lws(reconciler.in_place), batch=batch)
     informers.pods.add_handler(_scheduled_pod_deletions(controller))
     reconciler.forget_on_delete(informers)
+    if restart_support is not None:
+        restart_support.on_change(lambda: _requeue_in_place_restart_sets(controller, informers))
     manager.add_controller(controller)
     return controller

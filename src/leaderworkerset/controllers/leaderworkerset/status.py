@@ -17,6 +17,7 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
+from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
@@ -39,13 +40,18 @@ class StatusWriter(Shell):
     # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
     # status PUTs answered 409 in a 250-group create).
     memo: WriteMemo = field(default_factory=WriteMemo)
+    # In-place group restart's prerequisites, when this manager knows them (the CLI wires them).
+    restart_support: RestartSupport | None = None
 
     # ----- contributions: each step says what it wants in the status ------------------------------
     def flag_annotations(self, round_: Round) -> bool:
         """Flag (or clear) each of our annotations whose value cannot be used (restart back-off,
-        not-ready events) in a condition of our own; True when that changes the status. An LWS
-        without a bad value, now or before, is never written for it."""
-        flagged = statuswrite.annotation_status(round_.lws, self.clock.wall())
+        not-ready events) or honoured (an in-place restart strategy) in a condition of our own; True
+        when that changes the status. An LWS without such a value, now or before, is never written
+        for it."""
+        support = self.restart_support
+        restart = support.prerequisites() if support is not None else statuswrite.NO_MISSING_PREREQUISITES
+        flagged = statuswrite.annotation_status(round_.lws, self.clock.wall(), restart)
         if flagged is None:
             return False
         round_.set_status(*flagged)

@@ -22,6 +22,7 @@ from leaderworkerset.core.conditions import (
     invalid_annotation_conditions,
     invalid_spec_conditions,
 )
+from leaderworkerset.core.lifecycle import inplace
 from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
@@ -30,6 +31,7 @@ from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl,
 from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
 Status = dict[str, Any]
+NO_MISSING_PREREQUISITES = inplace.Prerequisites()
 
 
 def status_of(lws: Obj) -> Status:
@@ -46,11 +48,14 @@ def write_body(lws: Obj) -> dict[str, Any]:
     return {**lws, "apiVersion": c.LWS_API_VERSION, "kind": c.LWS_KIND}
 
 
-def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerEvent]] | None:
+def annotation_status(
+    lws: Obj, now: datetime, restart: inplace.Prerequisites = NO_MISSING_PREREQUISITES
+) -> tuple[Status, list[ControllerEvent]] | None:
     """Each of our annotations whose value cannot be used (restart back-off, not-ready events, and
-    the set-annotation table's: surge fallback, disruption budget, node quarantine) flagged, or
-    cleared, in a condition of our own, with the events of the new flags; None when nothing changes
-    (always, for an LWS without a bad value now or before)."""
+    the set-annotation table's: surge fallback, disruption budget, node quarantine) or cannot be
+    honoured (an in-place restart strategy without its `restart` prerequisites) flagged, or cleared,
+    in a condition of our own, with the events of the new flags; None when nothing changes (always,
+    for an LWS without such a value now or before)."""
     backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
     checks = [
         (
@@ -67,6 +72,16 @@ def annotation_status(lws: Obj, now: datetime) -> tuple[Status, list[ControllerE
         _taint_refusal(lws),
     ]
     reasons = {ext.CONDITION_QUARANTINE_TAINT_REFUSED: ext.REASON_NODE_PATCH_FORBIDDEN}
+    unavailable = inplace.unavailable(lws, restart)
+    if unavailable is None:
+        checks.append((ext.CONDITION_IN_PLACE_RESTART_UNAVAILABLE, None, None))
+    else:
+        reason, message = unavailable
+        event = ControllerEvent(
+            c.EVENT_TYPE_WARNING, ext.EVENT_IN_PLACE_RESTART_UNAVAILABLE, c.EVENT_ACTION_RECONCILE, message
+        )
+        checks.append((ext.CONDITION_IN_PLACE_RESTART_UNAVAILABLE, message, event))
+        reasons[ext.CONDITION_IN_PLACE_RESTART_UNAVAILABLE] = reason
     return _flagged(lws, checks, format_time(now), reasons)
 
 

@@ -83,6 +83,36 @@ def opted_in(lws: Obj) -> bool:
     return value is not None and strategy_problem(value, lws) is None
 
 
+@dataclass(frozen=True)
+class Prerequisites:
+    """What the manager knows of what in-place restarts need beyond a valid annotation."""
+
+    # Why the cluster cannot restart all containers of a pod (the webhooks' dry-run probe), or None:
+    # it can, or the manager has not asked yet.
+    unsupported: str | None = None
+    # Whether the pod webhook has an agent image to equip new pods with.
+    agent_image: bool = True
+
+
+def unavailable(lws: Obj, prerequisites: Prerequisites) -> tuple[str, str] | None:
+    """(reason, message) of the condition that says an InPlace set's failed groups are recreated
+    although it asks otherwise, or None: it does not ask, or nothing stands in the way."""
+    if not opted_in(lws):
+        return None
+    if prerequisites.unsupported is not None:
+        return (
+            ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED,
+            f"{unsupported_message(prerequisites.unsupported)}; failed groups are recreated",
+        )
+    if not prerequisites.agent_image:
+        return (
+            ext.REASON_NO_RESTART_AGENT_IMAGE,
+            f"the manager has no restart agent image ({ext.ENV_RESTART_AGENT_IMAGE} is unset), so the pod "
+            "webhook equips no pod with the agent and the restart rules; failed groups are recreated",
+        )
+    return None
+
+
 def unsupported_message(reason: str) -> str:
     """Why the webhook refuses the annotation on a cluster without RestartAllContainers."""
     return (

@@ -202,36 +202,64 @@ def pod_patch(
     return patch
 
 
-def patched_template(
-    template: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str]
+def template_patch(
+    old_template: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str]
 ) -> dict[str, Any]:
-    """A StatefulSet pod template with the delta applied (the worker StatefulSet's new template)."""
-    meta = dict(template.get("metadata") or {})
-    spec = dict(template.get("spec") or {})
+    """The strategic-merge patch of a StatefulSet pod template made from `old_template` (the old
+    revision's) that applies the delta: containers merge by name, a None value removes a key, the
+    tolerations list is replaced. It names only what the delta changes, so the live template
+    (which its builder extended) needs no read."""
+    old_spec = old_template.get("spec") or {}
+    meta: dict[str, Any] = {}
     for part, changes in (
         ("labels", {**delta.labels, **revision_labels}),
         ("annotations", delta.annotations),
     ):
-        values = dict(meta.get(part) or {})
-        for key, value in changes.items():
-            if value is None:
-                values.pop(key, None)
-            else:
-                values[key] = value
-        meta[part] = values
-    for part, images in (("containers", delta.images), ("initContainers", delta.init_images)):
-        if spec.get(part):
-            spec[part] = [
-                {**cont, "image": images.get(str(cont.get("name")), cont.get("image"))} for cont in spec[part]
-            ]
-    if delta.resources and spec.get("containers"):
-        spec["containers"] = [
-            {**cont, "resources": delta.resources.get(str(cont.get("name")), cont.get("resources") or {})}
-            for cont in spec["containers"]
-        ]
+        if changes:
+            meta[part] = dict(changes)
+    spec: dict[str, Any] = {}
+    old_resources = {
+        str(cont.get("name")): cont.get("resources") or {} for cont in old_spec.get("containers") or []
+    }
+    containers = []
+    for cont in old_spec.get("containers") or []:
+        name = str(cont.get("name"))
+        change: dict[str, Any] = {"name": name}
+        if name in delta.images and delta.images[name] != cont.get("image"):
+            change["image"] = delta.images[name]
+        if name in delta.resources:
+            change["resources"] = _map_patch(old_resources.get(name) or {}, delta.resources[name])
+        if len(change) > 1:
+            containers.append(change)
+    if containers:
+        spec["containers"] = containers
+    sidecars = [
+        {"name": str(cont.get("name")), "image": delta.init_images[str(cont.get("name"))]}
+        for cont in old_spec.get("initContainers") or []
+        if delta.init_images.get(str(cont.get("name")), cont.get("image")) != cont.get("image")
+    ]
+    if sidecars:
+        spec["initContainers"] = sidecars
     if delta.tolerations is not None:
         spec["tolerations"] = list(delta.tolerations)
-    return {**template, "metadata": meta, "spec": spec}
+    patch: dict[str, Any] = {}
+    if meta:
+        patch["metadata"] = meta
+    if spec:
+        patch["spec"] = spec
+    return patch
+
+
+def _map_patch(old: Obj, new: Obj) -> dict[str, Any]:
+    """The merge patch from map `old` to map `new` (nested maps patched key by key)."""
+    patch: dict[str, Any] = {key: None for key in old if key not in new}
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, Mapping) and isinstance(before, Mapping):
+            patch[key] = _map_patch(before, value)
+        elif value != before:
+            patch[key] = value
+    return patch
 
 
 def _image_name(image: str) -> str:

@@ -322,3 +322,42 @@ def test_equip_adds_rules_the_agent_and_its_volume_once() -> None:
 
 def test_agent_exit_code_is_the_rule_s() -> None:
     assert agent.EXIT_RESTART == inplace.AGENT_EXIT_CODE
+
+
+# --- the prerequisites a valid InPlace annotation still needs ---------------------------------------
+
+UNSUPPORTED = inplace.Prerequisites(unsupported="the API server drops container restart rules")
+NO_AGENT = inplace.Prerequisites(agent_image=False)
+
+
+def in_place_set(strategy: str | None = inplace.IN_PLACE, policy: str | None = None) -> dict[str, object]:
+    builder = cached_lws().restart_policy(policy or c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
+    if strategy is not None:
+        builder.annotation(ext.ANNOTATION_RESTART_STRATEGY, strategy)
+    return builder.obj()
+
+
+@pytest.mark.parametrize(
+    ("lws", "prerequisites", "reason"),
+    [
+        (in_place_set(), inplace.Prerequisites(), None),
+        (in_place_set(), UNSUPPORTED, ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED),
+        (in_place_set(), NO_AGENT, ext.REASON_NO_RESTART_AGENT_IMAGE),
+        # the cluster is what the set cannot change: said first
+        (
+            in_place_set(),
+            replace(UNSUPPORTED, agent_image=False),
+            ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED,
+        ),
+        (in_place_set(strategy=None), UNSUPPORTED, None),  # does not ask
+        (in_place_set(strategy="Recreate"), UNSUPPORTED, None),  # an invalid value: its own condition
+        (in_place_set(policy=c.RESTART_POLICY_NONE), NO_AGENT, None),
+    ],
+)
+def test_an_in_place_set_is_told_what_stands_in_the_way(
+    lws: dict[str, object], prerequisites: inplace.Prerequisites, reason: str | None
+) -> None:
+    found = inplace.unavailable(lws, prerequisites)
+    assert (found[0] if found else None) == reason
+    if found is not None:
+        assert found[1].endswith("failed groups are recreated")

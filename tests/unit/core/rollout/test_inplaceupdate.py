@@ -98,11 +98,16 @@ def test_a_pod_already_patched_needs_nothing() -> None:
     assert ip.pod_patch(patched, delta, REVISION) is None
 
 
-def test_the_worker_template_gets_the_same_delta() -> None:
-    template = ip.patched_template(OLD, ip.template_delta(OLD, NEW), {c.LABEL_TEMPLATE_REVISION_HASH: "new"})
-    assert template["metadata"]["labels"] == {"team": "b", c.LABEL_TEMPLATE_REVISION_HASH: "new"}
-    assert template["spec"]["containers"] == NEW["spec"]["containers"]
-    assert template["spec"]["tolerations"] == NEW["spec"]["tolerations"]
+def test_the_worker_template_gets_the_same_delta_as_a_patch_naming_only_the_changes() -> None:
+    revision = {c.LABEL_TEMPLATE_REVISION_HASH: "new"}
+    assert ip.template_patch(OLD, ip.template_delta(OLD, NEW), revision) == {
+        "metadata": {"labels": {"team": "b", "tier": None, **revision}},
+        "spec": {
+            "containers": [{"name": "main", "image": "vllm:2"}],  # merged by name: `side` stays
+            "tolerations": [{"key": "gpu", "operator": "Exists"}],
+        },
+    }
+    assert ip.template_patch(OLD, ip.template_delta(OLD, OLD), {}) == {}
 
 
 @pytest.mark.parametrize(
@@ -250,8 +255,18 @@ def test_new_cpu_and_memory_go_through_the_resize_subresource_and_the_template()
     }
     running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
     assert ip.resize_patch(running, delta) is None  # resized already
-    template = ip.patched_template(old, delta, {})
-    assert template["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "2"}}
+    assert ip.template_patch(old, delta, {}) == {
+        "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "2"}}}]}
+    }
+
+
+def test_a_resource_the_new_template_drops_is_removed_from_the_worker_template() -> None:
+    main = {"name": "main", "image": "vllm:1"}
+    old = {"spec": {"containers": [{**main, "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
+    new = {"spec": {"containers": [{**main, "resources": {"limits": {"cpu": "2"}}}]}}
+    assert ip.template_patch(old, ip.template_delta(old, new), {}) == {
+        "spec": {"containers": [{"name": "main", "resources": {"requests": None, "limits": {"cpu": "2"}}}]}
+    }
 
 
 def test_a_pod_whose_resize_the_kubelet_has_not_applied_has_not_settled() -> None:
