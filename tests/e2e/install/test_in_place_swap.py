@@ -34,7 +34,7 @@ async def test_after_an_in_place_update_upstream_takes_over_without_a_restart_or
     install_env: InstallEnv, upstream_binary: Path
 ) -> None:
     api, cluster = install_env.api, install_env.cluster
-    ns = "swap-in-place"
+    ns = "swap-in-place-update"
     await api.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
     webhooks = await started(
         ManagerProcess(cluster, "lws-webhooks-in-place", extra_args=("--webhooks-only",)), api

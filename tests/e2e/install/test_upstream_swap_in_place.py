@@ -29,7 +29,7 @@ from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
 pytestmark = [pytest.mark.cluster, pytest.mark.full]
 
-NS, NAME = "swap-in-place", "inplace"
+NS, NAME = "swap-in-place-restart", "inplace"
 RESTART_ALL_FEATURE = "RestartAllContainersOnContainerExits"
 Obj = dict[str, Any]
 
