@@ -7,11 +7,11 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.group.reconciler import GroupReconciler
-from leaderworkerset.controllers.group.wakeups import pod_update_matters, worker_statefulset_update_matters
 from leaderworkerset.controllers.groupmetrics import new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.controllers.wakeups import pod_update_matters, worker_statefulset_update_matters
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.lifecycle.budget import holds_budget_finalizer
 from leaderworkerset.core.objects import name_of

@@ -1,19 +1,22 @@
-"""Which pod and worker-StatefulSet updates can change what the pod controller decides (issue 25).
+"""Which pod and worker-StatefulSet updates can change what the pod and LWS controllers decide (issue 25).
 
 Creating a group brings each of its pods an add, a binding to a node and a start, and its worker
-StatefulSet four or five status updates, each of which used to cost a reconcile. Upstream reconciles on
-all of them too, but its single worker merges most of them while they wait in its queue; ours are taken
-at once, so it ran twice upstream's rounds for the same create. Two kinds of update are dropped here,
-because nothing a reconcile reads from them can differ (and any update that changes nothing the cache
-keeps, the projection, but the resource version):
+StatefulSet four or five status updates, each of which used to cost a pod reconcile and (merged over
+0.1 s) LWS rounds. Upstream reconciles on all of them too, but its single worker merges most of them
+while they wait in its queue; ours are taken at once, so the pod controller ran twice upstream's rounds
+for the same create. These updates are dropped, because nothing a reconcile reads from them can
+differ (nor from any update that changes nothing the cache keeps, the projection, but the resource
+version):
 
-- a worker pod being bound to a node: the reconcile of a worker applies the restart policy (its phase,
-  container statuses, deletion, annotations) and observes readiness; the node it runs on is read only
-  when it fails (quarantine) and by the opt-in not-ready diagnosis, which the caller keeps awake. The
-  leader's binding still wakes it: exclusive placement waits for the leader's node.
-- a worker StatefulSet's status moving without its readiness changing: the leader's reconcile reads the
-  worker StatefulSet's existence, metadata and readiness (startup, Hash identity's group-ready
-  condition), never its counts, which again only the opt-in diagnosis reports.
+- a worker pod being bound to a node (pod controller): the reconcile of a worker applies the restart
+  policy (its phase, container statuses, deletion, annotations) and observes readiness; the node it
+  runs on is read only when it fails (quarantine) and by the opt-in not-ready diagnosis, which the
+  caller keeps awake. The leader's binding still wakes it: exclusive placement waits for the leader's
+  node.
+- a worker StatefulSet's status counts moving without its readiness changing (both controllers): the
+  leader's reconcile reads the worker StatefulSet's existence, metadata and readiness (startup, Hash
+  identity's group-ready condition), the set's reads its readiness and revision (status, rollout),
+  never its counts, which again only the opt-in diagnosis reports.
 
 Adds and deletes always wake (runtime/controller.py applies a filter to updates only).
 """
@@ -32,10 +35,29 @@ _BINDING_LABEL_PREFIX = "topology.kubernetes.io/"
 
 
 def worker_statefulset_update_matters(old: StatefulSet, new: StatefulSet) -> bool:
-    """False when only the status moved and the StatefulSet is as ready (or unready) as before."""
+    """False when only the status counts moved and the StatefulSet is as ready (or unready) as before.
+
+    The observed generation and the revisions always matter: an in-place update waits for the
+    StatefulSet controller to publish the revision of a template it patched."""
     if old.spec != new.spec or not _same_metadata(old, new):
         return True
+    before, after = old.status, new.status
+    if (before.observedGeneration, before.currentRevision, before.updateRevision) != (
+        after.observedGeneration,
+        after.currentRevision,
+        after.updateRevision,
+    ):
+        return True
     return statefulset_ready(msgspec.to_builtins(old)) != statefulset_ready(msgspec.to_builtins(new))
+
+
+def set_statefulset_update_matters(old: StatefulSet, new: StatefulSet) -> bool:
+    """For the LWS controller: every update of a leader StatefulSet (its status drives rollouts), a
+    worker StatefulSet's as `worker_statefulset_update_matters` says."""
+    meta = new.metadata
+    return (meta.labels or {}).get(c.LABEL_SET_NAME) == meta.name or worker_statefulset_update_matters(
+        old, new
+    )
 
 
 def pod_update_matters(old: Pod, new: Pod) -> bool:

@@ -1,4 +1,4 @@
-"""Which pod and worker-StatefulSet updates wake the pod controller (controllers/group/wakeups.py):
+"""Which pod and worker-StatefulSet updates wake the pod controller (controllers/wakeups.py):
 tables of old/new pairs as the caches hold them (projections)."""
 
 from __future__ import annotations
@@ -9,7 +9,11 @@ import msgspec
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.group.wakeups import pod_update_matters, worker_statefulset_update_matters
+from leaderworkerset.controllers.wakeups import (
+    pod_update_matters,
+    set_statefulset_update_matters,
+    worker_statefulset_update_matters,
+)
 from leaderworkerset.runtime.projections import Pod, StatefulSet
 from tests.support.builders.pod import PodBuilder, leader, worker
 from tests.support.builders.statefulset import worker_statefulset
@@ -112,6 +116,8 @@ STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
     ("becomes ready", sts(available=2), sts(available=3), True),
     ("stops being ready", sts(available=3), sts(available=2), True),
     ("its own rollout starts", sts(available=3), sts(available=3, update="r2"), True),
+    ("its rollout of an unready set starts", sts(available=1), sts(available=1, update="r2"), True),
+    ("its controller observes a new generation", sts(), sts(observedGeneration=2), True),
     ("scaled", sts(), changed(sts(), "spec", replicas=4), True),
     ("deleted", sts(), changed(sts(), "metadata", deletionTimestamp="2026-01-01T00:00:00Z"), True),
     ("relabelled", sts(), changed(sts(), "metadata", labels={"x": "y"}), True),
@@ -130,4 +136,40 @@ def test_worker_statefulset_update_matters(old: dict[str, Any], new: dict[str, A
 
 
 def test_every_statefulset_case_ran() -> None:
-    assert len(STS_CASES) == 11
+    assert len(STS_CASES) == 13
+
+
+def leader_statefulset(**status: Any) -> dict[str, Any]:
+    obj = sts(**status)
+    obj["metadata"]["name"] = obj["metadata"]["labels"][c.LABEL_SET_NAME]
+    return obj
+
+
+SET_STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("a worker StatefulSet's counts move", sts(available=1), sts(available=2), False),
+    ("a worker StatefulSet becomes ready", sts(available=2), sts(available=3), True),
+    (
+        "the leader StatefulSet's counts move",
+        leader_statefulset(available=1),
+        leader_statefulset(available=2),
+        True,
+    ),
+    (
+        "only the leader StatefulSet's version moves",
+        rv(leader_statefulset(), "1"),
+        rv(leader_statefulset(), "2"),
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"), [case[1:] for case in SET_STS_CASES], ids=[case[0] for case in SET_STS_CASES]
+)
+def test_set_statefulset_update_matters(old: dict[str, Any], new: dict[str, Any], want: bool) -> None:
+    got = set_statefulset_update_matters(msgspec.convert(old, StatefulSet), msgspec.convert(new, StatefulSet))
+    assert got is want
+
+
+def test_every_set_statefulset_case_ran() -> None:
+    assert len(SET_STS_CASES) == 4
