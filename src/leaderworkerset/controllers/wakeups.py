@@ -2,9 +2,10 @@
 
 Creating a group brings each of its pods an add, a binding to a node and a start, and its worker
 StatefulSet four or five status updates, each of which used to cost a pod reconcile and (merged over
-0.1 s) LWS rounds. Upstream reconciles on all of them too, but its single worker merges most of them
-while they wait in its queue; ours are taken at once, so the pod controller ran twice upstream's rounds
-for the same create. These updates are dropped, because nothing a reconcile reads from them can
+0.1 s) LWS rounds. Upstream's watches let all of them through too; its one worker per controller
+likely merges many while they wait in its queue, where ours take each key at once: in a 100-group
+create our pod controller ran twice upstream's rounds (docs/benchmarks.md).
+These updates are dropped, because nothing a reconcile reads from them can
 differ (nor from any update that changes nothing the cache keeps, the projection, but the resource
 version):
 
