@@ -50,6 +50,8 @@ Reconcile = Callable[[ObjectKey], Awaitable[Result | None]]
 # A mapper turns a changed object (given with its metadata) into the keys to reconcile.
 Mapper = Callable[[MetaLike, T], Iterable[ObjectKey]]
 Predicate = Callable[[MetaLike, T], bool]
+# Whether an update (old, new) can change what the reconcile of the keys it maps to decides.
+UpdateFilter = Callable[[T, T], bool]
 
 
 # ----- mappers and predicates -------------------------------------------------------------------
@@ -97,12 +99,14 @@ class _Enqueuer(Generic[T]):
         mapper: Mapper[T],
         predicate: Predicate[T] | None,
         batch: float,
+        update_matters: UpdateFilter[T] | None,
     ) -> None:
         self._meta = informer.store.codec.meta
         self._queue = queue
         self._mapper = mapper
         self._predicate = predicate
         self._batch = batch
+        self._update_matters = update_matters
 
     def _enqueue(self, obj: T) -> None:
         meta = self._meta(obj)
@@ -118,6 +122,8 @@ class _Enqueuer(Generic[T]):
         self._enqueue(obj)
 
     def on_update(self, old: T, new: T) -> None:
+        if self._update_matters is not None and not self._update_matters(old, new):
+            return
         # Both sides: an owner or label change must wake the previous owner as well as the new one.
         self._enqueue(old)
         self._enqueue(new)
@@ -172,12 +178,15 @@ class Controller:
         predicate: Predicate[T] | None = None,
         *,
         batch: float = 0.0,
+        update_matters: UpdateFilter[T] | None = None,
     ) -> None:
         """Queue the keys `mapper` returns for every add/update/delete the informer reports.
 
         `batch` > 0 merges the events of that many seconds into one reconcile per key (see
-        `WorkQueue.add_batched`): for owned objects, whose bursts would otherwise each cost a round."""
-        informer.add_handler(_Enqueuer(informer, self.queue, mapper, predicate, batch))
+        `WorkQueue.add_batched`): for owned objects, whose bursts would otherwise each cost a round.
+        `update_matters(old, new)` False drops an update that cannot change what those reconciles
+        decide (adds and deletes always pass)."""
+        informer.add_handler(_Enqueuer(informer, self.queue, mapper, predicate, batch, update_matters))
         self.informers.append(informer)  # type: ignore[arg-type]
 
     async def wait_for_sync(self) -> None:

@@ -263,3 +263,24 @@ async def test_batched_watch_queues_each_key_once_after_the_window() -> None:
     assert list(ctl.queue._queue) == [ObjectKey("ns", "a")]
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_update_filter_drops_updates_that_do_not_matter_but_never_adds_or_deletes() -> None:
+    clock = FakeClock()
+    informer: Informer[dict[str, Any]] = Informer(
+        "pods", FakeListerWatcher(), Store(DictCodec()), clock=clock
+    )
+    ctl, _ = make(ok, clock)
+    ctl.watch(informer, update_matters=lambda old, new: old["spec"] != new["spec"])
+    handler = informer._handlers[-1]
+    before, relabelled = obj("p0", "ns"), obj("p0", "ns", labels={SET: "a"})
+    before["spec"] = relabelled["spec"] = {"x": 1}
+    handler.on_update(before, relabelled)
+    assert list(ctl.queue._queue) == []
+    handler.on_update(before, {**before, "spec": {"x": 2}})
+    assert list(ctl.queue._queue) == [ObjectKey("ns", "p0")]
+    ctl.queue._queue.clear()
+    ctl.queue._dirty.clear()
+    handler.on_add(before)
+    handler.on_delete(obj("p1", "ns"))
+    assert list(ctl.queue._queue) == [ObjectKey("ns", "p0"), ObjectKey("ns", "p1")]

@@ -11,13 +11,15 @@ from leaderworkerset.controllers.groupmetrics import new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.controllers.wakeups import pod_update_matters, worker_statefulset_update_matters
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.lifecycle.budget import holds_budget_finalizer
 from leaderworkerset.core.objects import name_of
+from leaderworkerset.core.observe.notready import wants_not_ready_events
 from leaderworkerset.runtime.controller import Controller, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import ObjectKey
-from leaderworkerset.runtime.projections import Pod
+from leaderworkerset.runtime.projections import Pod, StatefulSet
 from leaderworkerset.runtime.reflector import FuncHandler
 
 CONTROLLER_NAME = "pod"
@@ -31,6 +33,27 @@ def _set_pods_only(meta: Any, _obj: object) -> bool:
 def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
     """Worker StatefulSets wake the leader pod that controls them."""
     return owner_mapper("Pod", "")(meta, obj)
+
+
+def _diagnosed(informers: SharedInformers, meta: Any) -> bool:
+    """The object's set asks for GroupNotReady events, whose diagnosis reads what wakeups.py drops."""
+    set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
+    lws = informers.lws.store.get(ObjectKey(meta.namespace or "", set_name)) if set_name else None
+    return lws is not None and wants_not_ready_events(lws)
+
+
+def _pod_update_matters(informers: SharedInformers) -> Any:
+    def matters(old: Pod, new: Pod) -> bool:
+        return pod_update_matters(old, new) or _diagnosed(informers, new.metadata)
+
+    return matters
+
+
+def _worker_statefulset_update_matters(informers: SharedInformers) -> Any:
+    def matters(old: StatefulSet, new: StatefulSet) -> bool:
+        return worker_statefulset_update_matters(old, new) or _diagnosed(informers, new.metadata)
+
+    return matters
 
 
 def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
@@ -125,8 +148,12 @@ def setup(
     reconciler.startup.created_workers.forget_on_delete(informers.statefulsets)
     informers.pods.add_handler(_gated_leader_waker(informers, controller))
     informers.pods.add_handler(_worker_deletion_waker(controller))
-    controller.watch(informers.pods, own_key, predicate=_set_pods_only)
-    controller.watch(informers.statefulsets, _owner_leader)
+    controller.watch(
+        informers.pods, own_key, predicate=_set_pods_only, update_matters=_pod_update_matters(informers)
+    )
+    controller.watch(
+        informers.statefulsets, _owner_leader, update_matters=_worker_statefulset_update_matters(informers)
+    )
     controller.watch(informers.lws, _held_pods_of_lws(informers))
     controller.watch(informers.statefulsets, _held_pods_of_leader_statefulset(informers))
     controller.watch(informers.deployments, _held_pods_of_leader_statefulset(informers))

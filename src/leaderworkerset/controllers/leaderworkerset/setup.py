@@ -13,6 +13,7 @@ from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSu
 from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
+from leaderworkerset.controllers.wakeups import set_statefulset_update_matters
 from leaderworkerset.core.lifecycle import inplace
 from leaderworkerset.core.objects import name_of, namespace_of
 from leaderworkerset.runtime.controller import Controller, Mapper, label_mapper, own_key, owner_mapper
@@ -94,7 +95,13 @@ def setup(
     controller.watch(informers.lws, own_key)
     # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
     batch = OWNED_EVENT_BATCH_SECONDS
-    controller.watch(informers.statefulsets, label_mapper(c.LABEL_SET_NAME), batch=batch)
+    # A worker StatefulSet's counts do not move the set's status or rollout (controllers/wakeups.py).
+    controller.watch(
+        informers.statefulsets,
+        label_mapper(c.LABEL_SET_NAME),
+        batch=batch,
+        update_matters=set_statefulset_update_matters,
+    )
     controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP), batch=batch)
     controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP), batch=batch)
     controller.watch(informers.pods, _pod_to_lws(reconciler.in_place), batch=batch)

@@ -1,0 +1,175 @@
+"""Which pod and worker-StatefulSet updates wake the pod controller (controllers/wakeups.py):
+tables of old/new pairs as the caches hold them (projections)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.wakeups import (
+    pod_update_matters,
+    set_statefulset_update_matters,
+    worker_statefulset_update_matters,
+)
+from leaderworkerset.runtime.projections import Pod, StatefulSet
+from tests.support.builders.pod import PodBuilder, leader, worker
+from tests.support.builders.statefulset import worker_statefulset
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def created() -> PodBuilder:
+    return worker("w-1-1").worker_index("1")
+
+
+def bound(pod: PodBuilder) -> PodBuilder:
+    """What the scheduler's binding adds: the node, PodScheduled, and the node's zone label."""
+    return pod.node("kwok-node-3").condition("PodScheduled").label(ZONE, "zone-a")
+
+
+def host_ip(obj: dict[str, Any]) -> dict[str, Any]:
+    obj.setdefault("status", {})["hostIP"] = "10.0.0.3"
+    return obj
+
+
+def rv(obj: dict[str, Any], version: str) -> dict[str, Any]:
+    obj["metadata"]["resourceVersion"] = version
+    return obj
+
+
+POD_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("a worker bound to a node", created().obj(), host_ip(bound(created()).obj()), False),
+    (
+        "a worker bound, no zone label",
+        created().obj(),
+        created().node("n").condition("PodScheduled").obj(),
+        False,
+    ),
+    ("only the resource version moves", rv(created().obj(), "1"), rv(created().obj(), "2"), False),
+    ("a leader bound: exclusive placement waits for it", leader().obj(), bound(leader()).obj(), True),
+    (
+        "a worker that was unschedulable is bound",
+        created().condition("PodScheduled", "False", reason="Unschedulable").obj(),
+        bound(created()).obj(),
+        True,
+    ),
+    ("bound and ready at once", created().obj(), bound(created()).condition("Ready").obj(), True),
+    ("bound and relabelled", created().obj(), bound(created()).label("team", "a").obj(), True),
+    ("bound and annotated", created().obj(), bound(created()).annotation("note", "x").obj(), True),
+    ("bound and its zone label changes", created().label(ZONE, "zone-b").obj(), bound(created()).obj(), True),
+    (
+        "a bound worker starts",
+        bound(created()).obj(),
+        bound(created()).phase("Running").container_status("w", ready=True).obj(),
+        True,
+    ),
+    (
+        "a bound worker's container restarts",
+        bound(created()).obj(),
+        bound(created()).container_status("w", restarts=1).obj(),
+        True,
+    ),
+    ("a bound worker is deleted", bound(created()).obj(), bound(created()).deleting().obj(), True),
+    ("a pod without a worker index is bound", worker("w-1-1").obj(), bound(worker("w-1-1")).obj(), True),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"), [case[1:] for case in POD_CASES], ids=[case[0] for case in POD_CASES]
+)
+def test_pod_update_matters(old: dict[str, Any], new: dict[str, Any], want: bool) -> None:
+    assert pod_update_matters(msgspec.convert(old, Pod), msgspec.convert(new, Pod)) is want
+
+
+def test_every_pod_case_ran() -> None:
+    assert len(POD_CASES) == 13
+
+
+LEADER = leader("g-1").group_index("1").uid("leader-uid").label(c.LABEL_GROUP_KEY, "k").revision("r").obj()
+
+
+def sts(
+    *, available: int = 0, replicas: int = 3, current: str = "r1", update: str = "r1", **status: int
+) -> dict[str, Any]:
+    obj = worker_statefulset(LEADER, ready=False, replicas=replicas)
+    obj["status"] |= {
+        "availableReplicas": available,
+        "currentRevision": current,
+        "updateRevision": update,
+    } | status
+    return obj
+
+
+def changed(obj: dict[str, Any], section: str, **fields: Any) -> dict[str, Any]:
+    obj[section] |= fields
+    return obj
+
+
+STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("replicas counted, still unready", sts(), sts(replicas=3, readyReplicas=1, currentReplicas=2), False),
+    ("one more available, still unready", sts(available=1), sts(available=2), False),
+    ("ready, a count it does not read moves", sts(available=3), sts(available=3, readyReplicas=3), False),
+    ("only the resource version moves", rv(sts(), "1"), rv(sts(), "2"), False),
+    ("becomes ready", sts(available=2), sts(available=3), True),
+    ("stops being ready", sts(available=3), sts(available=2), True),
+    ("its own rollout starts", sts(available=3), sts(available=3, update="r2"), True),
+    ("its rollout of an unready set starts", sts(available=1), sts(available=1, update="r2"), True),
+    ("its controller observes a new generation", sts(), sts(observedGeneration=2), True),
+    ("scaled", sts(), changed(sts(), "spec", replicas=4), True),
+    ("deleted", sts(), changed(sts(), "metadata", deletionTimestamp="2026-01-01T00:00:00Z"), True),
+    ("relabelled", sts(), changed(sts(), "metadata", labels={"x": "y"}), True),
+    ("its owner changes", sts(), changed(sts(), "metadata", ownerReferences=[]), True),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"), [case[1:] for case in STS_CASES], ids=[case[0] for case in STS_CASES]
+)
+def test_worker_statefulset_update_matters(old: dict[str, Any], new: dict[str, Any], want: bool) -> None:
+    got = worker_statefulset_update_matters(
+        msgspec.convert(old, StatefulSet), msgspec.convert(new, StatefulSet)
+    )
+    assert got is want
+
+
+def test_every_statefulset_case_ran() -> None:
+    assert len(STS_CASES) == 13
+
+
+def leader_statefulset(**status: Any) -> dict[str, Any]:
+    obj = sts(**status)
+    obj["metadata"]["name"] = obj["metadata"]["labels"][c.LABEL_SET_NAME]
+    return obj
+
+
+SET_STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("a worker StatefulSet's counts move", sts(available=1), sts(available=2), False),
+    ("a worker StatefulSet becomes ready", sts(available=2), sts(available=3), True),
+    (
+        "the leader StatefulSet's counts move",
+        leader_statefulset(available=1),
+        leader_statefulset(available=2),
+        True,
+    ),
+    (
+        "only the leader StatefulSet's version moves",
+        rv(leader_statefulset(), "1"),
+        rv(leader_statefulset(), "2"),
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"), [case[1:] for case in SET_STS_CASES], ids=[case[0] for case in SET_STS_CASES]
+)
+def test_set_statefulset_update_matters(old: dict[str, Any], new: dict[str, Any], want: bool) -> None:
+    got = set_statefulset_update_matters(msgspec.convert(old, StatefulSet), msgspec.convert(new, StatefulSet))
+    assert got is want
+
+
+def test_every_set_statefulset_case_ran() -> None:
+    assert len(SET_STS_CASES) == 4
