@@ -230,22 +230,17 @@ async def crash_container(
 
 
 async def set_pod_started_and_ready(api: KubeClient, namespace: str, name: str) -> None:
-    """Kubelet: bound, containers running, Ready — each with its timestamp (time to ready)."""
+    """Kubelet: bound, every container running (its spec image) and ready, the pod Ready — each
+    with its timestamp (time to ready). Restart counts stay as they were: a kubelet never lowers one."""
     pod = await api.get(PODS, namespace, name)
-    container = pod["spec"]["containers"][0]["name"]
     now = _now()
     conditions = [
         {"type": kind, "status": "True", "lastTransitionTime": now}
         for kind in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
     ]
-    status = {
-        "phase": "Running",
-        "conditions": conditions,
-        "containerStatuses": [
-            {"name": container, "image": "x", "imageID": "", "ready": True, "restartCount": 0,
-             "state": {"running": {"startedAt": now}}}
-        ],
-    }  # fmt: skip
+    running = {"ready": True, "state": {"running": {"startedAt": now}}}
+    statuses = [{**status, **running} for status in _container_statuses(pod, {})]
+    status = {"phase": "Running", "conditions": conditions, "containerStatuses": statuses}
     await api.patch_status(PODS, namespace, name, {"status": status})
 
 
