@@ -21,7 +21,17 @@ def _keep_rich_out() -> None:
         sys.modules.setdefault("rich", None)  # type: ignore[arg-type]  # None: "import rich" fails
 
 
+def _defer_generated_models() -> None:
+    """`lws manager` loads lightkube's generated models only if something reads them
+    (cli/deferredmodules.py); installed before anything imports lightkube."""
+    if sys.argv[1:2] == ["manager"]:
+        from leaderworkerset.cli.deferredmodules import defer_generated_models
+
+        defer_generated_models()
+
+
 _keep_rich_out()
+_defer_generated_models()
 
 import typer  # noqa: E402
 
