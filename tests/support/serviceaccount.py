@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,26 @@ def token(cluster: LocalCluster, service_account: str, namespace: str = c.DEFAUL
 def kubeconfig_as(cluster: LocalCluster, service_account: str, path: Path) -> Path:
     """The cluster's kubeconfig with the admin credentials replaced by the account's token."""
     return kubeconfig_with_user(cluster, {"token": token(cluster, service_account)}, path)
+
+
+# An exec credential plugin (run as `python plugin.py TOKEN_FILE RUNS_FILE`): prints an ExecCredential
+# with the token in TOKEN_FILE and counts its runs in RUNS_FILE.
+EXEC_PLUGIN = """
+import json, pathlib, sys
+token_file, runs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+runs.write_text(str(int(runs.read_text() or 0) + 1) if runs.exists() else "1")
+print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                  "status": {"token": token_file.read_text().strip()}}))
+"""
+
+
+def exec_user(plugin: Path, token_file: Path, runs: Path) -> dict[str, Any]:
+    """A kubeconfig user whose credentials come from EXEC_PLUGIN (written to `plugin`)."""
+    plugin.write_text(EXEC_PLUGIN)
+    return {"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+        "args": [str(plugin), str(token_file), str(runs)],
+    }}  # fmt: skip
 
 
 def kubeconfig_with_user(cluster: LocalCluster, user: dict[str, Any], path: Path) -> Path:

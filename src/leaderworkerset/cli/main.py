@@ -21,7 +21,17 @@ def _keep_rich_out() -> None:
         sys.modules.setdefault("rich", None)  # type: ignore[arg-type]  # None: "import rich" fails
 
 
+def _defer_generated_models() -> None:
+    """`lws manager` loads lightkube's generated models only if something reads them
+    (cli/deferredmodules.py); installed before anything imports lightkube."""
+    if sys.argv[1:2] == ["manager"]:
+        from leaderworkerset.cli.deferredmodules import defer_generated_models
+
+        defer_generated_models()
+
+
 _keep_rich_out()
+_defer_generated_models()
 
 import typer  # noqa: E402
 
@@ -58,6 +68,16 @@ def _register_manager_only() -> None:
     app.command("manager")(manager.manager)
 
 
+def _run_manager() -> None:
+    """`lws manager`'s flags are parsed from its typer annotations without typer's pydantic-based
+    parsing when the command line is plainly valid (cli/quickoptions.py); help and errors go
+    through typer as for every other command."""
+    from leaderworkerset.cli import manager, quickoptions
+
+    _register_manager_only()
+    quickoptions.run(manager.manager, sys.argv[2:], with_typer=app)
+
+
 def _register() -> None:
     # Sub-command modules are imported lazily here so that a broken optional
     # module names itself instead of breaking `lws --help`.
@@ -76,7 +96,7 @@ def _register() -> None:
 
 def main() -> None:
     if sys.argv[1:2] == ["manager"]:
-        _register_manager_only()
-    else:
-        _register()
+        _run_manager()
+        return
+    _register()
     app()

@@ -1,12 +1,8 @@
-"""Where each kind lives on the API server, and lightkube classes for our custom resources."""
+"""Where each kind lives on the API server."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from lightkube.core import resource as lk_resource
-from lightkube.generic_resource import create_namespaced_resource
 
 from leaderworkerset.api import constants as c
 
@@ -38,14 +34,6 @@ class ResourceRef:
         path = f"{self.collection_path(namespace if self.namespaced else None)}/{name}"
         return f"{path}/{subresource}" if subresource else path
 
-    @classmethod
-    def of(cls, lightkube_class: Any) -> ResourceRef:
-        """The ref of a lightkube resource class (built-in model or generic resource)."""
-        info = lk_resource.api_info(lightkube_class)
-        res = info.resource
-        namespaced = issubclass(lightkube_class, lk_resource.NamespacedResource)
-        return cls(res.group, res.version, res.kind, info.plural, namespaced)
-
 
 PODS = ResourceRef("", "v1", "Pod", "pods")
 SERVICES = ResourceRef("", "v1", "Service", "services")
@@ -65,14 +53,6 @@ LEADERWORKERSETS = ResourceRef(c.LWS_GROUP, c.LWS_VERSION, c.LWS_KIND, c.LWS_PLU
 DISAGGREGATEDSETS = ResourceRef(c.DS_GROUP, c.DS_VERSION, c.DS_KIND, c.DS_PLURAL)
 DS_ROLE_SCALERS = ResourceRef(c.DS_GROUP, c.DS_VERSION, c.DSRS_KIND, c.DSRS_PLURAL)
 
-# lightkube generic resources (each has .Status and .Scale subresource classes) for code that prefers
-# lightkube's typed client calls over our dict helpers.
-LeaderWorkerSetResource = create_namespaced_resource(c.LWS_GROUP, c.LWS_VERSION, c.LWS_KIND, c.LWS_PLURAL)
-DisaggregatedSetResource = create_namespaced_resource(c.DS_GROUP, c.DS_VERSION, c.DS_KIND, c.DS_PLURAL)
-DisaggregatedSetRoleScalerResource = create_namespaced_resource(
-    c.DS_GROUP, c.DS_VERSION, c.DSRS_KIND, c.DSRS_PLURAL
-)
-
 __all__ = [
     "CONFIGMAPS",
     "CONTROLLER_REVISIONS",
@@ -89,8 +69,5 @@ __all__ = [
     "PODS",
     "SERVICES",
     "STATEFULSETS",
-    "DisaggregatedSetResource",
-    "DisaggregatedSetRoleScalerResource",
-    "LeaderWorkerSetResource",
     "ResourceRef",
 ]

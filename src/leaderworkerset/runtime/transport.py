@@ -21,6 +21,7 @@ from typing import Any
 
 import aiohttp
 import httpx2
+from aiohttp.helpers import get_env_proxy_for_url
 from lightkube.config.client_adapter import user_auth, verify_cluster
 from lightkube.config.kubeconfig import SingleConfig
 from lightkube.core.exceptions import ConfigError
@@ -100,6 +101,7 @@ class Transport:
         self._ssl = ssl_context
         self._bucket = bucket
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+        self._proxy, self._proxy_auth = env_proxy(self.server)
         self._session: aiohttp.ClientSession | None = None
         self._requests_total: Counter | None = None
 
@@ -126,8 +128,8 @@ class Transport:
                 connector=connector,
                 timeout=self._timeout,
                 headers={"Accept": "application/json", "User-Agent": _USER_AGENT},
-                # HTTPS_PROXY / NO_PROXY apply, as in client-go and in lightkube's httpx client.
-                trust_env=True,
+                # No trust_env: it makes aiohttp look up the proxy and ~/.netrc in a worker thread on
+                # every request; the proxy is read once instead (env_proxy), and netrc never applied.
             )
         return self._session
 
@@ -158,6 +160,8 @@ class Transport:
             if authorization is not None:
                 headers["Authorization"] = authorization
             extra: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+            if self._proxy is not None:
+                extra.update(proxy=self._proxy, proxy_auth=self._proxy_auth)
             async with self._http().request(
                 method, url, params=params, data=body, headers=headers, **extra
             ) as response:
@@ -200,6 +204,15 @@ class Transport:
                 raise ApiStatusError(status_from_response(response.status, await response.read()))
             async for line in lines(response.content.iter_any()):
                 yield line
+
+
+def env_proxy(server: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    """The proxy HTTPS_PROXY / HTTP_PROXY name for the API server unless NO_PROXY exempts it, read
+    from the environment once, as client-go's transport and lightkube's httpx client apply them."""
+    try:
+        return get_env_proxy_for_url(URL(server))
+    except LookupError:
+        return None, None
 
 
 async def lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -5,7 +5,6 @@ are asked again after a 401 (the account's old tokens revoked), so rotated crede
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,16 +25,6 @@ SELF_SUBJECT_REVIEWS = ResourceRef(
     "authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False
 )
 ACCOUNT = "transport-test"
-
-# An exec credential plugin: prints an ExecCredential with the token in the file it is given, and
-# counts its runs in a second file.
-PLUGIN = """
-import json, pathlib, sys
-token_file, runs = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-runs.write_text(str(int(runs.read_text() or 0) + 1) if runs.exists() else "1")
-print(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
-                  "status": {"token": token_file.read_text().strip()}}))
-"""
 
 
 async def whoami(client: KubeClient) -> str:
@@ -129,11 +118,7 @@ async def test_exec_plugin_runs_again_after_401(
     token_file, runs, plugin = tmp_path / "token", tmp_path / "runs", tmp_path / "plugin.py"
     token_file.write_text(account_token(apiserver_cluster, namespace))
     old = as_account({"token": token_file.read_text()})
-    plugin.write_text(PLUGIN)
-    exec_client: KubeClient = as_account({"exec": {
-        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
-        "args": [str(plugin), str(token_file), str(runs)],
-    }})  # fmt: skip
+    exec_client: KubeClient = as_account(serviceaccount.exec_user(plugin, token_file, runs))
     assert await whoami(exec_client) == f"system:serviceaccount:{namespace}:{ACCOUNT}"
     assert await whoami(exec_client) == f"system:serviceaccount:{namespace}:{ACCOUNT}"
     assert runs.read_text() == "1", "the plugin's token is kept while the server accepts it"

@@ -1,4 +1,5 @@
-"""`lws manager` keeps the other sub-commands and rich out of the long-running process (issue 25)."""
+"""`lws manager` keeps the other sub-commands, rich and pydantic out of the long-running process
+(issue 25)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,19 @@ try:
 except SystemExit as done:
     code = done.code
 print(json.dumps({"code": code, "modules": sorted(m for m, v in sys.modules.items() if v is not None)}))
+"""
+# The manager parsing real flags, up to where it would start the process.
+RUN_PROBE = """
+import json, sys
+sys.argv = ["lws", "manager", "--kubeconfig", "/nonexistent", "--no-leader-elect", "--webhook-port",
+            "9443", "--insecure-metrics", "--log-json"]
+from leaderworkerset.cli import main, manager
+async def started(settings):
+    pass
+manager.run = started
+main.main()
+from leaderworkerset.cli.deferredmodules import loaded
+print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None and loaded(v))))
 """
 LEFT_OUT = (
     "rich",
@@ -41,6 +55,20 @@ def test_the_manager_command_imports_neither_rich_nor_the_other_sub_commands() -
     code, modules = _imported("manager")
     assert code == 0
     assert "leaderworkerset.cli.manager" in modules
+    assert _left_out_present(modules) == []
+
+
+def test_the_manager_runs_without_pydantic_or_lightkubes_generated_models() -> None:
+    """typer parses through pydantic (about 6 MiB), plainly valid flags are parsed without it;
+    lightkube's generated models (about 2 MiB) load only if something reads them."""
+    out = subprocess.run(
+        [sys.executable, "-c", RUN_PROBE], capture_output=True, text=True, check=True, timeout=60
+    )
+    modules: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "leaderworkerset.cli.manager_process" in modules
+    assert [m for m in modules if m.split(".")[0] == "pydantic" or m.split(".")[0] == "pydantic_core"] == []
+    assert "lightkube.config.client_adapter" in modules  # the authentication still comes from lightkube
+    assert [m for m in modules if m.startswith(("lightkube.models.", "lightkube.resources."))] == []
     assert _left_out_present(modules) == []
 
 

@@ -1,0 +1,88 @@
+"""lightkube's generated models, loaded only when something reads them (issue 25).
+
+The manager takes its kubeconfig, in-cluster and exec-plugin authentication from lightkube's loader
+(runtime/transport.py), and lightkube's package imports its whole client with it: its exceptions
+module imports `lightkube.core.internal_models`, which imports the generated `lightkube.models.*`
+and `lightkube.resources.*` modules (core_v1 alone is about 1.5 MiB of RSS). The manager's own
+transport, caches and controllers never read a generated model.
+
+`defer_generated_models()` makes those modules load on first use instead: importing one gives a
+module whose code runs when one of its attributes is first read (`from lightkube.models.core_v1
+import Pod` reads `Pod`, so it loads then). Unlike `importlib.util.LazyLoader`, reading the
+module's `__spec__` does not load it: every later `import` statement reads `__spec__`, so with
+LazyLoader lightkube's own imports of the models would load them all at once anyway.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
+from collections.abc import Sequence
+from typing import Any
+
+GENERATED = ("lightkube.models.", "lightkube.resources.")
+_LOAD_LOCK = threading.RLock()  # a module's code may read another deferred module
+
+
+class _Deferred(types.ModuleType):
+    """A module whose code has not run yet; reading a missing attribute runs it."""
+
+    _real_loader: importlib.abc.Loader
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__") and name != "__all__":
+            # The import system probes `__path__`, `__file__`, ... while it creates the module,
+            # before it sets them; the generated code defines none of them (only `__all__`).
+            raise AttributeError(name)
+        with _LOAD_LOCK:
+            if type(self) is _Deferred:  # not loaded by another thread meanwhile
+                loader = self._real_loader
+                # A plain module from here on, as if imported normally: a circular import during
+                # its execution sees a partly initialised module, not another load.
+                self.__class__ = types.ModuleType  # type: ignore[assignment]
+                del self.__dict__["_real_loader"]
+                if self.__spec__ is not None:
+                    self.__spec__.loader = loader
+                self.__loader__ = loader
+                loader.exec_module(self)
+        return getattr(self, name)
+
+
+class _DeferringLoader(importlib.abc.Loader):
+    def __init__(self, real: importlib.abc.Loader) -> None:
+        self.real = real
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = _Deferred(spec.name)
+        module._real_loader = self.real
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Runs nothing now: the module's code runs when an attribute is first read."""
+
+
+class _GeneratedModelsFinder(importlib.abc.MetaPathFinder):
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(GENERATED):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        if spec is None or spec.loader is None or spec.submodule_search_locations is not None:
+            return None  # packages load as usual: only leaf modules are deferred
+        spec.loader = _DeferringLoader(spec.loader)
+        return spec
+
+
+def defer_generated_models() -> None:
+    """Install the deferral for this process; call it before lightkube is first imported."""
+    if not any(isinstance(finder, _GeneratedModelsFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _GeneratedModelsFinder())
+
+
+def loaded(module: types.ModuleType) -> bool:
+    """Whether a (possibly deferred) module's code has run."""
+    return type(module) is not _Deferred

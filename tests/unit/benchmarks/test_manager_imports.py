@@ -1,0 +1,15 @@
+"""The manager import-graph benchmark reports what it measured from a fresh process."""
+
+from __future__ import annotations
+
+from benchmarks import manager_imports
+
+
+def test_one_fresh_process_reports_rss_modules_cpu_and_packages() -> None:
+    result = manager_imports.run_once("packages")
+    assert float(str(result["rss_mib"])) > 0
+    assert int(str(result["modules"])) > 0
+    assert float(str(result["cpu_s"])) > 0
+    packages = result["packages"]
+    assert isinstance(packages, dict)
+    assert "leaderworkerset" in packages
