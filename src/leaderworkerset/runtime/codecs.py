@@ -126,10 +126,7 @@ class SharedValues(Generic[V]):
 
     def get(self, key: Hashable, value: V) -> V:
         """The shared instance equal to `value`; `key` identifies it (equal keys ⇔ equal values)."""
-        try:
-            shared = self._values.get(key)
-        except TypeError:  # an unhashable part (a value the API server never writes): keep the copy
-            return value
+        shared = self._values.get(key)
         if shared is None:
             if len(self._values) >= self._bound:
                 self._values.clear()

@@ -9,8 +9,7 @@ JSON names, hence the N815 exemptions.
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -46,7 +45,7 @@ class Resources(msgspec.Struct, omit_defaults=True, gc=False):
     requests: dict[str, Any] | None = None
 
 
-class Toleration(msgspec.Struct, omit_defaults=True, gc=False, frozen=True):
+class Toleration(msgspec.Struct, omit_defaults=True, gc=False):
     key: str | None = None
     operator: str | None = None
     value: str | None = None
@@ -195,75 +194,45 @@ _TOLERATION_LISTS: SharedValues[list[Toleration]] = SharedValues(1024)
 _RESOURCES: SharedValues[Resources] = SharedValues(1024)
 _TIMES: SharedValues[str] = SharedValues(4096)
 _RUNNING: SharedValues[dict[str, str]] = SharedValues(4096)
+_KEY = msgspec.msgpack.Encoder()
+V = TypeVar("V")
 
 
-def _quantities_key(quantities: dict[str, Any] | None) -> Hashable:
-    if quantities is None:
-        return None
-    if not all(type(value) is str for value in quantities.values()):
-        # `1`, `1.0` and `True` make equal keys; the API server writes quantities as strings.
-        raise TypeError("a quantity that is not a string")
-    return tuple(quantities.items())  # in order: equal keys make identical dicts
-
-
-def _resources_key(resources: Resources | None) -> Hashable:
-    if resources is None:
-        return None
-    return (_quantities_key(resources.limits), _quantities_key(resources.requests))
-
-
-def _shared_resources(resources: Resources | None) -> Resources | None:
-    if resources is None:
-        return None
-    try:
-        key = _resources_key(resources)
-    except TypeError:
-        return resources
-    return _RESOURCES.get(key, resources)
-
-
-def _shared_containers(containers: list[ContainerHead] | None) -> list[ContainerHead] | None:
-    if not containers:
-        return containers
-    try:
-        key = tuple(
-            (cont.name, cont.image, cont.restartPolicy, _resources_key(cont.resources)) for cont in containers
-        )
-    except TypeError:
-        return containers
-    return _CONTAINER_LISTS.get(key, containers)
+def _shared(table: SharedValues[V], value: V | None) -> V | None:
+    """The shared copy of a list or struct: keyed by its encoding, which tells apart exactly what
+    converts differently (`"1"`, `1` and `true`; the order of a map's keys)."""
+    return table.get(_KEY.encode(value), value) if value else value
 
 
 def _intern(text: str | None) -> str | None:
     return None if text is None else sys.intern(text)
 
 
-def _shared_time(text: str | None) -> str | None:
-    return None if text is None else _TIMES.get(text, text)
-
-
 def share_pod_values(pod: Pod) -> None:
     """Swap the parts of a decoded pod that other pods repeat for their shared copies (read-only,
-    like every cached object): the pod reads and converts exactly as before."""
-    spec, status = pod.spec, pod.status
-    pod.metadata.creationTimestamp = _shared_time(pod.metadata.creationTimestamp)
-    spec.containers = _shared_containers(spec.containers)
-    spec.initContainers = _shared_containers(spec.initContainers)
-    if spec.tolerations:
-        spec.tolerations = _TOLERATION_LISTS.get(tuple(spec.tolerations), spec.tolerations)
+    like every cached object): the pod reads and converts exactly as before. Runs on every pod
+    the watch delivers, hence the local names."""
+    intern, times = sys.intern, _TIMES.get
+    spec, status, meta = pod.spec, pod.status, pod.metadata
+    if meta.creationTimestamp is not None:
+        meta.creationTimestamp = times(meta.creationTimestamp, meta.creationTimestamp)
+    spec.containers = _shared(_CONTAINER_LISTS, spec.containers)
+    spec.initContainers = _shared(_CONTAINER_LISTS, spec.initContainers)
+    spec.tolerations = _shared(_TOLERATION_LISTS, spec.tolerations)
     spec.nodeName = _intern(spec.nodeName)
     spec.subdomain = _intern(spec.subdomain)
     status.phase = _intern(status.phase)
     status.hostIP = _intern(status.hostIP)
     for cond in status.conditions or ():
-        cond.type = sys.intern(cond.type)
-        cond.status = sys.intern(cond.status)
-        cond.lastTransitionTime = _shared_time(cond.lastTransitionTime)
+        cond.type = intern(cond.type)
+        cond.status = intern(cond.status)
+        if cond.lastTransitionTime is not None:
+            cond.lastTransitionTime = times(cond.lastTransitionTime, cond.lastTransitionTime)
     for statuses in (status.containerStatuses, status.initContainerStatuses):
         for state in statuses or ():
-            state.name = sys.intern(state.name)
+            state.name = intern(state.name)
             state.image = _intern(state.image)
-            state.resources = _shared_resources(state.resources)
+            state.resources = _shared(_RESOURCES, state.resources)
             now = state.state
             if now is not None and now.running:  # `{"startedAt": ...}`: one per start second
                 now.running = _RUNNING.get(tuple(now.running.items()), now.running)
