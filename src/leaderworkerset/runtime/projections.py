@@ -4,6 +4,9 @@ A projection decodes about 8x faster and keeps a fraction of the memory of the f
 benchmarks/runtime_decode.py). Anything not declared here is dropped while decoding, so when a
 controller starts reading a new field it must be added here first. Field names are the Kubernetes
 JSON names, hence the N815 exemptions.
+
+Cached pods share the parts that pods repeat (`share_pod_values`): a projection taken from a cache is
+read-only, never to be changed in place (`msgspec.structs.replace` makes a changed copy).
 """
 
 from __future__ import annotations
