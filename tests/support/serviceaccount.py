@@ -113,9 +113,20 @@ def kubeconfig_with_user(cluster: LocalCluster, user: dict[str, Any], path: Path
     return path
 
 
-async def install_for_local_manager(api: KubeClient) -> None:
-    """The generated install with no manager pods, plus the dev URL mode's own grants."""
-    await installer.apply_objects(api.lightkube, render(InstallOptions(replicas=0)))
+# The install's webhook configurations point at the in-cluster Service, which no pod backs here.
+_WEBHOOK_CONFIGURATION_KINDS = frozenset(("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"))
+
+
+async def install_for_local_manager(api: KubeClient, *, webhook_configurations: bool = True) -> None:
+    """The generated install with no manager pods, plus the dev URL mode's own grants.
+
+    `webhook_configurations=False` leaves the webhook configurations as they are: for a test that
+    runs beside the session's shared manager, which serves them in URL mode (re-applying the
+    install would point them at the Service, and every later LWS write would fail to call them)."""
+    objects = render(InstallOptions(replicas=0))
+    if not webhook_configurations:
+        objects = [obj for obj in objects if obj["kind"] not in _WEBHOOK_CONFIGURATION_KINDS]
+    await installer.apply_objects(api.lightkube, objects)
     await api.apply(CLUSTER_ROLES, DEV_URL_MODE_ROLE)
     await api.apply(
         CLUSTER_ROLE_BINDINGS,
