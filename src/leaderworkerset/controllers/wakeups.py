@@ -24,7 +24,7 @@ version):
   they are unschedulable, never the node a schedulable leader went to.
 
 Deletes always wake; adds wake unless they are the echo of the LWS controller's own leader StatefulSet or
-Deployment create (leaderworkerset/setup.py).
+Deployment write (leaderworkerset/setup.py).
 """
 
 from __future__ import annotations

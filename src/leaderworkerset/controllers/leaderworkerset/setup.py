@@ -106,13 +106,16 @@ def setup(
     # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
     batch = OWNED_EVENT_BATCH_SECONDS
     # A StatefulSet's counts do not move the set's status or rollout (controllers/wakeups.py), nor
-    # does the echo of our own leader StatefulSet create.
+    # does the echo of our own leader StatefulSet write.
+    not_our_statefulset_write = _not_own_workload_write(reconciler.rollout.memo)
     controller.watch(
         informers.statefulsets,
         label_mapper(c.LABEL_SET_NAME),
         batch=batch,
-        update_matters=set_statefulset_update_matters,
-        add_matters=_not_own_create(reconciler.rollout.memo),
+        update_matters=lambda old, new: (
+            not_our_statefulset_write(new) and set_statefulset_update_matters(old, new)
+        ),
+        add_matters=not_our_statefulset_write,
     )
     # A round reads only whether the shared Service exists (and creates it when it does not): its
     # deletion matters, its creation and updates never do.
@@ -123,11 +126,13 @@ def setup(
         update_matters=lambda _old, _new: False,
         add_matters=lambda _obj: False,
     )
+    not_our_deployment_write = _not_own_workload_write(reconciler.deployments.memo)
     controller.watch(
         informers.deployments,
         owner_mapper(c.LWS_KIND, c.LWS_GROUP),
         batch=batch,
-        add_matters=_not_own_create(reconciler.deployments.memo),
+        update_matters=lambda _old, new: not_our_deployment_write(new),
+        add_matters=not_our_deployment_write,
     )
     controller.watch(
         informers.pods, _pod_to_lws(reconciler.in_place), batch=batch, update_matters=set_pod_update_matters
@@ -140,14 +145,11 @@ def setup(
     return controller
 
 
-def _not_own_create(memo: WriteMemo) -> Callable[[StatefulSet | Deployment], bool]:
-    """Drop the watch's add of the leader StatefulSet (or Deployment) this controller created: the
-    round that created it went on from the written object (`Round.applied_sts`, the collaborators'
-    memo), and a fresh workload's plan is already where the next round would leave it; what
-    follows, the workload's status and its pods, wakes the set (issue 25: one round per set
-    created, 20 of 133 in a mid-size `many`). The echo of a later apply still wakes it: a rollout
-    moves the partition over several rounds, each planned from the workload the last one applied,
-    and that echo (upstream's Owns() event) is what starts the next."""
+def _not_own_workload_write(memo: WriteMemo) -> Callable[[StatefulSet | Deployment], bool]:
+    """Drop the watch's echo of the leader StatefulSet (or Deployment) this controller created or
+    applied: the round that wrote it went on from the written object (`Round.applied_sts`, the
+    collaborators' memo), and what follows from it, the workload's status and its pods, wakes the
+    set (issue 25: one round per set created, 20 of 133 in a mid-size `many`)."""
 
     def matters(obj: StatefulSet | Deployment) -> bool:
         meta = obj.metadata
