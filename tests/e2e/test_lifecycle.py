@@ -66,6 +66,29 @@ async def _restart_counts(api: KubeClient, ns: str) -> dict[str, int]:
     return {} if raw is None else dict(json.loads(raw))
 
 
+async def _expect_unavailable_while_degraded(api: KubeClient, ns: str) -> None:
+    """Available is False for the current generation. Its reason and message depend on a race that
+    upstream's setCondition leaves visible: if a round saw the failing group down before its leader
+    was marked exhausted, Progressing=True already flipped Available to False, keeping "All replicas
+    are ready"; a condition whose status and generation are unchanged is not rewritten (features.md
+    §2.6), so the budget's False form is only written when Available was still True."""
+    expected = {
+        (c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED, c.MESSAGE_AVAILABLE_FALSE_DEGRADED),
+        (c.REASON_ALL_GROUPS_READY, c.MESSAGE_ALL_GROUPS_READY),
+    }
+
+    async def unavailable() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, NAME)
+        conditions = {d["type"]: d for d in (lws.get("status") or {}).get("conditions") or []}
+        available = conditions.get(c.CONDITION_AVAILABLE) or {}
+        assert available.get("status") == c.CONDITION_FALSE, available
+        assert available.get("observedGeneration") == lws["metadata"]["generation"], available
+        assert (available.get("reason"), available.get("message")) in expected, available
+        return True
+
+    await eventually(unavailable)
+
+
 async def test_a_crash_looping_group_stops_after_max_group_restarts_and_recover_brings_it_back(
     api: KubeClient, ns: str, full_cluster: LocalCluster
 ) -> None:
@@ -95,9 +118,7 @@ async def test_a_crash_looping_group_stops_after_max_group_restarts_and_recover_
     note = "Restart budget exhausted; terminated group 0 and stopped automatic recovery"
     await expect_event(api, ns, c.EVENT_REPLICA_RESTART_BUDGET_EXCEEDED, note, "Warning")
     await expect_condition(api, ns, c.CONDITION_DEGRADED, c.CONDITION_TRUE, c.MESSAGE_DEGRADED_TRUE)
-    await expect_condition(
-        api, ns, c.CONDITION_AVAILABLE, c.CONDITION_FALSE, c.MESSAGE_AVAILABLE_FALSE_DEGRADED
-    )
+    await _expect_unavailable_while_degraded(api, ns)
 
     assert list((await _restart_counts(api, ns)).values()) == [limit]
     assert uid(await api.get(PODS, ns, f"{NAME}-1")) == other_leader_uid, "the other group was touched"

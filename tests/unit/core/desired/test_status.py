@@ -820,6 +820,40 @@ def test_degraded_cases_count() -> None:
     assert len(DEGRADED_CASES) == 7
 
 
+@pytest.mark.parametrize(
+    ("stored_available", "want"),
+    [
+        pytest.param(
+            stored(AVAILABLE),
+            (c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED, c.MESSAGE_AVAILABLE_FALSE_DEGRADED),
+            id="Available still True at exhaustion: rewritten False with the budget's reason",
+        ),
+        pytest.param(
+            stored(AVAILABLE, c.CONDITION_FALSE),
+            (c.REASON_ALL_GROUPS_READY, c.MESSAGE_ALL_GROUPS_READY),
+            id="Available already flipped False by Progressing: same status, left as it was",
+        ),
+    ],
+)
+def test_available_text_when_a_group_exhausts_its_budget(
+    stored_available: dict[str, Any], want: tuple[str, str]
+) -> None:
+    """setCondition rewrites a condition only when its status or generation moves, so which text a
+    False Available carries depends on whether a round saw the failing group down first."""
+    lws = cached_lws("lws").replicas(2).size(1).status({"conditions": [stored_available]}).obj()
+    plan = plan_status(
+        lws,
+        leader_sts("lws", replicas=2, status_replicas=2),
+        revision_key="rev",
+        leader_pods=_degraded_leaders([("rev", True, False), ("rev", False, True)]),
+        worker_statefulsets={},
+        now=NOW,
+    )
+    available = next(cond for cond in plan.status["conditions"] if cond["type"] == AVAILABLE)
+    assert available["status"] == c.CONDITION_FALSE
+    assert (available["reason"], available["message"]) == want
+
+
 _T1 = datetime(2026, 1, 2, tzinfo=UTC)
 
 
