@@ -108,7 +108,9 @@ async def expect_running_images(api: KubeClient, ns: str, images: dict[str, str]
 
     async def check() -> bool:
         for pod in (await pods_by_name(api, ns, NAME)).values():
-            container, status = pod["spec"]["containers"][0], pod["status"]["containerStatuses"][0]
+            statuses = (pod.get("status") or {}).get("containerStatuses")
+            assert statuses, f"{pod['metadata']['name']} reports no container (a new pod?)"
+            container, status = pod["spec"]["containers"][0], statuses[0]
             assert container["image"] == images[container["name"]], pod["metadata"]["name"]
             assert status["image"] == container["image"], pod["metadata"]["name"]
         return True

@@ -17,7 +17,8 @@ version):
 - a worker StatefulSet's status counts moving without its readiness changing (both controllers): the
   leader's reconcile reads the worker StatefulSet's existence, metadata and readiness (startup, Hash
   identity's group-ready condition), the set's reads its readiness and revision (status, rollout),
-  never its counts, which again only the opt-in diagnosis reports.
+  never its counts, which again only the opt-in diagnosis reports. The one exception is the
+  updated count of a StatefulSet whose partition is held: an in-place update waits for it.
 
 Adds and deletes always wake (runtime/controller.py applies a filter to updates only).
 """
@@ -48,6 +49,10 @@ def worker_statefulset_update_matters(old: StatefulSet, new: StatefulSet) -> boo
         after.currentRevision,
         after.updateRevision,
     ):
+        return True
+    if _partition(new) and before.updatedReplicas != after.updatedReplicas:
+        # A held partition is an in-place update's: it is released once the StatefulSet controller
+        # counts the pods we labelled (core/rollout/inplaceupdate.statefulset_counts_labelled).
         return True
     return statefulset_ready(msgspec.to_builtins(old)) != statefulset_ready(msgspec.to_builtins(new))
 
@@ -91,6 +96,12 @@ def pod_update_matters(old: Pod, new: Pod) -> bool:
         ),
     )
     return unbound != old
+
+
+def _partition(sts: StatefulSet) -> int:
+    strategy = sts.spec.updateStrategy
+    rolling = strategy.rollingUpdate if strategy is not None else None
+    return (rolling.partition or 0) if rolling is not None else 0
 
 
 def _same_metadata(old: Pod | StatefulSet, new: Pod | StatefulSet) -> bool:

@@ -108,6 +108,14 @@ def changed(obj: dict[str, Any], section: str, **fields: Any) -> dict[str, Any]:
     return obj
 
 
+def held(obj: dict[str, Any]) -> dict[str, Any]:
+    """The partition an in-place update holds at the replicas."""
+    partition = obj["spec"]["replicas"]
+    return changed(
+        obj, "spec", updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": partition}}
+    )
+
+
 STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
     ("replicas counted, still unready", sts(), sts(replicas=3, readyReplicas=1, currentReplicas=2), False),
     ("one more available, still unready", sts(available=1), sts(available=2), False),
@@ -122,6 +130,14 @@ STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
     ("deleted", sts(), changed(sts(), "metadata", deletionTimestamp="2026-01-01T00:00:00Z"), True),
     ("relabelled", sts(), changed(sts(), "metadata", labels={"x": "y"}), True),
     ("its owner changes", sts(), changed(sts(), "metadata", ownerReferences=[]), True),
+    ("an updated count moves, partition 0", sts(updatedReplicas=1), sts(updatedReplicas=2), False),
+    (
+        "an updated count moves, partition held",
+        held(sts(updatedReplicas=1)),
+        held(sts(updatedReplicas=2)),
+        True,
+    ),
+    ("a held set's other count moves", held(sts(available=1)), held(sts(available=2)), False),
 ]
 
 
@@ -136,7 +152,7 @@ def test_worker_statefulset_update_matters(old: dict[str, Any], new: dict[str, A
 
 
 def test_every_statefulset_case_ran() -> None:
-    assert len(STS_CASES) == 13
+    assert len(STS_CASES) == 16
 
 
 def leader_statefulset(**status: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ while an update waits the worker pods' events do too (`under_way`, wired in setu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.core.groups.naming import leader_pod_name
-from leaderworkerset.core.groups.state import pod_ready
+from leaderworkerset.core.groups.state import is_leader_pod, pod_ready
 from leaderworkerset.core.lifecycle.restart import IN_PLACE_RESTARTS_PENDING
 from leaderworkerset.core.objects import (
     ControllerEvent,
@@ -105,11 +105,15 @@ class InPlaceUpdates(Shell):
         if not ip.wants_in_place(lws) or round_.leader_sts is None or round_.revision is None:
             self.forget(key)
             return None
-        if all(
-            revision_key_of(p) == round_.revision_key for p in round_.leader_pods(self.informers)
-        ) and not self._pending(round_):
-            # The caches show every write of ours that moved a group (the leader's comes last): the
-            # memories are not needed any more.
+        leaders = round_.leader_pods(self.informers)
+        if (
+            all(revision_key_of(p) == round_.revision_key for p in leaders)
+            and not self._pending(round_)
+            and _counted(round_.leader_sts, leaders)
+        ):
+            # The caches show every write of ours that moved a group (the leader's comes last), and
+            # the StatefulSet controller counts the leaders we labelled: the memories are not needed
+            # any more, and the rollout may release the partition.
             self.forget(key)
             return None  # every group is on the set's revision and settled: nothing to do
         if self.resizes_in_place is None:
@@ -155,7 +159,10 @@ class InPlaceUpdates(Shell):
                 classifications[index] = classification
         self._announce_recreate(round_, groups)
         halted = rollout_control(lws).paused or ip.halted(lws)
-        plan = ip.plan_groups(groups, max_unavailable=rollout_budget(lws).unavailable, halted=halted)
+        counted = _counted(round_.leader_sts, [p for p in pods.values() if is_leader_pod(p)])
+        plan = ip.plan_groups(
+            groups, max_unavailable=rollout_budget(lws).unavailable, halted=halted, leaders_counted=counted
+        )
         log.debug(
             "in-place update",
             revision=round_.revision_key,
@@ -294,7 +301,10 @@ class InPlaceUpdates(Shell):
         for pod in workers:
             await self._patch(writes, pod, delta, labels, knock_on)
         if ((worker_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition"):
-            # Every pod is at the update revision: releasing the partition recreates none.
+            if not ip.statefulset_counts_labelled(worker_sts, len(workers)):
+                return False  # its controller has not seen our labels yet: its status wakes us
+            # Every pod is at the update revision, as its controller sees: releasing the partition
+            # recreates none.
             patch = {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}
             written = await self.client.merge_patch(STATEFULSETS, key.namespace, key.name, patch)
             writes.statefulsets.remember(key, written)
@@ -327,6 +337,11 @@ def _freshest(cached: list[MutableObj], memo: WriteMemo, cache_version: str) -> 
     """The cached objects, each replaced by what we wrote of it while the watch has not delivered it."""
     fresh = (memo.freshest(ObjectKey(namespace_of(o), name_of(o)), o, cache_version) for o in cached)
     return [o for o in fresh if o is not None]
+
+
+def _counted(leader_sts: Obj, leaders: Iterable[Obj]) -> bool:
+    """The leader StatefulSet's controller counts every leader labelled with its update revision."""
+    return ip.statefulset_counts_labelled(leader_sts, ip.labelled_at_update_revision(leader_sts, leaders))
 
 
 def _published(sts: Obj, key: str) -> bool:

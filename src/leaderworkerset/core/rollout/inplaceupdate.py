@@ -25,7 +25,7 @@ Everything here is pure: the controller (`controllers/leaderworkerset/inplace.py
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -355,16 +355,35 @@ def group_progress(
     return GroupProgress.RECREATE
 
 
+def statefulset_counts_labelled(sts: Obj, labelled: int) -> bool:
+    """The StatefulSet controller counts at least `labelled` pods at its update revision: its pod
+    cache holds the revision labels we patched on, so lowering the partition below those pods
+    replaces none of them. Released on our own writes alone, the partition could reach it first
+    (kube-controller-manager watches pods and StatefulSets on separate streams): it would then
+    delete a pod it still sees at the old revision, and the group would be recreated."""
+    return int((sts.get("status") or {}).get("updatedReplicas") or 0) >= labelled
+
+
+def labelled_at_update_revision(sts: Obj, pods: Iterable[Obj]) -> int:
+    """How many of `pods` carry the StatefulSet's update revision as their controller-revision-hash."""
+    update = (sts.get("status") or {}).get("updateRevision")
+    return sum(1 for pod in pods if update and labels_of(pod).get(CONTROLLER_REVISION_HASH) == update)
+
+
 @dataclass(frozen=True)
 class InPlacePlan:
     hold: bool  # the leader StatefulSet's partition stays at its replicas
     advance: tuple[int, ...]  # groups to move on this round: started ones, then new starts
 
 
-def plan_groups(groups: Sequence[GroupInPlace], *, max_unavailable: int, halted: bool) -> InPlacePlan:
+def plan_groups(
+    groups: Sequence[GroupInPlace], *, max_unavailable: int, halted: bool, leaders_counted: bool
+) -> InPlacePlan:
     """Which groups move this round. Started groups always finish (a group is never left half
     updated); new ones start, highest ordinal first like a rollout, while fewer than
-    max(maxUnavailable, 1) groups are unavailable, and never while the rollout is halted."""
+    max(maxUnavailable, 1) groups are unavailable, and never while the rollout is halted.
+    The partition is held while a group waits, and until the leader StatefulSet's controller
+    counts the leaders updated in place (`leaders_counted`, `statefulset_counts_labelled`)."""
     waiting = [g for g in groups if g.progress in (GroupProgress.STARTED, GroupProgress.PENDING)]
     started = [g.index for g in groups if g.progress is GroupProgress.STARTED]
     unavailable = sum(1 for g in groups if not g.available or g.progress is GroupProgress.STARTED)
@@ -375,7 +394,8 @@ def plan_groups(groups: Sequence[GroupInPlace], *, max_unavailable: int, halted:
             break
         if group.progress is GroupProgress.PENDING and group.available:
             starts.append(group.index)
-    return InPlacePlan(hold=bool(waiting), advance=(*sorted(started, reverse=True), *starts))
+    hold = bool(waiting) or not leaders_counted
+    return InPlacePlan(hold=hold, advance=(*sorted(started, reverse=True), *starts))
 
 
 def halted(lws: Obj) -> bool:

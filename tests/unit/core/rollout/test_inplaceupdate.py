@@ -180,12 +180,49 @@ PLANS = [
 def test_which_groups_move(
     groups: list[ip.GroupInPlace], max_unavailable: int, halted: bool, hold: bool, advance: tuple[int, ...]
 ) -> None:
-    plan = ip.plan_groups(groups, max_unavailable=max_unavailable, halted=halted)
+    plan = ip.plan_groups(groups, max_unavailable=max_unavailable, halted=halted, leaders_counted=True)
     assert (plan.hold, plan.advance) == (hold, advance)
 
 
 def test_every_plan_case_ran() -> None:
     assert len(PLANS) == 11
+
+
+def test_the_partition_holds_until_the_statefulset_controller_counts_the_leaders() -> None:
+    done = [group(0, D), group(1, D)]
+    plan = ip.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=False)
+    assert (plan.hold, plan.advance) == (True, ())
+
+
+def _sts(update_revision: str, updated: int) -> dict[str, Any]:
+    return {"status": {"updateRevision": update_revision, "updatedReplicas": updated}}
+
+
+def _labelled(revision: str) -> dict[str, Any]:
+    return {"metadata": {"labels": {ip.CONTROLLER_REVISION_HASH: revision}}}
+
+
+COUNTED = [
+    # (updatedReplicas, the pods' controller-revision-hash labels) -> counted
+    (0, [], True),
+    (2, ["sts-new", "sts-new"], True),
+    (1, ["sts-new", "sts-new"], False),  # one label not seen by the StatefulSet controller yet
+    (0, ["sts-old", "sts-old"], True),  # nothing labelled at the update revision
+    (3, ["sts-new", "sts-old"], True),  # it counts pods we do not see (a surge, a new pod)
+]
+
+
+@pytest.mark.parametrize(("updated", "labels", "counted"), COUNTED)
+def test_a_partition_waits_for_the_statefulset_controller_to_count_our_labels(
+    updated: int, labels: list[str], counted: bool
+) -> None:
+    sts = _sts("sts-new", updated)
+    pods = [_labelled(label) for label in labels]
+    assert ip.statefulset_counts_labelled(sts, ip.labelled_at_update_revision(sts, pods)) is counted
+
+
+def test_every_counted_case_ran() -> None:
+    assert len(COUNTED) == 5
 
 
 def test_group_progress_reads_the_revision_labels() -> None:
