@@ -50,6 +50,11 @@ class WriteMemo:
     def forget(self, key: ObjectKey) -> None:
         self._written.pop(key, None)
 
+    def is_own_write(self, key: ObjectKey, resource_version: str | None) -> bool:
+        """Whether the watch delivers exactly the version our last write of `key` returned."""
+        written = self._written.get(key)
+        return written is not None and _rv(written) == _version(resource_version) != 0
+
     def freshest(
         self, key: ObjectKey, cached: MutableObj | None, cache_version: str = ""
     ) -> MutableObj | None:

@@ -12,18 +12,26 @@ version):
 - a worker pod being bound to a node (pod controller): the reconcile of a worker applies the restart
   policy (its phase, container statuses, deletion, annotations) and observes readiness; the node it
   runs on is read only when it fails (quarantine) and by the opt-in not-ready diagnosis, which the
-  caller keeps awake. The leader's binding still wakes it: exclusive placement waits for the leader's
-  node.
+  caller keeps awake. A leader's binding wakes it only where exclusive placement waits for the
+  leader's node (the set has the exclusive-topology annotation, or is not cached).
 - a worker StatefulSet's status counts moving without its readiness changing (both controllers): the
   leader's reconcile reads the worker StatefulSet's existence, metadata and readiness (startup, Hash
   identity's group-ready condition), the set's reads its readiness and revision (status, rollout),
-  never its counts, which again only the opt-in diagnosis reports. The one exception is the
-  updated count of a StatefulSet whose partition is held: an in-place update waits for it.
+  never its counts, which again only the opt-in diagnosis reports. The one exception, for leader
+  StatefulSets too, is the updated count of a StatefulSet whose partition is held: an in-place
+  update waits for it.
 
-Adds and deletes always wake (runtime/controller.py applies a filter to updates only).
+- a leader pod being bound to a node (LWS controller, `set_pod_update_matters`): a set's rounds
+  read their leaders' readiness, revision, annotations and deletion, and (surge fallback) whether
+  they are unschedulable, never the node a schedulable leader went to.
+
+Deletes always wake; adds wake unless they are the echo of the LWS controller's own leader StatefulSet or
+Deployment create (leaderworkerset/setup.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import msgspec
 
@@ -37,53 +45,92 @@ _BINDING_LABEL_PREFIX = "topology.kubernetes.io/"
 
 
 def worker_statefulset_update_matters(old: StatefulSet, new: StatefulSet) -> bool:
-    """False when only the status counts moved and the StatefulSet is as ready (or unready) as before.
+    """False when only the status moved and the StatefulSet is as ready (or unready) as before.
 
-    The observed generation and the revisions always matter: an in-place update waits for the
-    StatefulSet controller to publish the revision of a template it patched."""
-    if old.spec != new.spec or not _same_metadata(old, new):
+    The observed generation and the revisions matter once the template was changed (generation
+    above 1): an in-place update waits for the StatefulSet controller to publish the revision of a
+    template it patched. Worker StatefulSets are otherwise create-only, so at generation 1 their
+    first revisions are only the controller catching up with the creation."""
+    if old.spec != new.spec or not _same_metadata(old, new) or _revisions_moved(old, new):
         return True
-    before, after = old.status, new.status
-    if (before.observedGeneration, before.currentRevision, before.updateRevision) != (
-        after.observedGeneration,
-        after.currentRevision,
-        after.updateRevision,
-    ):
-        return True
-    if _partition(new) and before.updatedReplicas != after.updatedReplicas:
-        # A held partition is an in-place update's: it is released once the StatefulSet controller
-        # counts the pods we labelled (core/rollout/inplaceupdate.statefulset_counts_labelled).
+    if _held_count_moved(old, new):
         return True
     return statefulset_ready(msgspec.to_builtins(old)) != statefulset_ready(msgspec.to_builtins(new))
 
 
 def set_statefulset_update_matters(old: StatefulSet, new: StatefulSet) -> bool:
-    """For the LWS controller: every update of a leader StatefulSet (its status drives rollouts), a
-    worker StatefulSet's as `worker_statefulset_update_matters` says."""
+    """For the LWS controller: a worker StatefulSet's update as `worker_statefulset_update_matters`
+    says; a leader StatefulSet's unless only counts the set never reads moved. A round reads the
+    leader StatefulSet's spec, metadata, `replicas` (the set's own) and revisions (leader
+    replacement, in-place updates) and its observed generation (in-place) once its template changed,
+    as for a worker StatefulSet; never its ready, available, current or updated counts: the set's
+    readiness comes from its leader pods, which wake it."""
     meta = new.metadata
-    return (meta.labels or {}).get(c.LABEL_SET_NAME) == meta.name or worker_statefulset_update_matters(
-        old, new
-    )
+    if (meta.labels or {}).get(c.LABEL_SET_NAME) != meta.name:
+        return worker_statefulset_update_matters(old, new)
+    if old.spec != new.spec or not _same_metadata(old, new) or _revisions_moved(old, new):
+        return True
+    return old.status.replicas != new.status.replicas or _held_count_moved(old, new)
 
 
-def pod_update_matters(old: Pod, new: Pod) -> bool:
-    """False when the update only binds a worker pod that was never unschedulable to a node, or
-    changes nothing the cache keeps (the projection) but the resource version."""
-    if _same_metadata(old, new) and old.spec == new.spec and old.status == new.status:
+def _held_count_moved(old: StatefulSet, new: StatefulSet) -> bool:
+    """The updated count of a StatefulSet whose partition is held moved. Only an in-place update
+    holds a partition at a count we wait on: it is released once the StatefulSet controller counts
+    the pods we relabelled (core/rollout/inplaceupdate.statefulset_counts_labelled)."""
+    return bool(_partition(new)) and old.status.updatedReplicas != new.status.updatedReplicas
+
+
+def _revisions_moved(old: StatefulSet, new: StatefulSet) -> bool:
+    """The StatefulSet controller observed a changed template or moved its revisions; at generation
+    1 (never changed since its creation) that is only the controller catching up with the creation."""
+    before, after = old.status, new.status
+    return (new.metadata.generation or 0) > 1 and (
+        before.observedGeneration,
+        before.currentRevision,
+        before.updateRevision,
+    ) != (after.observedGeneration, after.currentRevision, after.updateRevision)
+
+
+def pod_update_matters(
+    old: Pod, new: Pod, leader_placement_matters: Callable[[], bool] = lambda: True
+) -> bool:
+    """False when the update only binds a pod that was never unschedulable to a node (a leader
+    only when its set's placement does not wait for it: `leader_placement_matters`), or changes
+    nothing the cache keeps (the projection) but the resource version."""
+    if _unchanged(old, new):
         return False
     labels = new.metadata.labels or {}
-    if c.LABEL_WORKER_INDEX not in labels or labels[c.LABEL_WORKER_INDEX] == c.LEADER_WORKER_INDEX:
+    if c.LABEL_WORKER_INDEX not in labels:
         return True
+    if not _only_bound(old, new):
+        return True
+    return labels[c.LABEL_WORKER_INDEX] == c.LEADER_WORKER_INDEX and leader_placement_matters()
+
+
+def set_pod_update_matters(old: Pod, new: Pod) -> bool:
+    """For the LWS controller, leaders too: a set's rounds read its leader pods' readiness,
+    revision, annotations, deletion and (surge fallback) unschedulability, never the node a pod
+    that was always schedulable was bound to (exclusive placement is the pod controller's)."""
+    return not (_unchanged(old, new) or _only_bound(old, new))
+
+
+def _unchanged(old: Pod, new: Pod) -> bool:
+    return _same_metadata(old, new) and old.spec == new.spec and old.status == new.status
+
+
+def _only_bound(old: Pod, new: Pod) -> bool:
+    """Whether the update is the binding of a pod that was never unschedulable to a node, and
+    nothing else."""
     if old.spec.nodeName or not new.spec.nodeName or _scheduled_condition(old):
-        return True
+        return False
     conditions = [cond for cond in new.status.conditions or () if cond.type != POD_SCHEDULED]
     if conditions != list(old.status.conditions or ()):
-        return True
-    old_labels = old.metadata.labels or {}
+        return False
+    labels, old_labels = new.metadata.labels or {}, old.metadata.labels or {}
     if {
         k: v for k, v in labels.items() if k in old_labels or not k.startswith(_BINDING_LABEL_PREFIX)
     } != old_labels:
-        return True
+        return False
     # Everything the binding may change put back as it was: anything else that differs matters.
     unbound = msgspec.structs.replace(
         new,
@@ -95,7 +142,7 @@ def pod_update_matters(old: Pod, new: Pod) -> bool:
             new.status, hostIP=old.status.hostIP, conditions=old.status.conditions
         ),
     )
-    return unbound != old
+    return unbound == old
 
 
 def _partition(sts: StatefulSet) -> int:

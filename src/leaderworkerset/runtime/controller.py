@@ -52,6 +52,7 @@ Mapper = Callable[[MetaLike, T], Iterable[ObjectKey]]
 Predicate = Callable[[MetaLike, T], bool]
 # Whether an update (old, new) can change what the reconcile of the keys it maps to decides.
 UpdateFilter = Callable[[T, T], bool]
+AddFilter = Callable[[T], bool]
 
 
 # ----- mappers and predicates -------------------------------------------------------------------
@@ -100,6 +101,7 @@ class _Enqueuer(Generic[T]):
         predicate: Predicate[T] | None,
         batch: float,
         update_matters: UpdateFilter[T] | None,
+        add_matters: AddFilter[T] | None = None,
     ) -> None:
         self._meta = informer.store.codec.meta
         self._queue = queue
@@ -107,6 +109,7 @@ class _Enqueuer(Generic[T]):
         self._predicate = predicate
         self._batch = batch
         self._update_matters = update_matters
+        self._add_matters = add_matters
 
     def _enqueue(self, obj: T) -> None:
         meta = self._meta(obj)
@@ -119,6 +122,8 @@ class _Enqueuer(Generic[T]):
                 self._queue.add(key)
 
     def on_add(self, obj: T) -> None:
+        if self._add_matters is not None and not self._add_matters(obj):
+            return
         self._enqueue(obj)
 
     def on_update(self, old: T, new: T) -> None:
@@ -179,14 +184,18 @@ class Controller:
         *,
         batch: float = 0.0,
         update_matters: UpdateFilter[T] | None = None,
+        add_matters: AddFilter[T] | None = None,
     ) -> None:
         """Queue the keys `mapper` returns for every add/update/delete the informer reports.
 
         `batch` > 0 merges the events of that many seconds into one reconcile per key (see
         `WorkQueue.add_batched`): for owned objects, whose bursts would otherwise each cost a round.
         `update_matters(old, new)` False drops an update that cannot change what those reconciles
-        decide (adds and deletes always pass)."""
-        informer.add_handler(_Enqueuer(informer, self.queue, mapper, predicate, batch, update_matters))
+        decide; `add_matters(obj)` False drops an add (the echo of the controller's own create).
+        Deletes always pass."""
+        informer.add_handler(
+            _Enqueuer(informer, self.queue, mapper, predicate, batch, update_matters, add_matters)
+        )
         self.informers.append(informer)  # type: ignore[arg-type]
 
     async def wait_for_sync(self) -> None:

@@ -11,6 +11,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.wakeups import (
     pod_update_matters,
+    set_pod_update_matters,
     set_statefulset_update_matters,
     worker_statefulset_update_matters,
 )
@@ -92,9 +93,16 @@ LEADER = leader("g-1").group_index("1").uid("leader-uid").label(c.LABEL_GROUP_KE
 
 
 def sts(
-    *, available: int = 0, replicas: int = 3, current: str = "r1", update: str = "r1", **status: int
+    *,
+    available: int = 0,
+    replicas: int = 3,
+    current: str = "r1",
+    update: str = "r1",
+    generation: int = 1,
+    **status: int,
 ) -> dict[str, Any]:
     obj = worker_statefulset(LEADER, ready=False, replicas=replicas)
+    obj["metadata"]["generation"] = generation
     obj["status"] |= {
         "availableReplicas": available,
         "currentRevision": current,
@@ -124,8 +132,24 @@ STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
     ("becomes ready", sts(available=2), sts(available=3), True),
     ("stops being ready", sts(available=3), sts(available=2), True),
     ("its own rollout starts", sts(available=3), sts(available=3, update="r2"), True),
-    ("its rollout of an unready set starts", sts(available=1), sts(available=1, update="r2"), True),
-    ("its controller observes a new generation", sts(), sts(observedGeneration=2), True),
+    (
+        "its rollout of a patched, unready set starts",
+        sts(available=1, generation=2),
+        sts(available=1, update="r2", generation=2),
+        True,
+    ),
+    (
+        "its controller observes a patched template",
+        sts(generation=2, observedGeneration=1),
+        sts(generation=2, observedGeneration=2),
+        True,
+    ),
+    (
+        "its controller catches up with the creation",
+        sts(current="", update="", observedGeneration=0),
+        sts(observedGeneration=1),
+        False,
+    ),
     ("scaled", sts(), changed(sts(), "spec", replicas=4), True),
     ("deleted", sts(), changed(sts(), "metadata", deletionTimestamp="2026-01-01T00:00:00Z"), True),
     ("relabelled", sts(), changed(sts(), "metadata", labels={"x": "y"}), True),
@@ -152,7 +176,7 @@ def test_worker_statefulset_update_matters(old: dict[str, Any], new: dict[str, A
 
 
 def test_every_statefulset_case_ran() -> None:
-    assert len(STS_CASES) == 16
+    assert len(STS_CASES) == 17
 
 
 def leader_statefulset(**status: Any) -> dict[str, Any]:
@@ -165,15 +189,63 @@ SET_STS_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
     ("a worker StatefulSet's counts move", sts(available=1), sts(available=2), False),
     ("a worker StatefulSet becomes ready", sts(available=2), sts(available=3), True),
     (
-        "the leader StatefulSet's counts move",
-        leader_statefulset(available=1),
-        leader_statefulset(available=2),
+        "the leader StatefulSet's ready counts move",
+        leader_statefulset(available=1, readyReplicas=1),
+        leader_statefulset(available=2, readyReplicas=2),
+        False,
+    ),
+    (
+        "the leader StatefulSet's updated count moves, partition 0",
+        leader_statefulset(updatedReplicas=1),
+        leader_statefulset(updatedReplicas=2),
+        False,
+    ),
+    (
+        "the leader StatefulSet's updated count moves, partition held (in place)",
+        held(leader_statefulset(updatedReplicas=1)),
+        held(leader_statefulset(updatedReplicas=2)),
         True,
     ),
     (
         "only the leader StatefulSet's version moves",
         rv(leader_statefulset(), "1"),
         rv(leader_statefulset(), "2"),
+        False,
+    ),
+    (
+        "the leader StatefulSet's pods are counted",
+        changed(leader_statefulset(), "status", replicas=2),
+        changed(leader_statefulset(), "status", replicas=3),
+        True,
+    ),
+    (
+        "the leader StatefulSet's rollout starts",
+        leader_statefulset(available=3, generation=2),
+        leader_statefulset(available=3, update="r2", generation=2),
+        True,
+    ),
+    (
+        "the leader StatefulSet's rollout ends",
+        leader_statefulset(available=3, current="r1", update="r2", generation=2),
+        leader_statefulset(available=3, current="r2", update="r2", generation=2),
+        True,
+    ),
+    (
+        "the leader StatefulSet's controller catches up with the creation",
+        leader_statefulset(current="", update="", observedGeneration=0),
+        leader_statefulset(observedGeneration=1),
+        False,
+    ),
+    (
+        "the leader StatefulSet's controller observes a patched template",
+        leader_statefulset(generation=2, observedGeneration=1),
+        leader_statefulset(generation=2, observedGeneration=2),
+        True,
+    ),
+    (
+        "the leader StatefulSet is scaled",
+        leader_statefulset(),
+        changed(leader_statefulset(), "spec", replicas=5),
         True,
     ),
 ]
@@ -188,4 +260,39 @@ def test_set_statefulset_update_matters(old: dict[str, Any], new: dict[str, Any]
 
 
 def test_every_set_statefulset_case_ran() -> None:
-    assert len(SET_STS_CASES) == 4
+    assert len(SET_STS_CASES) == 12
+
+
+SET_POD_CASES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("a leader bound to a node", leader().obj(), host_ip(bound(leader()).obj()), False),
+    ("a worker bound to a node", created().obj(), bound(created()).obj(), False),
+    ("only a leader's resource version moves", rv(leader().obj(), "1"), rv(leader().obj(), "2"), False),
+    (
+        "a leader that was unschedulable is bound (surge fallback counts those)",
+        leader().condition("PodScheduled", "False", reason="Unschedulable").obj(),
+        bound(leader()).obj(),
+        True,
+    ),
+    ("a leader becomes ready", bound(leader()).obj(), bound(leader()).condition("Ready").obj(), True),
+    ("a leader is annotated", bound(leader()).obj(), bound(leader()).annotation("note", "x").obj(), True),
+    ("a leader is deleted", bound(leader()).obj(), bound(leader()).deleting().obj(), True),
+]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "want"), [case[1:] for case in SET_POD_CASES], ids=[case[0] for case in SET_POD_CASES]
+)
+def test_set_pod_update_matters(old: dict[str, Any], new: dict[str, Any], want: bool) -> None:
+    assert set_pod_update_matters(msgspec.convert(old, Pod), msgspec.convert(new, Pod)) is want
+
+
+def test_every_set_pod_case_ran() -> None:
+    assert len(SET_POD_CASES) == 7
+
+
+def test_a_leader_binding_wakes_the_pod_controller_only_where_placement_waits_for_it() -> None:
+    old, new = msgspec.convert(leader().obj(), Pod), msgspec.convert(bound(leader()).obj(), Pod)
+    assert pod_update_matters(old, new, lambda: True)
+    assert not pod_update_matters(old, new, lambda: False)
+    ready = msgspec.convert(bound(leader()).condition("Ready").obj(), Pod)
+    assert pod_update_matters(old, ready, lambda: False)  # bound and more: always

@@ -39,3 +39,13 @@ def test_an_object_the_cache_never_held_but_has_seen_past_was_deleted() -> None:
 def test_an_unknown_cache_version_keeps_the_write() -> None:
     assert memo_with(10).freshest(KEY, None) == at(10)
     assert memo_with(10).freshest(KEY, None, "opaque") == at(10)
+
+
+def test_own_write_is_exactly_the_version_the_write_returned() -> None:
+    memo = memo_with(10)
+    assert memo.is_own_write(KEY, "10")
+    assert not memo.is_own_write(KEY, "11")  # somebody else's write after ours
+    assert not memo.is_own_write(KEY, "9")
+    assert not memo.is_own_write(KEY, None)
+    assert not memo.is_own_write(ObjectKey("ns", "other"), "10")
+    assert not WriteMemo().is_own_write(KEY, "10")

@@ -284,3 +284,18 @@ async def test_update_filter_drops_updates_that_do_not_matter_but_never_adds_or_
     handler.on_add(before)
     handler.on_delete(obj("p1", "ns"))
     assert list(ctl.queue._queue) == [ObjectKey("ns", "p0"), ObjectKey("ns", "p1")]
+
+
+async def test_add_filter_drops_adds_it_refuses_and_never_deletes() -> None:
+    clock = FakeClock()
+    informer: Informer[dict[str, Any]] = Informer(
+        "pods", FakeListerWatcher(), Store(DictCodec()), clock=clock
+    )
+    ctl, _ = make(ok, clock)
+    ctl.watch(informer, add_matters=lambda o: o["metadata"]["name"] != "ours")
+    handler = informer._handlers[-1]
+    handler.on_add(obj("ours", "ns"))
+    assert list(ctl.queue._queue) == []
+    handler.on_add(obj("theirs", "ns"))
+    handler.on_delete(obj("ours", "ns"))
+    assert list(ctl.queue._queue) == [ObjectKey("ns", "theirs"), ObjectKey("ns", "ours")]

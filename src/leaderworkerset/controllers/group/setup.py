@@ -14,7 +14,8 @@ from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.wakeups import pod_update_matters, worker_statefulset_update_matters
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.lifecycle.budget import holds_budget_finalizer
-from leaderworkerset.core.objects import name_of
+from leaderworkerset.core.lifecycle.restart import exclusive_topology_key
+from leaderworkerset.core.objects import MutableObj, name_of
 from leaderworkerset.core.observe.notready import wants_not_ready_events
 from leaderworkerset.runtime.controller import Controller, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
@@ -35,16 +36,28 @@ def _owner_leader(meta: Any, obj: object) -> Iterable[ObjectKey]:
     return owner_mapper("Pod", "")(meta, obj)
 
 
+def _cached_set(informers: SharedInformers, meta: Any) -> MutableObj | None:
+    set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
+    return informers.lws.store.get(ObjectKey(meta.namespace or "", set_name)) if set_name else None
+
+
 def _diagnosed(informers: SharedInformers, meta: Any) -> bool:
     """The object's set asks for GroupNotReady events, whose diagnosis reads what wakeups.py drops."""
-    set_name = (meta.labels or {}).get(c.LABEL_SET_NAME)
-    lws = informers.lws.store.get(ObjectKey(meta.namespace or "", set_name)) if set_name else None
+    lws = _cached_set(informers, meta)
     return lws is not None and wants_not_ready_events(lws)
+
+
+def _placed_exclusively(informers: SharedInformers, meta: Any) -> bool:
+    """The pod's set pins its workers to the leader's topology domain (or is not cached: then
+    every leader event counts), so the leader's binding is what lets its workers start."""
+    lws = _cached_set(informers, meta)
+    return lws is None or exclusive_topology_key(lws) is not None
 
 
 def _pod_update_matters(informers: SharedInformers) -> Any:
     def matters(old: Pod, new: Pod) -> bool:
-        return pod_update_matters(old, new) or _diagnosed(informers, new.metadata)
+        placed = lambda: _placed_exclusively(informers, new.metadata)  # noqa: E731 - read only when bound
+        return pod_update_matters(old, new, placed) or _diagnosed(informers, new.metadata)
 
     return matters
 

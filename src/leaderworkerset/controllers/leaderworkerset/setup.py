@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
@@ -10,16 +10,26 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
 from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
+from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
-from leaderworkerset.controllers.wakeups import set_statefulset_update_matters
+from leaderworkerset.controllers.wakeups import (
+    set_pod_update_matters,
+    set_statefulset_update_matters,
+)
 from leaderworkerset.core.lifecycle import inplace
 from leaderworkerset.core.objects import name_of, namespace_of
-from leaderworkerset.runtime.controller import Controller, Mapper, label_mapper, own_key, owner_mapper
+from leaderworkerset.runtime.controller import (
+    Controller,
+    Mapper,
+    label_mapper,
+    own_key,
+    owner_mapper,
+)
 from leaderworkerset.runtime.manager import Manager
 from leaderworkerset.runtime.objects import MetaLike, ObjectKey
-from leaderworkerset.runtime.projections import Pod
+from leaderworkerset.runtime.projections import Deployment, Pod, StatefulSet
 from leaderworkerset.runtime.reflector import FuncHandler
 
 CONTROLLER_NAME = "leaderworkerset"
@@ -95,19 +105,52 @@ def setup(
     controller.watch(informers.lws, own_key)
     # Owned and labelled StatefulSets: the leader StatefulSet and every worker StatefulSet.
     batch = OWNED_EVENT_BATCH_SECONDS
-    # A worker StatefulSet's counts do not move the set's status or rollout (controllers/wakeups.py).
+    # A StatefulSet's counts do not move the set's status or rollout (controllers/wakeups.py), nor
+    # does the echo of our own leader StatefulSet create.
     controller.watch(
         informers.statefulsets,
         label_mapper(c.LABEL_SET_NAME),
         batch=batch,
         update_matters=set_statefulset_update_matters,
+        add_matters=_not_own_create(reconciler.rollout.memo),
     )
-    controller.watch(informers.services, owner_mapper(c.LWS_KIND, c.LWS_GROUP), batch=batch)
-    controller.watch(informers.deployments, owner_mapper(c.LWS_KIND, c.LWS_GROUP), batch=batch)
-    controller.watch(informers.pods, _pod_to_lws(reconciler.in_place), batch=batch)
+    # A round reads only whether the shared Service exists (and creates it when it does not): its
+    # deletion matters, its creation and updates never do.
+    controller.watch(
+        informers.services,
+        owner_mapper(c.LWS_KIND, c.LWS_GROUP),
+        batch=batch,
+        update_matters=lambda _old, _new: False,
+        add_matters=lambda _obj: False,
+    )
+    controller.watch(
+        informers.deployments,
+        owner_mapper(c.LWS_KIND, c.LWS_GROUP),
+        batch=batch,
+        add_matters=_not_own_create(reconciler.deployments.memo),
+    )
+    controller.watch(
+        informers.pods, _pod_to_lws(reconciler.in_place), batch=batch, update_matters=set_pod_update_matters
+    )
     informers.pods.add_handler(_scheduled_pod_deletions(controller))
     reconciler.forget_on_delete(informers)
     if restart_support is not None:
         restart_support.on_change(lambda: _requeue_in_place_restart_sets(controller, informers))
     manager.add_controller(controller)
     return controller
+
+
+def _not_own_create(memo: WriteMemo) -> Callable[[StatefulSet | Deployment], bool]:
+    """Drop the watch's add of the leader StatefulSet (or Deployment) this controller created: the
+    round that created it went on from the written object (`Round.applied_sts`, the collaborators'
+    memo), and a fresh workload's plan is already where the next round would leave it; what
+    follows, the workload's status and its pods, wakes the set (issue 25: one round per set
+    created, 20 of 133 in a mid-size `many`). The echo of a later apply still wakes it: a rollout
+    moves the partition over several rounds, each planned from the workload the last one applied,
+    and that echo (upstream's Owns() event) is what starts the next."""
+
+    def matters(obj: StatefulSet | Deployment) -> bool:
+        meta = obj.metadata
+        return not memo.is_own_write(ObjectKey(meta.namespace or "", meta.name or ""), meta.resourceVersion)
+
+    return matters
