@@ -4,15 +4,19 @@ A projection decodes about 8x faster and keeps a fraction of the memory of the f
 benchmarks/runtime_decode.py). Anything not declared here is dropped while decoding, so when a
 controller starts reading a new field it must be added here first. Field names are the Kubernetes
 JSON names, hence the N815 exemptions.
+
+Cached pods share the parts that pods repeat (`share_pod_values`): a projection taken from a cache is
+read-only, never to be changed in place (`msgspec.structs.replace` makes a changed copy).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Any, TypeVar
 
 import msgspec
 
-from leaderworkerset.runtime.codecs import StructCodec
+from leaderworkerset.runtime.codecs import SharedValues, StructCodec
 from leaderworkerset.runtime.objects import ObjectMeta
 
 # ruff: noqa: N815
@@ -184,7 +188,60 @@ class MetadataOnly(msgspec.Struct, omit_defaults=True, gc=False):
     metadata: ObjectMeta = msgspec.field(default_factory=ObjectMeta)
 
 
-POD_CODEC = StructCodec(Pod)
+# The pods of one template repeat their containers (names, images, resources) and tolerations, and
+# most short strings (namespace, node, condition types, phases, one-second timestamps of a burst):
+# the pod cache keeps one copy of each (issue 25: 5.36 KiB per cached pod without, see
+# docs/benchmarks.md). Bounded tables: a stale entry costs at most `bound` values in all.
+_CONTAINER_LISTS: SharedValues[list[ContainerHead]] = SharedValues(1024)
+_TOLERATION_LISTS: SharedValues[list[Toleration]] = SharedValues(1024)
+_RESOURCES: SharedValues[Resources] = SharedValues(1024)
+_TIMES: SharedValues[str] = SharedValues(4096)
+_RUNNING: SharedValues[dict[str, str]] = SharedValues(4096)
+_KEY = msgspec.msgpack.Encoder()
+V = TypeVar("V")
+
+
+def _shared(table: SharedValues[V], value: V | None) -> V | None:
+    """The shared copy of a list or struct: keyed by its encoding, which tells apart exactly what
+    converts differently (`"1"`, `1` and `true`; the order of a map's keys)."""
+    return table.get(_KEY.encode(value), value) if value else value
+
+
+def _intern(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)
+
+
+def share_pod_values(pod: Pod) -> None:
+    """Swap the parts of a decoded pod that other pods repeat for their shared copies (read-only,
+    like every cached object): the pod reads and converts exactly as before. Runs on every pod
+    the watch delivers, hence the local names."""
+    intern, times = sys.intern, _TIMES.get
+    spec, status, meta = pod.spec, pod.status, pod.metadata
+    if meta.creationTimestamp is not None:
+        meta.creationTimestamp = times(meta.creationTimestamp, meta.creationTimestamp)
+    spec.containers = _shared(_CONTAINER_LISTS, spec.containers)
+    spec.initContainers = _shared(_CONTAINER_LISTS, spec.initContainers)
+    spec.tolerations = _shared(_TOLERATION_LISTS, spec.tolerations)
+    spec.nodeName = _intern(spec.nodeName)
+    spec.subdomain = _intern(spec.subdomain)
+    status.phase = _intern(status.phase)
+    status.hostIP = _intern(status.hostIP)
+    for cond in status.conditions or ():
+        cond.type = intern(cond.type)
+        cond.status = intern(cond.status)
+        if cond.lastTransitionTime is not None:
+            cond.lastTransitionTime = times(cond.lastTransitionTime, cond.lastTransitionTime)
+    for statuses in (status.containerStatuses, status.initContainerStatuses):
+        for state in statuses or ():
+            state.name = intern(state.name)
+            state.image = _intern(state.image)
+            state.resources = _shared(_RESOURCES, state.resources)
+            now = state.state
+            if now is not None and now.running:  # `{"startedAt": ...}`: one per start second
+                now.running = _RUNNING.get(tuple(now.running.items()), now.running)
+
+
+POD_CODEC = StructCodec(Pod, share_pod_values)
 STATEFULSET_CODEC = StructCodec(StatefulSet)
 DEPLOYMENT_CODEC = StructCodec(Deployment)
 METADATA_CODEC = StructCodec(MetadataOnly)
