@@ -17,7 +17,7 @@ from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.desired.statefulsets import leader_statefulset
-from leaderworkerset.core.objects import MutableObj, lws_replicas, name_of
+from leaderworkerset.core.objects import MutableObj, lws_replicas, name_of, statefulset_partition
 from leaderworkerset.core.rollout import round as rolloutround
 from leaderworkerset.core.rollout.control import rollout_control
 from leaderworkerset.core.rollout.partition import LeaderStatefulSetView, RolloutDecision, after_apply_events
@@ -54,6 +54,12 @@ class Rollout(Shell):
             # group is needed; the decision's events (a partition move) did not happen.
             replicas = lws_replicas(round_.lws)
             decision = RolloutDecision(partition=replicas, replicas=replicas)
+        elif round_.keep_partition and round_.leader_sts is not None:
+            # Lowered before the StatefulSet controller sees our revision labels on the leaders
+            # updated in place, the partition could make it replace one: not this round.
+            current = statefulset_partition(round_.leader_sts)
+            if decision.partition < current:
+                decision = RolloutDecision(partition=current, replicas=decision.replicas)
         round_.decision, round_.stall = decision, outcome.stall
         round_.requeue_after = _earliest(outcome.requeue_after, surge.requeue_after, round_.requeue_after)
         await self._apply(round_, decision)

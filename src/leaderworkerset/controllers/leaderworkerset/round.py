@@ -35,6 +35,8 @@ class Round:
     # Diff-aware in-place updates (opt-in, core/rollout/inplaceupdate.py): the leader StatefulSet's
     # partition stays at its replicas while groups wait for theirs.
     hold_partition: bool = False
+    # ... and is not lowered while its controller has not counted every leader updated in place.
+    keep_partition: bool = False
     # Capacity-aware surge (opt-in, core/rollout/surgefallback.py): this round's mode.
     surge: SurgeMode = SURGE
     # The status write: whether a step changed the status, and the events of those transitions,

@@ -374,6 +374,9 @@ def labelled_at_update_revision(sts: Obj, pods: Iterable[Obj]) -> int:
 class InPlacePlan:
     hold: bool  # the leader StatefulSet's partition stays at its replicas
     advance: tuple[int, ...]  # groups to move on this round: started ones, then new starts
+    # The partition is not lowered this round (the StatefulSet controller has not counted every
+    # leader updated in place yet); unlike `hold` it is not raised either.
+    keep: bool = False
 
 
 def plan_groups(
@@ -382,8 +385,9 @@ def plan_groups(
     """Which groups move this round. Started groups always finish (a group is never left half
     updated); new ones start, highest ordinal first like a rollout, while fewer than
     max(maxUnavailable, 1) groups are unavailable, and never while the rollout is halted.
-    The partition is held while a group waits, and until the leader StatefulSet's controller
-    counts the leaders updated in place (`leaders_counted`, `statefulset_counts_labelled`)."""
+    The partition is held at the replicas while a group waits, and kept where it is until the
+    leader StatefulSet's controller counts the leaders updated in place (`leaders_counted`,
+    `statefulset_counts_labelled`)."""
     waiting = [g for g in groups if g.progress in (GroupProgress.STARTED, GroupProgress.PENDING)]
     started = [g.index for g in groups if g.progress is GroupProgress.STARTED]
     unavailable = sum(1 for g in groups if not g.available or g.progress is GroupProgress.STARTED)
@@ -394,8 +398,8 @@ def plan_groups(
             break
         if group.progress is GroupProgress.PENDING and group.available:
             starts.append(group.index)
-    hold = bool(waiting) or not leaders_counted
-    return InPlacePlan(hold=hold, advance=(*sorted(started, reverse=True), *starts))
+    advance = (*sorted(started, reverse=True), *starts)
+    return InPlacePlan(hold=bool(waiting), advance=advance, keep=not leaders_counted)
 
 
 def halted(lws: Obj) -> bool:

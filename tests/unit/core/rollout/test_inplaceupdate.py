@@ -188,10 +188,12 @@ def test_every_plan_case_ran() -> None:
     assert len(PLANS) == 11
 
 
-def test_the_partition_holds_until_the_statefulset_controller_counts_the_leaders() -> None:
+def test_the_partition_is_kept_until_the_statefulset_controller_counts_the_leaders() -> None:
     done = [group(0, D), group(1, D)]
     plan = ip.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=False)
-    assert (plan.hold, plan.advance) == (True, ())
+    assert (plan.hold, plan.keep, plan.advance) == (False, True, ())
+    plan = ip.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=True)
+    assert (plan.hold, plan.keep, plan.advance) == (False, False, ())
 
 
 def _sts(update_revision: str, updated: int) -> dict[str, Any]:
