@@ -39,6 +39,7 @@ from leaderworkerset.core.objects import (
     name_of,
     namespace_of,
     revision_key_of,
+    statefulset_partition,
 )
 from leaderworkerset.core.rollout import inplaceupdate as ip
 from leaderworkerset.core.rollout.control import rollout_control
@@ -300,7 +301,7 @@ class InPlaceUpdates(Shell):
         labels = _revision_labels(new_key, worker_sts)
         for pod in workers:
             await self._patch(writes, pod, delta, labels, knock_on)
-        if ((worker_sts["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}).get("partition"):
+        if statefulset_partition(worker_sts):
             if not ip.statefulset_counts_labelled(worker_sts, len(workers)):
                 return False  # its controller has not seen our labels yet: its status wakes us
             # Every pod is at the update revision, as its controller sees: releasing the partition
