@@ -135,9 +135,10 @@ async def create_leader_pods(
 
 
 async def create_worker_pods(
-    api: KubeClient, lws: Obj, leader: Obj, *, node_name: str | None = None
+    api: KubeClient, lws: Obj, leader: Obj, *, node_name: str | None = None, owner: Obj | None = None
 ) -> list[Obj]:
-    """Worker pods `<leader>-1..size-1`, controlled by the leader pod (as upstream's helper).
+    """Worker pods `<leader>-1..size-1`, controlled by the leader pod (as upstream's helper) or by
+    the ownerReference `owner`.
 
     `node_name` schedules them: deleting a scheduled pod is graceful (it stays terminating, as on
     a real node), while an unscheduled pod disappears at once.
@@ -161,7 +162,7 @@ async def create_worker_pods(
                     c.LABEL_GROUP_INDEX: leader_meta["labels"][c.LABEL_GROUP_INDEX],
                 },
                 "annotations": {c.ANNOTATION_SIZE: str(size)},
-                "ownerReferences": [owner_reference(leader, "v1", "Pod")],
+                "ownerReferences": [owner or owner_reference(leader, "v1", "Pod")],
             },
             "spec": copy.deepcopy(lwt["workerTemplate"]["spec"]),
         }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.objects import ObjectKey
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.support.wait import eventually
 
 # The in-process controllers (tests/integration/controllers/conftest.py's `lws_controllers` registers them).
@@ -71,3 +71,21 @@ async def expect_lws_processed(api: KubeClient, ns: str, name: str) -> None:
         return True
 
     await eventually(caught_up, interval=0.02)
+
+
+async def expect_statefulset_cached(api: KubeClient, ns: str, name: str) -> None:
+    """Wait until the controllers' StatefulSet cache holds the live version of `name` (its handlers
+    have queued what that version wakes)."""
+    controllers = _controllers()
+    assert controllers.informers is not None
+    informers = controllers.informers
+    version = int((await api.get(STATEFULSETS, ns, name))["metadata"]["resourceVersion"])
+
+    def cached() -> bool:
+        sts = informers.statefulsets.store.get(ObjectKey(ns, name))
+        assert sts is not None, f"StatefulSet {ns}/{name} not in the controller's cache yet"
+        cached_version = int(sts.metadata.resourceVersion or 0)
+        assert cached_version >= version, f"{name} cached at {cached_version}, live {version}"
+        return True
+
+    await eventually(cached, interval=0.02)

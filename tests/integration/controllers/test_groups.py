@@ -6,6 +6,7 @@ exercise it, as a table of scenarios.
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -290,6 +291,38 @@ async def worker_of_a_gone_statefulset_is_freed(api: KubeClient, ns: str) -> Non
     assert "deletionTimestamp" not in current["metadata"]
 
 
+async def worker_of_a_predecessor_made_late_is_freed(api: KubeClient, ns: str) -> None:
+    """(ours) kube-controller-manager, its cache lagging across an API server restart, can create a
+    worker pod for a worker StatefulSet that is already gone and replaced under the same name; its
+    garbage collector never deletes that pod. It holds a name the new StatefulSet needs: the
+    controller deletes it even though the pod arrives after the new StatefulSet, when nothing but the
+    pod itself can wake the group's leader."""
+
+    async def built() -> dict[str, Any]:
+        return await _worker_sts(api, ns, LEADER)
+
+    current = await eventually(built)
+    await processed.expect_statefulset_cached(api, ns, LEADER)
+    await processed.expect_pods_processed(api, ns, [LEADER])
+    leader = await api.get(PODS, ns, LEADER)
+    predecessor = {**current, "metadata": {**current["metadata"], "uid": str(uuid.uuid4())}}
+    owner = kubelet.owner_reference(predecessor, "apps/v1", "StatefulSet")
+    [worker] = await _start_workers(api, ns, owner=owner)
+
+    async def deleted_by_the_controller() -> bool:
+        pod = await api.get_or_none(PODS, ns, worker["metadata"]["name"])
+        assert pod is None or "deletionTimestamp" in pod["metadata"], (
+            "the predecessor's worker pod is not deleted"
+        )
+        return True
+
+    await eventually(deleted_by_the_controller)
+    assert (await api.get(STATEFULSETS, ns, LEADER))["metadata"]["uid"] == current["metadata"]["uid"]
+    kept = await api.get(PODS, ns, LEADER)
+    assert kept["metadata"]["uid"] == leader["metadata"]["uid"]
+    assert "deletionTimestamp" not in kept["metadata"]
+
+
 async def missing_revision_matches_leader_sts(api: KubeClient, ns: str) -> None:
     await kubelet.set_groups_ready(api, ns, 2)
     await expect.expect_available_condition(api, ns)
@@ -460,6 +493,10 @@ CASES = [
     pytest.param(
         Case(lambda b: b.replicas(1), worker_of_a_gone_statefulset_is_freed),
         id="(ours) a worker pod of a gone worker StatefulSet is deleted before the group's next one is built",
+    ),
+    pytest.param(
+        Case(lambda b: b.replicas(1), worker_of_a_predecessor_made_late_is_freed),
+        id="(ours) a worker pod made for a replaced worker StatefulSet after its successor is deleted",
     ),
 ]
 

@@ -132,6 +132,32 @@ def _worker_deletion_waker(controller: Controller) -> FuncHandler[Pod]:
     return FuncHandler(delete=deleted)
 
 
+def _predecessor_worker_waker(informers: SharedInformers, controller: Controller) -> FuncHandler[Pod]:
+    """Wake the leader when a pod appears controlled by a predecessor of its worker StatefulSet:
+    one of the same name whose UID is not the cached one's.
+
+    kube-controller-manager can create such a pod after that StatefulSet is gone, from a cache that
+    lags across an API server restart, and its garbage collector then never deletes it: the
+    collector saw the name come back, not the old UID go. The pod holds a name the new StatefulSet
+    needs, so the group and any rollout waiting for it stall for good. Only the leader's reconcile
+    deletes it (`WorkerCleanup.orphans`); the StatefulSet's own events, which used to wake the leader
+    after its creation, no longer do (wakeups.py)."""
+
+    def added(pod: Pod) -> None:
+        meta = pod.metadata
+        if c.LABEL_SET_NAME not in (meta.labels or {}):
+            return
+        owner = next((ref for ref in meta.ownerReferences or () if ref.controller), None)
+        if owner is None or owner.kind != "StatefulSet":
+            return
+        cached = informers.statefulsets.store.get(ObjectKey(meta.namespace or "", owner.name))
+        if cached is not None and cached.metadata.uid != owner.uid:
+            for key in _owner_leader(cached.metadata, cached):
+                controller.queue.add(key)
+
+    return FuncHandler(add=added)
+
+
 def setup(
     manager: Manager,
     informers: SharedInformers,
@@ -161,6 +187,7 @@ def setup(
     reconciler.startup.created_workers.forget_on_delete(informers.statefulsets)
     informers.pods.add_handler(_gated_leader_waker(informers, controller))
     informers.pods.add_handler(_worker_deletion_waker(controller))
+    informers.pods.add_handler(_predecessor_worker_waker(informers, controller))
     controller.watch(
         informers.pods, own_key, predicate=_set_pods_only, update_matters=_pod_update_matters(informers)
     )
