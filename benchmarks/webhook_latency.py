@@ -62,7 +62,7 @@ from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import NAMESPACES, PODS
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.metrics import WebhookMetrics
 from leaderworkerset.webhooks.server import WebhookServer
@@ -402,7 +402,7 @@ async def run(args: argparse.Namespace) -> None:
 
 
 async def measure(args: argparse.Namespace, cert_dir: Path) -> None:
-    artifacts = certs.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
+    artifacts = certissue.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
     certs.write_cert_dir(cert_dir, artifacts)
     servers = args.servers.split(",") if args.servers else ["ours", "upstream"][: 1 if args.kubeconfig else 2]
     print(f"machine: {machine()}")

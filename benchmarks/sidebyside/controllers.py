@@ -29,7 +29,7 @@ from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import NAMESPACES, PODS, ResourceRef
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.configurations import render_for_url
 
 OURS, UPSTREAM = "ours", "upstream"
@@ -68,7 +68,7 @@ class UpstreamManager(ManagerProcess):
     def __init__(self, cluster: LocalCluster, binary: Path, name: str, kubeconfig: Path) -> None:
         super().__init__(cluster, name, kubeconfig=kubeconfig)
         self.binary = binary
-        self.artifacts = certs.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
+        self.artifacts = certissue.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
         certs.write_cert_dir(self.cert_dir, self.artifacts)
         self.config_file = cluster.workdir / f"{name}.yaml"
         self.config_file.write_text(

@@ -41,7 +41,7 @@ from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import NAMESPACES, PODS, ResourceRef
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.certs import MUTATING_CONFIGURATIONS, VALIDATING_CONFIGURATIONS
 from tests.support.wait import LONG_TIMEOUT, eventually
 
@@ -181,7 +181,7 @@ class KueueManager:
         config = certs.CertConfig(
             namespace=NAMESPACE, service_name="kueue-webhook-service", ip_addresses=("127.0.0.1",)
         )
-        artifacts = certs.generate(config, dt.datetime.now(dt.UTC))
+        artifacts = certissue.generate(config, dt.datetime.now(dt.UTC))
         self.ca_bundle = artifacts.ca_cert
         certs.write_cert_dir(self.dir / "webhook-certs", artifacts)
         certs.write_cert_dir(self.dir / "etc" / "kueue" / "metrics" / "certs", artifacts)

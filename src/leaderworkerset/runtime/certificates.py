@@ -5,6 +5,10 @@ self-signed pair (runtime/metricsserver.py), the webhook CA and serving certific
 
 Each caller keeps its own key type, validity, subject and extensions (in its own order): they
 are parameters here, with helpers for the extensions the callers share.
+
+The manager process never imports this module (its native library costs about 11 MiB of RSS for
+good): it asks a child for the metrics server's pair (`job`, runtime/childjob.py) and the webhook
+certificates (webhooks/certissue.py).
 """
 
 from __future__ import annotations
@@ -124,3 +128,23 @@ def key_pem(
 ) -> bytes:
     """Unencrypted PEM; traditional ("EC/RSA PRIVATE KEY") unless the caller asks for PKCS#8."""
     return key.private_bytes(serialization.Encoding.PEM, private_format, serialization.NoEncryption())
+
+
+def self_signed_pair(host: str = "localhost") -> tuple[bytes, bytes]:
+    """The metrics server's self-signed serving certificate and key (PEM), valid for one year."""
+    key = ec_key()
+    cert = issue(
+        subject_name(host),
+        key,
+        now=dt.datetime.now(dt.UTC),
+        backdate=dt.timedelta(minutes=5),
+        validity=dt.timedelta(days=365),
+        extensions=[alt_names([host], ["127.0.0.1"])],
+    )
+    return cert_pem(cert), key_pem(key, serialization.PrivateFormat.PKCS8)
+
+
+def job(payload: dict[str, str]) -> dict[str, str]:
+    """`self_signed_pair` for a child process: {"host"} -> {"cert", "key"} (runtime/childjob.py)."""
+    cert, key = self_signed_pair(payload.get("host", "localhost"))
+    return {"cert": cert.decode(), "key": key.decode()}

@@ -306,7 +306,10 @@ class Manager:
                 else None
             )
             context = (
-                server_ssl_context(opts.metrics_cert_dir, min_version=opts.tls_min_version, tls=opts.tls)
+                # Off the loop: a self-signed pair comes from a child process (runtime/childjob.py).
+                await asyncio.to_thread(
+                    server_ssl_context, opts.metrics_cert_dir, min_version=opts.tls_min_version, tls=opts.tls
+                )
                 if opts.metrics_secure
                 else None
             )

@@ -9,7 +9,6 @@ controller-runtime does. `secure=False` serves plain HTTP with no authentication
 
 from __future__ import annotations
 
-import datetime
 import os
 import ssl
 import tempfile
@@ -18,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from cryptography.hazmat.primitives import serialization
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from leaderworkerset.api.tls import TLSSettings
-from leaderworkerset.runtime.certificates import alt_names, cert_pem, ec_key, issue, key_pem, subject_name
+from leaderworkerset.runtime import childjob
 from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.resources import ResourceRef
 from leaderworkerset.runtime.tlsconfig import server_context
@@ -109,17 +107,10 @@ def metrics_app(registry: CollectorRegistry, authorizer: KubeAuthorizer | None) 
 
 
 def self_signed_pair(host: str = "localhost") -> tuple[bytes, bytes]:
-    """A fresh self-signed serving certificate and key (PEM), valid for one year."""
-    key = ec_key()
-    cert = issue(
-        subject_name(host),
-        key,
-        now=datetime.datetime.now(datetime.UTC),
-        backdate=datetime.timedelta(minutes=5),
-        validity=datetime.timedelta(days=365),
-        extensions=[alt_names([host], ["127.0.0.1"])],
-    )
-    return cert_pem(cert), key_pem(key, serialization.PrivateFormat.PKCS8)
+    """A fresh self-signed serving certificate and key (PEM), valid for one year, made by a child
+    process so that this one never loads `cryptography` (runtime/childjob.py)."""
+    answer = childjob.call("leaderworkerset.runtime.certificates", {"host": host})
+    return answer["cert"].encode(), answer["key"].encode()
 
 
 def server_ssl_context(

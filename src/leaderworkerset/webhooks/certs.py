@@ -5,7 +5,9 @@ serving certificate for `<service>.<namespace>.svc`; both live in one Secret (`c
 `tls.crt`, `tls.key`), the serving pair is written to the cert dir, and the CA is injected as
 `caBundle` into our two webhook configurations. Certificates are renewed well before they expire.
 
-Generation and the renew decision are pure (the clock is a parameter); `CertManager` does the I/O.
+Generation and the renew decision are pure (the clock is a parameter) and live in
+`webhooks/certissue.py`, which a child process runs (they need `cryptography`, which the manager
+never loads: runtime/childjob.py); `CertManager` does the I/O.
 """
 
 import asyncio
@@ -17,17 +19,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
-from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.objects import MutableObj
-from leaderworkerset.runtime import certificates
+from leaderworkerset.runtime import childjob
 from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError, is_already_exists, is_conflict, is_not_found
@@ -40,11 +38,8 @@ _log = structlog.get_logger(__name__)
 
 CA_CERT_KEY = "ca.crt"
 CA_KEY_KEY = "ca.key"
-CA_VALIDITY = dt.timedelta(days=3650)
-SERVING_VALIDITY = dt.timedelta(days=365)
 # Renew when less than this is left, so a restart or a slow rollout never serves an expired cert.
 RENEW_BEFORE = dt.timedelta(days=90)
-_CLOCK_SKEW = dt.timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -101,110 +96,61 @@ class CertConfig:
         return (self.dns_name, *self.extra_dns_names)
 
 
-def _name(common_name: str) -> x509.Name:
-    return certificates.subject_name(common_name, c.CERT_CA_ORGANIZATION)
+# ---- the child that generates and checks certificates (webhooks/certissue.py) -------------------
+
+ISSUER = "leaderworkerset.webhooks.certissue"
 
 
-# X.509 caps a common name at 64 characters; clients verify the SANs, so a shorter CN is harmless.
-_MAX_COMMON_NAME = 64
+def ensure_request(artifacts: CertArtifacts | None, config: CertConfig, now: dt.datetime) -> dict[str, Any]:
+    """What the issuer needs to decide: the stored pair, the names it must cover, and the time."""
+    return {
+        "artifacts": artifacts.to_secret_data() if artifacts is not None else None,
+        "namespace": config.namespace,
+        "service_name": config.service_name,
+        "extra_dns_names": list(config.extra_dns_names),
+        "ip_addresses": list(config.ip_addresses),
+        "renew_before_seconds": config.renew_before.total_seconds(),
+        "now": now.isoformat(),
+    }
 
 
-def _common_name(config: CertConfig) -> str:
+def parse_ensure_request(request: dict[str, Any]) -> tuple[CertArtifacts | None, CertConfig, dt.datetime]:
+    config = CertConfig(
+        namespace=request["namespace"],
+        service_name=request["service_name"],
+        extra_dns_names=tuple(request["extra_dns_names"]),
+        ip_addresses=tuple(request["ip_addresses"]),
+        renew_before=dt.timedelta(seconds=request["renew_before_seconds"]),
+    )
     return (
-        config.dns_name
-        if len(config.dns_name) <= _MAX_COMMON_NAME
-        else config.service_name[:_MAX_COMMON_NAME]
+        CertArtifacts.from_secret_data(request["artifacts"]),
+        config,
+        dt.datetime.fromisoformat(request["now"]),
     )
 
 
-def generate_ca(now: dt.datetime) -> tuple[bytes, bytes]:
-    """A self-signed CA certificate and key (PEM)."""
-    key = certificates.rsa_key()
-    cert = certificates.issue(
-        _name(c.CERT_CA_NAME),
-        key,
-        now=now,
-        backdate=_CLOCK_SKEW,
-        validity=CA_VALIDITY,
-        extensions=certificates.ca_extensions(digital_signature=False),
-    )
-    return certificates.cert_pem(cert), certificates.key_pem(key)
+@dataclass(frozen=True)
+class Ensured:
+    """The issuer's answer: the pair to use, whether it is new, and until when it stays good (the
+    first moment a renewal falls due, the CA's or the serving certificate's)."""
 
+    artifacts: CertArtifacts
+    changed: bool
+    renew_at: dt.datetime
 
-def generate_serving(
-    ca_cert_pem: bytes, ca_key_pem: bytes, config: CertConfig, now: dt.datetime
-) -> tuple[bytes, bytes]:
-    """A serving certificate for the config's DNS names and IPs, signed by the CA."""
-    ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
-    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
-    assert isinstance(ca_key, rsa.RSAPrivateKey)
-    key = certificates.rsa_key()
-    cert = certificates.issue(
-        _name(_common_name(config)),
-        key,
-        now=now,
-        backdate=_CLOCK_SKEW,
-        validity=SERVING_VALIDITY,
-        extensions=[
-            certificates.alt_names(config.dns_names, config.ip_addresses),
-            certificates.extended_usage(ExtendedKeyUsageOID.SERVER_AUTH),
-            certificates.not_a_ca(),
-        ],
-        signer=certificates.Signer(ca_cert.subject, ca_key),
-    )
-    return certificates.cert_pem(cert), certificates.key_pem(key)
+    def to_answer(self) -> dict[str, Any]:
+        return {
+            "artifacts": self.artifacts.to_secret_data(),
+            "changed": self.changed,
+            "renew_at": self.renew_at.isoformat(),
+        }
 
-
-def generate(config: CertConfig, now: dt.datetime) -> CertArtifacts:
-    ca_cert, ca_key = generate_ca(now)
-    cert, key = generate_serving(ca_cert, ca_key, config, now)
-    return CertArtifacts(ca_cert, ca_key, cert, key)
-
-
-def _expires_soon(cert: x509.Certificate, now: dt.datetime, renew_before: dt.timedelta) -> bool:
-    return cert.not_valid_after_utc - renew_before <= now or cert.not_valid_before_utc > now
-
-
-def needs_renewal(artifacts: CertArtifacts | None, config: CertConfig, now: dt.datetime) -> bool:
-    """True when the stored pair is missing, unparsable, not for our names, not signed by the CA,
-    or close to expiry (CA or serving certificate)."""
-    if artifacts is None:
-        return True
-    try:
-        ca = x509.load_pem_x509_certificate(artifacts.ca_cert)
-        cert = x509.load_pem_x509_certificate(artifacts.cert)
-        serialization.load_pem_private_key(artifacts.key, password=None)
-        cert.verify_directly_issued_by(ca)
-        sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except (ValueError, TypeError, InvalidSignature, x509.ExtensionNotFound):
-        return True
-    names = set(sans.get_values_for_type(x509.DNSName))
-    ips = {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
-    if not set(config.dns_names) <= names or not set(config.ip_addresses) <= ips:
-        return True
-    return _expires_soon(ca, now, config.renew_before) or _expires_soon(cert, now, config.renew_before)
-
-
-def ensure(
-    artifacts: CertArtifacts | None, config: CertConfig, now: dt.datetime
-) -> tuple[CertArtifacts, bool]:
-    """The artifacts to use and whether they changed; keeps a still-valid CA when only the serving
-    certificate must be renewed, so clients holding the old bundle keep trusting us."""
-    if artifacts is not None and not needs_renewal(artifacts, config, now):
-        return artifacts, False
-    if artifacts is not None and _ca_usable(artifacts, config, now):
-        cert, key = generate_serving(artifacts.ca_cert, artifacts.ca_key, config, now)
-        return CertArtifacts(artifacts.ca_cert, artifacts.ca_key, cert, key), True
-    return generate(config, now), True
-
-
-def _ca_usable(artifacts: CertArtifacts, config: CertConfig, now: dt.datetime) -> bool:
-    try:
-        ca = x509.load_pem_x509_certificate(artifacts.ca_cert)
-        serialization.load_pem_private_key(artifacts.ca_key, password=None)
-    except (ValueError, TypeError):
-        return False
-    return not _expires_soon(ca, now, config.renew_before)
+    @classmethod
+    def from_answer(cls, answer: dict[str, Any]) -> "Ensured":
+        artifacts = CertArtifacts.from_secret_data(answer["artifacts"])
+        if artifacts is None:
+            raise ValueError("the certificate issuer answered without a complete pair")
+        return cls(artifacts, bool(answer["changed"]), dt.datetime.fromisoformat(answer["renew_at"]))
 
 
 def write_cert_dir(cert_dir: Path, artifacts: CertArtifacts) -> bool:
@@ -277,6 +223,9 @@ class CertManager:
         self._config = config
         self._clock = clock
         self.artifacts: CertArtifacts | None = None
+        # The pair the issuer last found good, and until when: a pass that reads it again from
+        # the Secret before then needs no child.
+        self._checked: tuple[CertArtifacts, dt.datetime] | None = None
 
     async def reconcile(self, *, trim: bool = True) -> CertArtifacts:
         """Secret, caBundles, then the cert dir. A new CA is trusted before a certificate it signed
@@ -356,7 +305,7 @@ class CertManager:
         for _ in range(_WRITE_ATTEMPTS):
             secret = await self._read_secret()
             current = CertArtifacts.from_secret_data(secret.get("data") if secret else None)
-            artifacts, changed = ensure(current, self._config, self._clock())
+            artifacts, changed = await self._ensure(current, self._clock())
             if not changed:
                 return artifacts
             try:
@@ -366,6 +315,19 @@ class CertManager:
                 if not (is_conflict(err) or is_already_exists(err)):
                     raise
         raise RuntimeError(f"could not store certificates in secret {self._config.secret_name}")
+
+    async def _ensure(self, current: CertArtifacts | None, now: dt.datetime) -> tuple[CertArtifacts, bool]:
+        """`certissue.ensure`, asked of a child process (runtime/childjob.py): the manager never
+        loads `cryptography`. Between renewals a pass finds the same pair in the Secret, and the
+        issuer's verdict on it holds until its `renew_at`."""
+        checked = self._checked
+        if current is not None and checked is not None and checked[0] == current and now < checked[1]:
+            return current, False
+        ensured = Ensured.from_answer(
+            await childjob.call_async(ISSUER, ensure_request(current, self._config, now))
+        )
+        self._checked = (ensured.artifacts, ensured.renew_at)
+        return ensured.artifacts, ensured.changed
 
     async def _write_secret(self, secret: MutableObj | None, artifacts: CertArtifacts) -> None:
         if secret is None:

@@ -20,7 +20,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.chaos import sizes
 from tests.chaos.input import rawhttp
@@ -155,7 +155,7 @@ async def test_slow_clients_do_not_stall_admissions(
 @pytest.fixture
 async def strict_server(tmp_path: Path) -> tuple[WebhookServer, bytes]:
     config = certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",))
-    artifacts = certs.generate(config, certs.utc_now())
+    artifacts = certissue.generate(config, certs.utc_now())
     certs.write_cert_dir(tmp_path, artifacts)
     server = WebhookServer(tmp_path, host="127.0.0.1", port=0, body_timeout=1.0, idle_timeout=2.0)
     await server.start()

@@ -28,7 +28,7 @@ from leaderworkerset.devcluster.kube import RestClient
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES, PODS, STATEFULSETS
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.support import clusters, expect, kubelet
@@ -98,7 +98,7 @@ async def full_stack(
     with the log of the controllers' requests."""
     await install_crds(full_kube)
     cert_dir: Path = tmp_path_factory.mktemp("e2e-webhook-certs")
-    artifacts = certs.generate(
+    artifacts = certissue.generate(
         certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",)), certs.utc_now()
     )
     certs.write_cert_dir(cert_dir, artifacts)

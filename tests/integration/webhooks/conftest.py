@@ -23,7 +23,7 @@ from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.support.wait import eventually
@@ -47,7 +47,7 @@ async def webhook_server(
 ) -> AsyncIterator[tuple[WebhookServer, bytes]]:
     cert_dir: Path = tmp_path_factory.mktemp("webhook-certs")
     config = certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",))
-    artifacts = certs.generate(config, certs.utc_now())
+    artifacts = certissue.generate(config, certs.utc_now())
     certs.write_cert_dir(cert_dir, artifacts)
     server = WebhookServer(cert_dir, host="127.0.0.1", port=0)
     await server.start()

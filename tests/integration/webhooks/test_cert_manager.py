@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.runtime import childjob
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.webhooks import certs
@@ -42,9 +43,21 @@ def _bundles(configuration: dict[str, Any]) -> set[str]:
 
 
 async def test_certificates_are_stored_written_and_injected(
-    webhook_client: KubeClient, namespace: str, inert_configurations: tuple[str, ...], tmp_path: Path
+    webhook_client: KubeClient,
+    namespace: str,
+    inert_configurations: tuple[str, ...],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = [certs.utc_now()]
+    issued: list[dict[str, Any]] = []
+    ask_child = childjob.call_async
+
+    async def counted(module: str, payload: Any, timeout: float = childjob.TIMEOUT_SECONDS) -> Any:
+        issued.append(payload)
+        return await ask_child(module, payload, timeout)
+
+    monkeypatch.setattr(childjob, "call_async", counted)
     config = certs.CertConfig(
         namespace=namespace,
         secret_name="webhook-cert",
@@ -63,13 +76,17 @@ async def test_certificates_are_stored_written_and_injected(
     ):
         assert _bundles(await webhook_client.get(ref, None, name)) == {want_bundle}
 
-    # Nothing to do on a second pass: the Secret is not rewritten.
+    # Nothing to do on a second pass: the Secret is not rewritten, and the issuer's verdict on the
+    # pair it made still holds, so no child is asked.
+    assert len(issued) == 1
     assert await manager.reconcile() == first
     again = await webhook_client.get(certs.SECRETS, namespace, "webhook-cert")
     assert again["metadata"]["resourceVersion"] == secret["metadata"]["resourceVersion"]
+    assert len(issued) == 1
 
     # Close to expiry, the serving pair is renewed under the same CA.
     now[0] += dt.timedelta(days=300)
     renewed = await manager.reconcile()
+    assert len(issued) == 2
     assert (renewed.ca_cert, renewed.cert != first.cert) == (first.ca_cert, True)
     assert (tmp_path / c.TLS_CERT_FILE).read_bytes() == renewed.cert

@@ -30,7 +30,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import NAMESPACES, PODS
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.configurations import render_for_url
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.webhooks.conftest import REFS
@@ -216,7 +216,9 @@ async def test_serving_certificate_renewal_fails_no_admission(rig: Rig) -> None:
     first = rig.manager.artifacts
     assert first is not None
 
-    load, renewed = await rotate_under_load(rig, renewal(rig, certs.SERVING_VALIDITY + dt.timedelta(days=1)))
+    load, renewed = await rotate_under_load(
+        rig, renewal(rig, certissue.SERVING_VALIDITY + dt.timedelta(days=1))
+    )
 
     assert load.failures == []
     assert load.completed_after_served >= AFTER_SERVED
@@ -230,7 +232,7 @@ async def test_ca_rotation_fails_no_admission(rig: Rig) -> None:
     first = rig.manager.artifacts
     assert first is not None
 
-    load, renewed = await rotate_under_load(rig, renewal(rig, certs.CA_VALIDITY + dt.timedelta(days=1)))
+    load, renewed = await rotate_under_load(rig, renewal(rig, certissue.CA_VALIDITY + dt.timedelta(days=1)))
 
     assert load.failures == []
     assert load.completed_after_served >= AFTER_SERVED
@@ -316,14 +318,14 @@ async def test_a_half_written_pair_keeps_the_old_certificate_served(tmp_path: Pa
     """A writer that replaces tls.key and tls.crt one after the other (not atomically, unlike a
     Secret volume) can be caught in between by a poll: that pair is skipped, not half-loaded."""
     config = certs.CertConfig(ip_addresses=("127.0.0.1",), cert_dir=tmp_path)
-    first = certs.generate(config, certs.utc_now())
+    first = certissue.generate(config, certs.utc_now())
     certs.write_cert_dir(tmp_path, first)
     server = WebhookServer(tmp_path, host="127.0.0.1", port=0, reload_interval=3600)
     await server.start()
     try:
         assert server.reloader is not None
-        expiring = replace(config, renew_before=certs.SERVING_VALIDITY + dt.timedelta(days=1))
-        second, _ = certs.ensure(first, expiring, certs.utc_now())
+        expiring = replace(config, renew_before=certissue.SERVING_VALIDITY + dt.timedelta(days=1))
+        second, _ = certissue.ensure(first, expiring, certs.utc_now())
 
         (tmp_path / c.TLS_KEY_FILE).write_bytes(second.key)
         assert not server.reloader.reload_if_changed()

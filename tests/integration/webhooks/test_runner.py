@@ -15,7 +15,7 @@ from leaderworkerset.devcluster.cluster import free_port
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.runner import (
     WebhookRunConfig,
     install_local_configurations,
@@ -107,7 +107,7 @@ async def test_local_serve_reports_serving_only_once_the_configurations_name_it(
     ``serving`` is set after the configurations name the new server, and admission works at once."""
     port = free_port()
     config = local_run_config(tmp_path, port=port, namespace=namespace)
-    other_ca = certs.generate(config.cert_config(), certs.utc_now()).ca_cert
+    other_ca = certissue.generate(config.cert_config(), certs.utc_now()).ca_cert
     await install_local_configurations(webhook_client, free_port(), other_ca)  # a dead predecessor
     stop, serving = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(serve(webhook_client, config, stop, serving=serving))

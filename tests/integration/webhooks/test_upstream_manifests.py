@@ -29,7 +29,7 @@ from leaderworkerset.core.groups import keys
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError, is_not_found
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS, PODS
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.metrics import WebhookMetrics, new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.integration.webhooks.conftest import REFS
@@ -102,7 +102,7 @@ ALL_PATHS = (
 @pytest.fixture(scope="module")
 async def served(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
     cert_dir = tmp_path_factory.mktemp("upstream-manifest-certs")
-    artifacts = certs.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
+    artifacts = certissue.generate(certs.CertConfig(ip_addresses=("127.0.0.1",)), certs.utc_now())
     certs.write_cert_dir(cert_dir, artifacts)
     metrics = new_webhook_metrics()
     server = WebhookServer(cert_dir, host="127.0.0.1", port=0, metrics=metrics)

@@ -72,6 +72,17 @@ def test_the_manager_runs_without_pydantic_or_lightkubes_generated_models() -> N
     assert _left_out_present(modules) == []
 
 
+def test_the_manager_never_loads_cryptography() -> None:
+    """Its native library costs about 11 MiB of RSS for good: certificates come from a child
+    process (runtime/childjob.py)."""
+    out = subprocess.run(
+        [sys.executable, "-c", RUN_PROBE], capture_output=True, text=True, check=True, timeout=60
+    )
+    modules: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert "leaderworkerset.webhooks.certs" in modules
+    assert [m for m in modules if m.split(".")[0] == "cryptography"] == []
+
+
 def test_other_commands_still_get_every_sub_command_and_rich_help() -> None:
     code, modules = _imported("status")
     assert code == 0

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.tls import TLSSettings
-from leaderworkerset.webhooks import certs
+from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.metrics import new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.support.builders import lws
@@ -26,7 +26,7 @@ LOCAL = certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",), ex
 
 @pytest.fixture(scope="module")
 def artifacts() -> certs.CertArtifacts:
-    return certs.generate(LOCAL, NOW)
+    return certissue.generate(LOCAL, NOW)
 
 
 def test_serving_certificate_names_the_service_and_is_signed_by_the_ca(
@@ -58,22 +58,41 @@ def test_serving_certificate_names_the_service_and_is_signed_by_the_ca(
 def test_needs_renewal(
     artifacts: certs.CertArtifacts, config: certs.CertConfig, at: dt.datetime, want: bool
 ) -> None:
-    assert certs.needs_renewal(artifacts, config, at) is want
+    assert certissue.needs_renewal(artifacts, config, at) is want
 
 
 def test_missing_or_garbled_artifacts_need_renewal(artifacts: certs.CertArtifacts) -> None:
-    assert certs.needs_renewal(None, LOCAL, NOW)
+    assert certissue.needs_renewal(None, LOCAL, NOW)
     garbled = certs.CertArtifacts(artifacts.ca_cert, artifacts.ca_key, b"junk", artifacts.key)
-    assert certs.needs_renewal(garbled, LOCAL, NOW)
+    assert certissue.needs_renewal(garbled, LOCAL, NOW)
 
 
 def test_renewing_the_serving_certificate_keeps_the_ca(artifacts: certs.CertArtifacts) -> None:
     later = NOW + dt.timedelta(days=300)
-    renewed, changed = certs.ensure(artifacts, LOCAL, later)
+    renewed, changed = certissue.ensure(artifacts, LOCAL, later)
     assert changed
     assert renewed.ca_cert == artifacts.ca_cert
     assert renewed.cert != artifacts.cert
-    assert not certs.needs_renewal(renewed, LOCAL, later)
+    assert not certissue.needs_renewal(renewed, LOCAL, later)
+
+
+def test_renew_at_is_the_first_moment_a_pair_needs_renewal(artifacts: certs.CertArtifacts) -> None:
+    """The manager trusts the issuer's verdict on an unchanged pair until `renew_at` (certs.CertManager)."""
+    due = certissue.renew_at(artifacts, LOCAL)
+    assert due > NOW
+    assert not certissue.needs_renewal(artifacts, LOCAL, due - dt.timedelta(seconds=1))
+    assert certissue.needs_renewal(artifacts, LOCAL, due)
+
+
+def test_the_issuer_job_answers_what_ensure_decides(artifacts: certs.CertArtifacts) -> None:
+    """The child's side of the exchange, without the child: request and answer survive JSON."""
+    request = json.loads(json.dumps(certs.ensure_request(artifacts, LOCAL, NOW)))
+    kept = certs.Ensured.from_answer(json.loads(json.dumps(certissue.job(request))))
+    assert kept == certs.Ensured(artifacts, False, certissue.renew_at(artifacts, LOCAL))
+
+    renewed = certs.Ensured.from_answer(certissue.job(certs.ensure_request(None, LOCAL, NOW)))
+    assert renewed.changed
+    assert not certissue.needs_renewal(renewed.artifacts, LOCAL, NOW)
 
 
 def test_secret_data_round_trips(artifacts: certs.CertArtifacts) -> None:
@@ -86,7 +105,7 @@ def test_secret_data_round_trips(artifacts: certs.CertArtifacts) -> None:
 def test_trust_is_added_certificate_by_certificate_and_never_twice(artifacts: certs.CertArtifacts) -> None:
     """Passes that only add trust run again and again during a rotation: the bundle they write
     holds each CA once, the new one first, however often they run."""
-    new_ca = certs.generate(LOCAL, NOW).ca_cert
+    new_ca = certissue.generate(LOCAL, NOW).ca_cert
 
     def configuration(bundle: bytes) -> dict[str, Any]:
         return {"webhooks": [{"clientConfig": {"caBundle": base64.b64encode(bundle).decode()}}] * 2}
@@ -119,7 +138,7 @@ async def _peer_serial(port: int, ca_pem: bytes) -> int:
 
 async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_path: Path) -> None:
     # Real time here: the TLS client checks validity against the wall clock.
-    first = certs.generate(LOCAL, certs.utc_now())
+    first = certissue.generate(LOCAL, certs.utc_now())
     certs.write_cert_dir(tmp_path, first)
     registry = CollectorRegistry()
     metrics = new_webhook_metrics(registry)
@@ -145,7 +164,7 @@ async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_p
         assert registry.get_sample_value("controller_runtime_webhook_requests_total", labels) == 1.0
 
         # Same CA, new serving pair: the next handshake must present it without a restart.
-        cert, key = certs.generate_serving(first.ca_cert, first.ca_key, LOCAL, certs.utc_now())
+        cert, key = certissue.generate_serving(first.ca_cert, first.ca_key, LOCAL, certs.utc_now())
         second = certs.CertArtifacts(first.ca_cert, first.ca_key, cert, key)
         certs.write_cert_dir(tmp_path, second)
         assert server.reloader is not None
@@ -158,12 +177,12 @@ async def test_server_answers_reviews_over_https_and_reloads_rotated_certs(tmp_p
 
 def test_long_service_dns_name_still_gets_a_certificate() -> None:
     config = certs.CertConfig(namespace="n" * 60)
-    artifacts = certs.generate(config, NOW)
-    assert not certs.needs_renewal(artifacts, config, NOW)
+    artifacts = certissue.generate(config, NOW)
+    assert not certissue.needs_renewal(artifacts, config, NOW)
 
 
 async def test_server_refuses_tls_below_the_configured_minimum(tmp_path: Path) -> None:
-    artifacts = certs.generate(LOCAL, certs.utc_now())
+    artifacts = certissue.generate(LOCAL, certs.utc_now())
     certs.write_cert_dir(tmp_path, artifacts)
     server = WebhookServer(tmp_path, host="127.0.0.1", port=0, tls=TLSSettings(min_version="TLSv1_3"))
     await server.start()
