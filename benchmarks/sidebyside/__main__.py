@@ -45,9 +45,11 @@ from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build, tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.devcluster.kube import RestClient
+from leaderworkerset.devcluster.nodes import NodeSpec
 from leaderworkerset.runtime.client import ClientOptions, new_client
 
 FLUSH = 1.5  # the audit log is written in batches of at most 1 s
+NODE_PODS = int(NodeSpec(name="", index=0).pods)  # the pods one kwok node of the dev cluster takes
 METRICS_WAIT = 10.0  # seconds a fresh manager gets to serve /metrics
 
 
@@ -286,7 +288,6 @@ def main(argv: list[str] | None = None) -> Path:
         help="a fresh controller process per scenario (RSS without the previous ones' high-water mark)",
     )
     args = parser.parse_args(argv)
-    faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a run hangs
     size = SIZES[args.size]
     if args.repeats:
         size = replace(size, repeats=args.repeats)
@@ -294,6 +295,13 @@ def main(argv: list[str] | None = None) -> Path:
         size = replace(size, memory_repeats=args.memory_repeats)
     if args.levels:
         size = replace(size, memory_pods=tuple(int(level) for level in args.levels.split(",")))
+    capacity = size.nodes * NODE_PODS
+    if too_many := [level for level in size.memory_pods if level > capacity]:
+        # Pods beyond it stay Pending and the level's LWS never becomes Available: it would time out.
+        parser.error(
+            f"memory levels {too_many} exceed the {size.name} cluster's {capacity} pods ({size.nodes} kwok "
+            f"nodes x {NODE_PODS}); pick a size with more nodes (--size scale: {SIZES['scale'].nodes})"
+        )
     who_runs = tuple(args.controllers.split(","))
     unknown = set(who_runs) - set(controllers.CONTROLLERS)
     if unknown:
@@ -302,6 +310,7 @@ def main(argv: list[str] | None = None) -> Path:
     profile = args.profile.resolve() if args.profile else None
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
+    faulthandler.register(signal.SIGUSR1)  # kill -USR1 <pid> prints where a run hangs
     return asyncio.run(run(size, only, args.results, args.keep, profile, who_runs, args.fresh_process))
 
 

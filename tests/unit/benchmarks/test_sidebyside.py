@@ -139,3 +139,16 @@ def test_reconciles_sum_the_results_per_controller_and_difference_names_each() -
     assert reconciles.difference({"leaderworkerset": 7, "pod": 676}, after) == {
         "reconciles_leaderworkerset": 60
     }
+
+
+def test_a_memory_level_beyond_the_clusters_pod_capacity_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """50 kwok nodes take 12,500 pods: a 20,000-pod level would leave pods Pending until its goal
+    times out."""
+    from benchmarks.sidebyside.__main__ import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--size", "full", "--levels", "10000,20000"])
+    assert refused.value.code == 2
+    assert "memory levels [20000] exceed the full cluster's 12500 pods" in capsys.readouterr().err
