@@ -19,7 +19,7 @@ from leaderworkerset.core.objects import MutableObj, name_of
 from leaderworkerset.core.observe.notready import wants_not_ready_events
 from leaderworkerset.runtime.controller import Controller, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
-from leaderworkerset.runtime.objects import ObjectKey
+from leaderworkerset.runtime.objects import ObjectKey, controller_of
 from leaderworkerset.runtime.projections import Pod, StatefulSet
 from leaderworkerset.runtime.reflector import FuncHandler
 
@@ -147,7 +147,7 @@ def _predecessor_worker_waker(informers: SharedInformers, controller: Controller
         meta = pod.metadata
         if c.LABEL_SET_NAME not in (meta.labels or {}):
             return
-        owner = next((ref for ref in meta.ownerReferences or () if ref.controller), None)
+        owner = controller_of(meta)
         if owner is None or owner.kind != "StatefulSet":
             return
         cached = informers.statefulsets.store.get(ObjectKey(meta.namespace or "", owner.name))
