@@ -13,6 +13,7 @@ attached to the report.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -20,8 +21,20 @@ import pytest
 from lightkube import AsyncClient
 from lightkube.resources.core_v1 import Namespace
 
+from leaderworkerset.controllers import informers
 from leaderworkerset.devcluster.cluster import LocalCluster
 from tests.support import clusters
+
+# Every manager the suite starts, in process or as a child, checks that no reader changes a cached
+# dict the informers share between reads (controllers/informers.py).
+os.environ.setdefault("LWS_CHECK_SHARED_VIEWS", "1")
+
+
+@pytest.fixture(autouse=True)
+def _shared_views_unchanged() -> Iterator[None]:
+    informers.CHANGED_VIEWS.clear()
+    yield
+    assert not informers.CHANGED_VIEWS, f"shared cache views changed by a reader: {informers.CHANGED_VIEWS}"
 
 
 @pytest.fixture(scope="session")

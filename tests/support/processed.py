@@ -12,7 +12,7 @@ from __future__ import annotations
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.objects import ObjectKey
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS, PODS, STATEFULSETS
 from tests.support.wait import eventually
 
 # The in-process controllers (tests/integration/controllers/conftest.py's `lws_controllers` registers them).
@@ -89,3 +89,24 @@ async def expect_statefulset_cached(api: KubeClient, ns: str, name: str) -> None
         return True
 
     await eventually(cached, interval=0.02)
+
+
+async def expect_revision_cached(api: KubeClient, ns: str, name: str) -> None:
+    """Wait until the controllers' ControllerRevision cache holds the live version of `name`."""
+    informers = _controllers().informers
+    assert informers is not None
+    version = int((await api.get(CONTROLLER_REVISIONS, ns, name))["metadata"]["resourceVersion"])
+
+    def cached() -> bool:
+        revision = informers.revisions.store.get(ObjectKey(ns, name))
+        assert revision is not None, f"ControllerRevision {ns}/{name} not in the controller's cache yet"
+        assert int(revision["metadata"]["resourceVersion"]) >= version, f"{name} cached at an older version"
+        return True
+
+    await eventually(cached, interval=0.02)
+
+
+def revision_cached(ns: str, name: str) -> bool:
+    informers = _controllers().informers
+    assert informers is not None
+    return ObjectKey(ns, name) in informers.revisions.store

@@ -138,7 +138,8 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
             APPS,
             ("controllerrevisions",),
             ("list", "watch"),
-            "LWS controller: informer of its ControllerRevisions (revision history)",
+            "LWS controller: informer of its ControllerRevisions (revision history; label-filtered, not the"
+            " StatefulSet controller's own, which carry controller.kubernetes.io/hash)",
         ),
         Rule(
             APPS,

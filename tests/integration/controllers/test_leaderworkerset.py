@@ -369,6 +369,32 @@ async def test_revision_stores_the_hashed_bytes(api: KubeClient, ns: str) -> Non
     assert name == f"{NAME}-{hash_patch(patch)}-1"
 
 
+def controller_revision(ns: str, name: str, labels: dict[str, str]) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "data": {},
+        "revision": 1,
+    }
+
+
+async def test_a_statefulsets_own_revisions_stay_out_of_the_revision_cache(api: KubeClient, ns: str) -> None:
+    """The StatefulSet controller makes a ControllerRevision per worker StatefulSet, labelled with
+    the pod template's labels (our set name among them) and `controller.kubernetes.io/hash`. A set
+    never reads them, so the cache does not hold them: at 2,500 groups they were 2,500 whole pod
+    templates scanned on every round (issue 25)."""
+    await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).obj())
+    ours = await expect.expect_revisions(api, ns, 1)
+    await processed.expect_revision_cached(api, ns, ours[0]["metadata"]["name"])
+    history = {c.LABEL_SET_NAME: NAME, c.LABEL_GROUP_INDEX: "0", "controller.kubernetes.io/hash": "5d8f7c"}
+    await api.create(CONTROLLER_REVISIONS, controller_revision(ns, f"{NAME}-0-5d8f7c", history), ns)
+    # A revision the cache does select, created after it: once it is cached, the watch is past both.
+    await api.create(CONTROLLER_REVISIONS, controller_revision(ns, "probe", {c.LABEL_SET_NAME: "other"}), ns)
+    await processed.expect_revision_cached(api, ns, "probe")
+    assert not processed.revision_cached(ns, f"{NAME}-0-5d8f7c")
+
+
 async def test_creation_is_announced_once(api: KubeClient, ns: str) -> None:
     """Reconciles that run before the watch shows our own writes must not redo them: one revision,
     one leader StatefulSet creation, one worker StatefulSet per leader (no event series either)."""

@@ -13,9 +13,8 @@ from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.wakeups import pod_update_matters, worker_statefulset_update_matters
 from leaderworkerset.core.groups.naming import leader_name_for_worker
-from leaderworkerset.core.lifecycle.budget import holds_budget_finalizer
 from leaderworkerset.core.lifecycle.restart import exclusive_topology_key
-from leaderworkerset.core.objects import MutableObj, name_of
+from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.observe.notready import wants_not_ready_events
 from leaderworkerset.runtime.controller import Controller, own_key, owner_mapper
 from leaderworkerset.runtime.manager import Manager
@@ -70,10 +69,7 @@ def _worker_statefulset_update_matters(informers: SharedInformers) -> Any:
 
 
 def _held_pods(informers: SharedInformers, namespace: str, set_name: str) -> list[ObjectKey]:
-    return [
-        ObjectKey(namespace, name_of(p))
-        for p in informers.set_pods_where(namespace, set_name, holds_budget_finalizer)
-    ]
+    return informers.set_held_pod_keys(namespace, set_name)
 
 
 def _held_pods_of_lws(informers: SharedInformers) -> Any:
