@@ -25,8 +25,16 @@ version):
   read their leaders' readiness, revision, annotations and deletion, and (surge fallback) whether
   they are unschedulable, never the node a schedulable leader went to.
 
+- any add or update of an idle worker (pod controller, `idle_worker`): one that is not ready, not
+  leaving, holds no finalizer and none of whose containers ever restarted. A worker's reconcile
+  applies the restart policy, which only a restart or a deletion triggers, releases a retained
+  group's finalizers, and observes the group's time to ready once the pod is ready; for an idle
+  worker it decides nothing. So a worker's add and its start cost nothing: at 20,000 cluster pods
+  (2,500 groups of 4) our pod controller ran 20,420 reconciles against upstream's 7,329, whose
+  single worker merges events a backlog holds.
+
 Deletes always wake; adds wake unless they are the echo of the LWS controller's own leader StatefulSet or
-Deployment create (leaderworkerset/setup.py).
+Deployment create (leaderworkerset/setup.py), or of an idle worker.
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ from collections.abc import Callable
 import msgspec
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.groups.state import statefulset_ready
+from leaderworkerset.core.groups.state import pod_ready, statefulset_ready
+from leaderworkerset.core.lifecycle.restart import restart_total
 from leaderworkerset.core.observe.diagnosis import POD_SCHEDULED
 from leaderworkerset.runtime.projections import Pod, StatefulSet
 
@@ -105,6 +114,22 @@ def pod_update_matters(
     if not _only_bound(old, new):
         return True
     return labels[c.LABEL_WORKER_INDEX] == c.LEADER_WORKER_INDEX and leader_placement_matters()
+
+
+def idle_worker(pod: Pod) -> bool:
+    """A worker pod whose reconcile decides nothing (GroupReconciler): not ready (the time to ready
+    is observed on readiness), not leaving and no container restarted (the restart policy's only
+    triggers, core/lifecycle/restart.restart_triggered), no finalizer (a retained group's are
+    released by that reconcile). Its labels must name its set and worker index, or the reconcile
+    reports them."""
+    meta = pod.metadata
+    labels = meta.labels or {}
+    if not labels.get(c.LABEL_SET_NAME) or labels.get(c.LABEL_WORKER_INDEX) in (None, c.LEADER_WORKER_INDEX):
+        return False
+    if meta.deletionTimestamp is not None or meta.finalizers:
+        return False
+    status = {"status": msgspec.to_builtins(pod.status)}
+    return restart_total(status) == 0 and not pod_ready(status)
 
 
 def set_pod_update_matters(old: Pod, new: Pod) -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.wakeups import (
+    idle_worker,
     pod_update_matters,
     set_pod_update_matters,
     set_statefulset_update_matters,
@@ -87,6 +88,51 @@ def test_pod_update_matters(old: dict[str, Any], new: dict[str, Any], want: bool
 
 def test_every_pod_case_ran() -> None:
     assert len(POD_CASES) == 13
+
+
+def finalized(obj: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["finalizers"] = [c.FINALIZER_GROUP_RESTART_BUDGET_CLEANUP]
+    return obj
+
+
+def unlabelled(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    del obj["metadata"]["labels"][key]
+    return obj
+
+
+def running(pod: PodBuilder) -> PodBuilder:
+    return bound(pod).phase("Running").container_status("w", ready=False)
+
+
+IDLE_CASES: list[tuple[str, dict[str, Any], bool]] = [
+    ("a worker just created", created().obj(), True),
+    ("a worker bound to a node", bound(created()).obj(), True),
+    ("a worker started, not ready yet", running(created()).obj(), True),
+    (
+        "a worker whose containers are ready, the pod not yet",
+        bound(created()).container_status("w", ready=True).obj(),
+        True,
+    ),
+    ("a worker that failed without a restart (phase Failed)", bound(created()).phase("Failed").obj(), True),
+    ("a ready worker: its group's time to ready", running(created()).condition("Ready").obj(), False),
+    ("a worker whose container restarted", running(created()).container_status("w", restarts=1).obj(), False),
+    ("a worker being deleted", running(created()).deleting().obj(), False),
+    ("a worker a spent restart budget retains", finalized(running(created()).obj()), False),
+    ("a leader", leader().obj(), False),
+    ("a pod without a worker index", unlabelled(created().obj(), c.LABEL_WORKER_INDEX), False),
+    ("a pod with an empty set name", created().label(c.LABEL_SET_NAME, "").obj(), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "want"), [case[1:] for case in IDLE_CASES], ids=[case[0] for case in IDLE_CASES]
+)
+def test_idle_worker(pod: dict[str, Any], want: bool) -> None:
+    assert idle_worker(msgspec.convert(pod, Pod)) is want
+
+
+def test_every_idle_case_ran() -> None:
+    assert len(IDLE_CASES) == 12
 
 
 LEADER = leader("g-1").group_index("1").uid("leader-uid").label(c.LABEL_GROUP_KEY, "k").revision("r").obj()

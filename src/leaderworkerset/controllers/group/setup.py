@@ -11,7 +11,11 @@ from leaderworkerset.controllers.groupmetrics import new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.scheduling import SchedulerProvider
-from leaderworkerset.controllers.wakeups import pod_update_matters, worker_statefulset_update_matters
+from leaderworkerset.controllers.wakeups import (
+    idle_worker,
+    pod_update_matters,
+    worker_statefulset_update_matters,
+)
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.lifecycle.restart import exclusive_topology_key
 from leaderworkerset.core.objects import MutableObj
@@ -56,7 +60,16 @@ def _placed_exclusively(informers: SharedInformers, meta: Any) -> bool:
 def _pod_update_matters(informers: SharedInformers) -> Any:
     def matters(old: Pod, new: Pod) -> bool:
         placed = lambda: _placed_exclusively(informers, new.metadata)  # noqa: E731 - read only when bound
-        return pod_update_matters(old, new, placed) or _diagnosed(informers, new.metadata)
+        if pod_update_matters(old, new, placed) and not idle_worker(new):
+            return True
+        return _diagnosed(informers, new.metadata)
+
+    return matters
+
+
+def _pod_add_matters(informers: SharedInformers) -> Any:
+    def matters(pod: Pod) -> bool:
+        return not idle_worker(pod) or _diagnosed(informers, pod.metadata)
 
     return matters
 
@@ -185,7 +198,11 @@ def setup(
     informers.pods.add_handler(_worker_deletion_waker(controller))
     informers.pods.add_handler(_predecessor_worker_waker(informers, controller))
     controller.watch(
-        informers.pods, own_key, predicate=_set_pods_only, update_matters=_pod_update_matters(informers)
+        informers.pods,
+        own_key,
+        predicate=_set_pods_only,
+        update_matters=_pod_update_matters(informers),
+        add_matters=_pod_add_matters(informers),
     )
     controller.watch(
         informers.statefulsets, _owner_leader, update_matters=_worker_statefulset_update_matters(informers)
