@@ -63,6 +63,10 @@ def test_lws_up_brings_up_three_ready_groups_of_four_and_down_cleans_up(tmp_path
     assert _processes_mentioning(str(tmp_path)) == []
 
 
+def _sigint_as_at_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_lws_up_into_a_pipe_prints_the_plain_tree_on_each_change(tmp_path: Path) -> None:
     """`make up | tee log` used to show blank lines where the live tree should be: off a terminal
     every new state of the tree is printed once, as plain text."""
@@ -73,6 +77,9 @@ def test_lws_up_into_a_pipe_prints_the_plain_tree_on_each_change(tmp_path: Path)
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        # Ctrl-C must reach the demo even when the suite runs where SIGINT is ignored (a background
+        # job of a non-interactive shell, `nohup`): the child would inherit that and never stop.
+        preexec_fn=_sigint_as_at_a_terminal,
     )
     assert proc.stdout is not None
     lines: list[str] = []
