@@ -9,7 +9,7 @@ A set's rounds read every leader pod and StatefulSet of the set, so those are co
 version of the object and the dict is shared by every later read until the object changes
 (`_Views`): converting 2,500 leaders and 2,500 StatefulSets on each of 833 rounds was over a quarter
 of the CPU of a 2,500-group create (docs/benchmarks.md). Callers never change what a read returns
-(the core builds new objects); `LWS_CHECK_SHARED_VIEWS=1`, set by the integration suite, compares
+(the core builds new objects); `LWS_CHECK_SHARED_VIEWS=1`, set by the test suite, compares
 every shared dict with a fresh conversion on each reuse and fails loudly if one was changed.
 
 The read-your-writes memories of what we wrote live in `memos.py`.
