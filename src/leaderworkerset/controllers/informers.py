@@ -83,19 +83,23 @@ def _leaders_by_set(meta: MetaLike, _obj: object) -> Iterable[str]:
     return (label_values(meta.namespace or "", labels[c.LABEL_SET_NAME]),)
 
 
+def behind_replacement_gate(pod: Pod) -> bool:
+    """The cached pod still carries the group-replacement scheduling gate (read from the projection)."""
+    return any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in pod.spec.schedulingGates or ())
+
+
 def _gated_leaders_by_set(meta: MetaLike, obj: Pod) -> Iterable[str]:
-    if not any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in obj.spec.schedulingGates or ()):
-        return ()
-    return _leaders_by_set(meta, obj)
+    return _leaders_by_set(meta, obj) if behind_replacement_gate(obj) else ()
+
+
+_by_set = _index_by(c.LABEL_SET_NAME)
 
 
 def _held_by_set(meta: MetaLike, obj: Pod) -> Iterable[str]:
-    if not holds_budget_finalizer(_metadata_view(obj)):
-        return ()
-    return _SET_INDEX[BY_SET](meta, obj)  # type: ignore[no-any-return]
+    return _by_set(meta, obj) if holds_budget_finalizer(_metadata_view(obj)) else ()
 
 
-_SET_INDEX = {BY_SET: _index_by(c.LABEL_SET_NAME)}
+_SET_INDEX = {BY_SET: _by_set}
 # Leaders get an index of their own: the LWS controller reads a set's leaders on every round, and
 # scanning all of the set's pods for them was a cost that grew with the set (issue 14). The gated
 # leaders and the held pods are looked up on every pod deletion and on every event of a set or its

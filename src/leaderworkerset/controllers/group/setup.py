@@ -8,7 +8,7 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.group.reconciler import GroupReconciler
 from leaderworkerset.controllers.groupmetrics import new_group_metrics
-from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.informers import SharedInformers, behind_replacement_gate
 from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.wakeups import (
@@ -119,8 +119,7 @@ def _gated_leader_waker(informers: SharedInformers, controller: Controller) -> F
             controller.queue.add(key)
 
     def added(pod: Pod) -> None:
-        gates = pod.spec.schedulingGates or []
-        if any(gate.name == c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
+        if behind_replacement_gate(pod):
             wake(pod)
 
     return FuncHandler(add=added, delete=wake)
