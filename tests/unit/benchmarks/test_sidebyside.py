@@ -100,6 +100,8 @@ def test_summary_medians_spread_and_ratios() -> None:
             "ok": True,
             "seconds": s,
             "requests_total": r,
+            "reconciles_leaderworkerset": s,
+            "reconciles_pod": r * 100,
         }
         for who, values in (("ours", [(3, 30), (1, 10), (2, 20)]), ("upstream", [(4, 40), (4, 40), (4, 40)]))
         for i, (s, r) in enumerate(values)
@@ -120,7 +122,56 @@ def test_summary_medians_spread_and_ratios() -> None:
     assert ours["seconds"] == {"median": 2.0, "min": 1.0, "max": 3.0, "n": 3}
     assert ours["failed"] == 1
     assert table["large"]["ratio"] == {"seconds": 0.5, "requests_total": 0.5}
-    assert "| large | **ours / upstream** | 0.50x |" in summary.markdown(table)
+    assert summary.markdown(table).splitlines()[2:] == [
+        "| large | ours (1 failed) | 2.0 (1.0-3.0) | — | — | — | 20 (10-30) "
+        "| 2 (1-3) / 2,000 (1,000-3,000) |",
+        "| large | upstream | 4.0 (4.0-4.0) | — | — | — | 40 (40-40) | 4 (4-4) / 4,000 (4,000-4,000) |",
+        "| large | **ours / upstream** | 0.50x | — | — | — | 0.50x | 0.50x / 0.50x |",
+    ]
+
+
+def memory_record(who: str, level: int, repeat: int, peak: float, seconds: float) -> dict[str, object]:
+    return {
+        "scenario": "memory",
+        "controller": who,
+        "repeat": repeat,
+        "groups": 0,
+        "load_before": 1.0,
+        "ok": True,
+        "cluster_pods": level,
+        "seconds": seconds,
+        "peak_rss_mib": peak,
+    }
+
+
+def test_memory_levels_are_summarised_and_judged_each_on_its_own() -> None:
+    """A median across levels would mix 2,000 and 10,000 cluster pods: every level gets its row, and
+    the targets table judges each level, with the 0.5x RSS bound only at 10,000."""
+    from benchmarks.plots import targets_markdown
+
+    records = [
+        memory_record(who, level, repeat, peak * (1 + repeat / 10), seconds)
+        for who, level, peak, seconds in (
+            ("ours", 2000, 120.0, 30.0),
+            ("upstream", 2000, 100.0, 30.0),
+            ("ours", 10000, 160.0, 90.0),
+            ("upstream", 10000, 400.0, 100.0),
+        )
+        for repeat in range(3)
+    ]
+    table = summary.summarise(records)
+    assert sorted(table) == ["memory 10000", "memory 2000"]
+    peak = {"median": 132.0, "min": 120.0, "max": 144.0, "n": 3}
+    assert table["memory 2000"]["ours"]["peak_rss_mib"] == peak
+    assert table["memory 10000"]["ratio"]["peak_rss_mib"] == pytest.approx(0.4)
+    rows = targets_markdown(table).splitlines()[2:]
+    assert rows == [
+        "| time to Available | memory 2000 | 1.00 | ≤ 1.0 | met |",
+        "| time to Available | memory 10000 | 0.90 | ≤ 1.0 | met |",
+        "| peak RSS | memory 2000 | 1.20 | ≤ 1.0 | missed by 20 % |",
+        "| peak RSS | memory 10000 | 0.40 | ≤ 1.0 | met |",
+        "| peak RSS at 10,000 cluster pods | memory 10000 | 0.40 | ≤ 0.5 | met |",
+    ]
 
 
 EXPOSITION = """# HELP controller_runtime_reconcile_total Total number of reconciliations per controller
