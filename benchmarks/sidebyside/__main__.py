@@ -16,6 +16,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -162,9 +163,14 @@ async def with_controller(
 
 
 async def memory_levels(
-    ctx: Ctx, log_: audit.AuditLog, size: Size, who_runs: tuple[str, ...] = controllers.CONTROLLERS
+    ctx: Ctx,
+    log_: audit.AuditLog,
+    size: Size,
+    who_runs: tuple[str, ...] = controllers.CONTROLLERS,
+    save: Callable[[list[dict[str, Any]]], None] = lambda records: None,
 ) -> list[dict[str, Any]]:
-    """RSS against cluster pods: half plain StatefulSet pods, half one LWS's, per level."""
+    """RSS against cluster pods: half plain StatefulSet pods, half one LWS's, per level. `save` gets
+    the records so far after every run, so that an interrupted pass keeps what it measured."""
     records: list[dict[str, Any]] = []
     for index, level in enumerate(size.memory_pods):
         log(f"memory level {level} cluster pods")
@@ -177,6 +183,7 @@ async def memory_levels(
                     records += await with_controller(
                         ctx, log_, who, 100 + 10 * index + repeat, [MEMORY], repeat
                     )
+                    save(records)
         finally:
             await delete_namespace(ctx.api, FILLER_NAMESPACE, ctx.size.timeout, wait=False)
             await pods_gone(ctx.api, ctx.rest, FILLER_NAMESPACE, ctx.size.timeout)
@@ -240,7 +247,11 @@ async def run(
                     records += await with_controller(ctx, log_, who, repeat * 100 + index, batch, repeat)
                 write(out, size, started, records, partial=True)  # an interrupted run keeps its data
         if not only or "memory" in only:
-            records += await memory_levels(ctx, log_, size, who_runs)
+            scenario_records = list(records)
+            records += await memory_levels(
+                ctx, log_, size, who_runs,
+                lambda done: write(out, size, started, scenario_records + done, partial=True),
+            )  # fmt: skip
     finally:
         await api.close()
         cluster.stop()
