@@ -3,7 +3,7 @@
     uv run python -m benchmarks.plots RESULTS.json [MORE.json ...] [--out docs/benchmarks]
 
 Writes four PNGs: time to Available against groups (one large LWS per size, plus the memory levels'
-LWS, with the no-controller floor), RSS against cluster pods (idle and memory levels), controller
+LWS, with the no-controller floor), peak RSS against cluster pods (idle and memory levels), controller
 CPU-seconds per 1,000 groups and API requests per group, per scenario. Medians over repeats; the
 error bars span min to max.
 """
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     outputs = [args.out / name for name in names]
     line_plot(records, groups_of, "seconds", "Create → Available, one LWS of G groups x 4 pods", "groups",
               "seconds (median, min-max)", outputs[0])  # fmt: skip
-    line_plot(records, pods_of, "end_rss_mib", "Controller RSS, steady, against pods in the cluster",
+    line_plot(records, pods_of, "peak_rss_mib", "Controller peak RSS against pods in the cluster",
               "cluster pods", "RSS MiB", outputs[1])  # fmt: skip
     bar_plot(records, per_group("cpu_seconds", 1000.0), "Controller CPU per 1,000 groups", "CPU-seconds",
              outputs[2])  # fmt: skip

@@ -41,7 +41,9 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         for key in extras - {"repeat", "groups", "load_before", "load_after"}:
             values = [float(r[key]) for r in ok if key in r]
             entry[key] = spread(values)
-        entry["load"] = spread([float(r["load_before"]) for r in runs])
+        # Records rebuilt from a run's log (`from_log`) carry no load.
+        if loads := [float(r["load_before"]) for r in runs if "load_before" in r]:
+            entry["load"] = spread(loads)
         table[scenario][who] = entry
     for entries in table.values():
         ours, upstream = entries.get("ours"), entries.get("upstream")
