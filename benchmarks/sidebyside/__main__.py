@@ -120,6 +120,7 @@ async def measure_phase(
     if sampler:
         record["cpu_seconds"] = sampler.cpu() - cpu0
         record["peak_rss_mib"], record["end_rss_mib"] = sampler.rss_between(mono0, mono1)
+        record |= sampler.parts_at_peak(mono0, mono1)
         await asyncio.sleep(FLUSH)
         by_verb = log_.count(offset, wall0, wall1, controllers.username(who))
         record["requests"] = by_verb

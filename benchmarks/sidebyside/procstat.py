@@ -49,16 +49,35 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / TICK
 
 
-def status_kib(pids: list[int], key: str) -> int:
-    total = 0
+# VmRSS is the sum of the other three: anonymous memory (the heaps), file-backed pages (the
+# interpreter, shared libraries and extension modules mapped from disk) and shared memory.
+RSS_PARTS = ("VmRSS", "RssAnon", "RssFile", "RssShmem")
+
+
+def status_values(text: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """The kB values of the named lines of a /proc/<pid>/status text (0 where a line is absent)."""
+    values = dict.fromkeys(keys, 0)
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key in values:
+            values[key] = int(rest.split()[0])
+    return values
+
+
+def status_totals(pids: list[int], keys: tuple[str, ...]) -> dict[str, int]:
+    totals = dict.fromkeys(keys, 0)
     for pid in pids:
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith(key + ":"):
-                    total += int(line.split()[1])
+            text = Path(f"/proc/{pid}/status").read_text()
         except OSError:
             continue
-    return total
+        for key, kib in status_values(text, keys).items():
+            totals[key] += kib
+    return totals
+
+
+def status_kib(pids: list[int], key: str) -> int:
+    return status_totals(pids, (key,))[key]
 
 
 @dataclass
@@ -68,6 +87,8 @@ class Sampler:
     pid: int
     interval: float = 0.25
     samples: list[tuple[float, int]] = field(default_factory=list)
+    # Every sample's RSS parts, (time, {part: kB}): what a window's peak is made of.
+    parts: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -86,7 +107,9 @@ class Sampler:
         while not self._stop.is_set():
             if time.monotonic() - last_tree > 5:
                 pids, last_tree = tree(self.pid), time.monotonic()
-            self.samples.append((time.monotonic(), status_kib(pids, "VmRSS")))
+            now, totals = time.monotonic(), status_totals(pids, RSS_PARTS)
+            self.samples.append((now, totals["VmRSS"]))
+            self.parts.append((now, totals))
             self._stop.wait(self.interval)
 
     def cpu(self) -> float:
@@ -98,6 +121,15 @@ class Sampler:
             status_kib(tree(self.pid), "VmRSS")
         ]
         return max(inside) / 1024, inside[-1] / 1024
+
+    def parts_at_peak(self, start: float, end: float) -> dict[str, float]:
+        """Anonymous, file-backed and shared MiB of the largest sample in [start, end]: what the
+        peak is made of (libraries mapped from disk against heap)."""
+        inside = [totals for t, totals in self.parts if start <= t <= end]
+        if not inside:
+            return {}
+        peak = max(inside, key=lambda totals: totals["VmRSS"])
+        return {f"peak_rss_{key[3:].lower()}_mib": peak[key] / 1024 for key in RSS_PARTS[1:]}
 
     def hwm_mib(self) -> float:
         return status_kib(tree(self.pid), "VmHWM") / 1024

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from benchmarks.sidebyside import audit, reconciles, summary
+from benchmarks.sidebyside import audit, procstat, reconciles, summary
 
 OURS = "system:serviceaccount:lws-system:bench-ours"
 UPSTREAM = "system:serviceaccount:lws-system:bench-upstream"
@@ -229,3 +230,39 @@ def test_pod_cleanup_goes_on_when_the_delete_collections_response_is_cut_short()
     cluster = Cluster()
     asyncio.run(pods_gone(cluster, cluster, "ns", timeout=5))  # type: ignore[arg-type]
     assert (cluster.deletes, cluster.pods) == (1, [])
+
+
+STATUS = """Name:\tpython
+VmHWM:\t  90000 kB
+VmRSS:\t  81920 kB
+RssAnon:\t  61440 kB
+RssFile:\t  20480 kB
+RssShmem:\t      0 kB
+"""
+
+
+def test_the_peak_sample_is_split_into_heap_and_mapped_files() -> None:
+    """The report's RSS bounds need to tell the heap (anonymous) from libraries mapped from disk."""
+    assert procstat.status_values(STATUS, procstat.RSS_PARTS) == {
+        "VmRSS": 81920,
+        "RssAnon": 61440,
+        "RssFile": 20480,
+        "RssShmem": 0,
+    }
+    sampler = procstat.Sampler(pid=0)
+    small = dict.fromkeys(procstat.RSS_PARTS, 1024) | {"VmRSS": 3072}
+    big = procstat.status_values(STATUS, procstat.RSS_PARTS)
+    sampler.parts = [(1.0, small), (2.0, big), (3.0, small), (9.0, big | {"VmRSS": 99999})]
+    assert sampler.parts_at_peak(0.5, 3.5) == {
+        "peak_rss_anon_mib": 60.0,
+        "peak_rss_file_mib": 20.0,
+        "peak_rss_shmem_mib": 0.0,
+    }
+    assert sampler.parts_at_peak(4.0, 5.0) == {}
+
+
+def test_a_live_process_rss_is_the_sum_of_its_parts() -> None:
+    """The kernel's VmRSS is RssAnon + RssFile + RssShmem, read from one status text."""
+    parts = procstat.status_totals([os.getpid()], procstat.RSS_PARTS)
+    assert parts["VmRSS"] > 0
+    assert parts["VmRSS"] == parts["RssAnon"] + parts["RssFile"] + parts["RssShmem"]
