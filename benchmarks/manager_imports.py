@@ -4,7 +4,8 @@
 
 Each repeat is a fresh interpreter that runs `lws manager` with the flags the e2e tests and the
 side-by-side harness use, up to the point where it would start the process (the process's `run`
-is replaced), and reports its RSS (VmRSS), the number of loaded modules and the CPU time since
+is replaced), and reports its RSS (VmRSS, split into anonymous memory and pages mapped from files:
+the interpreter, shared libraries, extension modules), the number of loaded modules and the CPU time since
 the interpreter started its script. `--packages` also lists, for one run, the RSS each top-level
 package's own module code added while importing (its submodules' code included, other packages'
 excluded; shared libraries loaded by an extension module count for that module).
@@ -61,11 +62,15 @@ except SystemExit:  # typer's parser exits when the command returns
     pass
 usage = resource.getrusage(resource.RUSAGE_SELF)
 with open("/proc/self/status") as f:
-    rss_kib = next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+    status = {k: int(v.split()[0]) for k, _, v in (line.partition(":") for line in f)
+              if k in ("VmRSS", "RssAnon", "RssFile")}
+rss_kib = status["VmRSS"]
 packages = {}
 for name, mib in own.items():
     packages[name.split(".")[0]] = packages.get(name.split(".")[0], 0.0) + mib
-print(json.dumps({"rss_mib": rss_kib / 1024, "modules": sum(1 for v in sys.modules.values() if v is not None),
+print(json.dumps({"rss_mib": rss_kib / 1024, "anon_mib": status["RssAnon"] / 1024,
+                  "file_mib": status["RssFile"] / 1024,
+                  "modules": sum(1 for v in sys.modules.values() if v is not None),
                   "cpu_s": usage.ru_utime + usage.ru_stime, "packages": packages}))
 """
 
@@ -91,8 +96,11 @@ def main() -> None:
     rss = [float(str(r["rss_mib"])) for r in runs]
     modules = [float(str(r["modules"])) for r in runs]
     cpu = [float(str(r["cpu_s"])) for r in runs]
+    anon = [float(str(r["anon_mib"])) for r in runs]
+    mapped = [float(str(r["file_mib"])) for r in runs]
     print(
-        f"{args.repeats} fresh processes: RSS {spread(rss, '.1f')} MiB, modules {spread(modules, '.0f')}, "
+        f"{args.repeats} fresh processes: RSS {spread(rss, '.1f')} MiB (anonymous {spread(anon, '.1f')}, "
+        f"mapped from files {spread(mapped, '.1f')}), modules {spread(modules, '.0f')}, "
         f"CPU {spread(cpu, '.2f')} s"
     )
     if args.packages:

@@ -8,6 +8,11 @@ from benchmarks import manager_imports
 def test_one_fresh_process_reports_rss_modules_cpu_and_packages() -> None:
     result = manager_imports.run_once("packages")
     assert float(str(result["rss_mib"])) > 0
+    # Split into heap and mapped files; the rest (shared memory) is about nothing here.
+    heap, mapped = float(str(result["anon_mib"])), float(str(result["file_mib"]))
+    assert heap > 0
+    assert mapped > 0
+    assert heap + mapped <= float(str(result["rss_mib"]))
     assert int(str(result["modules"])) > 0
     assert float(str(result["cpu_s"])) > 0
     packages = result["packages"]
