@@ -86,9 +86,8 @@ class Sampler:
 
     pid: int
     interval: float = 0.25
-    samples: list[tuple[float, int]] = field(default_factory=list)
-    # Every sample's RSS parts, (time, {part: kB}): what a window's peak is made of.
-    parts: list[tuple[float, dict[str, int]]] = field(default_factory=list)
+    # (time, {part: kB}) per sample: VmRSS and what it is made of (RSS_PARTS).
+    samples: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -107,9 +106,7 @@ class Sampler:
         while not self._stop.is_set():
             if time.monotonic() - last_tree > 5:
                 pids, last_tree = tree(self.pid), time.monotonic()
-            now, totals = time.monotonic(), status_totals(pids, RSS_PARTS)
-            self.samples.append((now, totals["VmRSS"]))
-            self.parts.append((now, totals))
+            self.samples.append((time.monotonic(), status_totals(pids, RSS_PARTS)))
             self._stop.wait(self.interval)
 
     def cpu(self) -> float:
@@ -117,7 +114,7 @@ class Sampler:
 
     def rss_between(self, start: float, end: float) -> tuple[float, float]:
         """(peak, last) RSS in MiB of the samples taken in [start, end]."""
-        inside = [kib for t, kib in self.samples if start <= t <= end] or [
+        inside = [parts["VmRSS"] for t, parts in self.samples if start <= t <= end] or [
             status_kib(tree(self.pid), "VmRSS")
         ]
         return max(inside) / 1024, inside[-1] / 1024
@@ -125,10 +122,10 @@ class Sampler:
     def parts_at_peak(self, start: float, end: float) -> dict[str, float]:
         """Anonymous, file-backed and shared MiB of the largest sample in [start, end]: what the
         peak is made of (libraries mapped from disk against heap)."""
-        inside = [totals for t, totals in self.parts if start <= t <= end]
+        inside = [parts for t, parts in self.samples if start <= t <= end]
         if not inside:
             return {}
-        peak = max(inside, key=lambda totals: totals["VmRSS"])
+        peak = max(inside, key=lambda parts: parts["VmRSS"])
         return {f"peak_rss_{key[3:].lower()}_mib": peak[key] / 1024 for key in RSS_PARTS[1:]}
 
     def hwm_mib(self) -> float:

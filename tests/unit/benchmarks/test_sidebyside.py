@@ -252,12 +252,13 @@ def test_the_peak_sample_is_split_into_heap_and_mapped_files() -> None:
     sampler = procstat.Sampler(pid=0)
     small = dict.fromkeys(procstat.RSS_PARTS, 1024) | {"VmRSS": 3072}
     big = procstat.status_values(STATUS, procstat.RSS_PARTS)
-    sampler.parts = [(1.0, small), (2.0, big), (3.0, small), (9.0, big | {"VmRSS": 99999})]
+    sampler.samples = [(1.0, small), (2.0, big), (3.0, small), (9.0, big | {"VmRSS": 99999})]
     assert sampler.parts_at_peak(0.5, 3.5) == {
         "peak_rss_anon_mib": 60.0,
         "peak_rss_file_mib": 20.0,
         "peak_rss_shmem_mib": 0.0,
     }
+    assert sampler.rss_between(0.5, 3.5) == (80.0, 3.0)
     assert sampler.parts_at_peak(4.0, 5.0) == {}
 
 
