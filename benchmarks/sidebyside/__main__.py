@@ -113,6 +113,8 @@ async def measure_phase(
     counted0 = await _reconciles(running)
     offset, wall0, mono0 = log_.offset(), time.time(), time.monotonic()
     cpu0 = sampler.cpu() if sampler else 0.0
+    if sampler:
+        sampler.open_window()
     record |= await phase.act(ctx, ns)
     mono1, wall1 = time.monotonic(), time.time()
     record["seconds"] = mono1 - mono0
@@ -121,6 +123,7 @@ async def measure_phase(
         record["cpu_seconds"] = sampler.cpu() - cpu0
         record["peak_rss_mib"], record["end_rss_mib"] = sampler.rss_between(mono0, mono1)
         record |= sampler.parts_at_peak(mono0, mono1)
+        record["peak_rss_by_owner_mib"] = sampler.breakdown_mib()
         await asyncio.sleep(FLUSH)
         by_verb = log_.count(offset, wall0, wall1, controllers.username(who))
         record["requests"] = by_verb

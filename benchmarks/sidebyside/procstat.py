@@ -80,14 +80,67 @@ def status_kib(pids: list[int], key: str) -> int:
     return status_totals(pids, (key,))[key]
 
 
+def mapping_owner(path: str) -> str:
+    """Who a mapping of /proc/<pid>/smaps belongs to: a kernel region as named, anonymous memory
+    (the allocators' arenas, thread stacks), a Python package's extension modules, the
+    interpreter, or a shared library by its name without the version."""
+    if not path:
+        return "anonymous"
+    if path.startswith("["):
+        return path
+    if "/site-packages/" in path:
+        top = path.split("/site-packages/", 1)[1].split("/", 1)[0]
+        return "package " + top.split(".", 1)[0].removesuffix("_libs").lstrip("_")
+    if "/lib-dynload/" in path:
+        return "stdlib extension modules"
+    name = path.rsplit("/", 1)[-1]
+    if name.startswith(("python3", "libpython3")):
+        return "interpreter"
+    return name.split(".so", 1)[0]
+
+
+def smaps_kib(text: str) -> dict[str, int]:
+    """Resident kB of a /proc/<pid>/smaps text, summed per `mapping_owner`."""
+    owners: dict[str, int] = {}
+    owner = "anonymous"
+    for line in text.splitlines():
+        head = line.split(None, 5)
+        if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+            owner = mapping_owner(head[5].strip() if len(head) == 6 else "")
+        elif head and head[0] == "Rss:":
+            owners[owner] = owners.get(owner, 0) + int(head[1])
+    return owners
+
+
+def smaps_totals(pids: list[int]) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for pid in pids:
+        try:
+            text = Path(f"/proc/{pid}/smaps").read_text()
+        except OSError:
+            continue
+        for owner, kib in smaps_kib(text).items():
+            totals[owner] = totals.get(owner, 0) + kib
+    return totals
+
+
+# A window's RSS breakdown is read again whenever its RSS grows this much past the last one read,
+# so the last breakdown is within this of the window's peak at a few dozen reads of smaps.
+BREAKDOWN_GROWTH = 1.02
+
+
 @dataclass
 class Sampler:
-    """Samples the RSS of one process tree in a thread; `window()` brackets a measurement."""
+    """Samples the RSS of one process tree in a thread; `open_window()` and `breakdown_mib()`
+    bracket a measurement, `rss_between()` and `parts_at_peak()` read its samples."""
 
     pid: int
     interval: float = 0.25
     # (time, {part: kB}) per sample: VmRSS and what it is made of (RSS_PARTS).
     samples: list[tuple[float, dict[str, int]]] = field(default_factory=list)
+    # The current window's (VmRSS, smaps_totals) read nearest its peak so far, if a window is open.
+    breakdown: tuple[int, dict[str, int]] | None = None
+    _window_open: bool = False
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -106,8 +159,29 @@ class Sampler:
         while not self._stop.is_set():
             if time.monotonic() - last_tree > 5:
                 pids, last_tree = tree(self.pid), time.monotonic()
-            self.samples.append((time.monotonic(), status_totals(pids, RSS_PARTS)))
+            parts = status_totals(pids, RSS_PARTS)
+            self.samples.append((time.monotonic(), parts))
+            if self._window_open and (
+                self.breakdown is None or parts["VmRSS"] >= self.breakdown[0] * BREAKDOWN_GROWTH
+            ):
+                self.breakdown = (parts["VmRSS"], smaps_totals(pids))
             self._stop.wait(self.interval)
+
+    def open_window(self) -> None:
+        """Start reading the RSS breakdown near this window's peak (`breakdown_mib`)."""
+        self.breakdown, self._window_open = None, True
+
+    def breakdown_mib(self, smallest: float = 0.5) -> dict[str, float]:
+        """The open window's breakdown nearest its peak, in MiB per owner, largest first; owners
+        under `smallest` MiB are summed as "other". Closes the window."""
+        self._window_open = False
+        read, self.breakdown = self.breakdown, None
+        if read is None:
+            return {}
+        owners = sorted(read[1].items(), key=lambda item: -item[1])
+        shown = {owner: round(kib / 1024, 1) for owner, kib in owners if kib / 1024 >= smallest}
+        rest = sum(kib for owner, kib in owners if owner not in shown) / 1024
+        return shown | ({"other": round(rest, 1)} if rest else {}) | {"at_rss": round(read[0] / 1024, 1)}
 
     def cpu(self) -> float:
         return cpu_seconds(tree(self.pid))

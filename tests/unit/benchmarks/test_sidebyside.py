@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,3 +268,78 @@ def test_a_live_process_rss_is_the_sum_of_its_parts() -> None:
     parts = procstat.status_totals([os.getpid()], procstat.RSS_PARTS)
     assert parts["VmRSS"] > 0
     assert parts["VmRSS"] == parts["RssAnon"] + parts["RssFile"] + parts["RssShmem"]
+
+
+SMAPS = """\
+55d0c0000000-55d0c0400000 r-xp 00000000 08:01 101 /opt/py/bin/python3.11
+Size:               4096 kB
+Rss:                3000 kB
+VmFlags: rd ex mr mw me dw sd
+55d0c1000000-55d0c5000000 rw-p 00000000 00:00 0 [heap]
+Rss:                9000 kB
+7f0000000000-7f0000100000 rw-p 00000000 00:00 0
+Rss:                1024 kB
+7f0000100000-7f0000200000 rw-p 00000000 00:00 0
+Rss:                 512 kB
+7f0000300000-7f0000310000 r-xp 00000000 08:01 202 /v/site-packages/aiohttp/_http_parser.cpython-311.so
+Rss:                  40 kB
+7f0000310000-7f0000320000 r-xp 00000000 08:01 203 /v/site-packages/_cffi_backend.cpython-311.so
+Rss:                   8 kB
+7f0000400000-7f0000500000 r-xp 00000000 08:01 303 /usr/lib/x86_64-linux-gnu/libcrypto.so.3
+Rss:                 700 kB
+7f0000500000-7f0000510000 r-xp 00000000 08:01 304 /opt/py/lib/python3.11/lib-dynload/_ssl.so
+Rss:                  60 kB
+7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0 [stack]
+Rss:                 132 kB
+"""
+
+
+def test_the_rss_is_attributed_to_the_heap_the_interpreter_and_each_library() -> None:
+    """A peak's breakdown says which part of the RSS is whose: heap, interpreter, packages, libraries."""
+    assert procstat.smaps_kib(SMAPS) == {
+        "interpreter": 3000,
+        "[heap]": 9000,
+        "anonymous": 1536,
+        "package aiohttp": 40,
+        "package cffi_backend": 8,
+        "libcrypto": 700,
+        "stdlib extension modules": 60,
+        "[stack]": 132,
+    }
+    sampler = procstat.Sampler(pid=0)
+    sampler.open_window()
+    sampler.breakdown = (16 * 1024, procstat.smaps_kib(SMAPS))
+    assert sampler.breakdown_mib(smallest=0.5) == {
+        "[heap]": 8.8,
+        "interpreter": 2.9,
+        "anonymous": 1.5,
+        "libcrypto": 0.7,
+        "other": 0.2,
+        "at_rss": 16.0,
+    }
+    assert sampler.breakdown_mib() == {}, "a closed window reads no breakdown"
+
+
+def test_the_sampler_reads_a_breakdown_near_the_windows_peak_of_a_live_process() -> None:
+    """Breakdowns are read in the sampler thread only while a window is open, within
+    BREAKDOWN_GROWTH of the window's peak; a live interpreter shows itself and its heap."""
+    sampler = procstat.Sampler(pid=os.getpid(), interval=0.01)
+    sampler.start()
+    try:
+        sampler.open_window()
+        deadline = time.monotonic() + 10
+        # polls for the thread's reads, not pauses: each ends as soon as the read is there
+        while sampler.breakdown is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        ballast = bytearray(64 * 1024 * 1024)
+        ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page so it is resident
+        while (sampler.breakdown or (0, {}))[0] < 60 * 1024 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        peak = max(parts["VmRSS"] for _, parts in sampler.samples)
+        owners = sampler.breakdown_mib()
+    finally:
+        sampler.stop()
+    assert owners["at_rss"] * 1024 * procstat.BREAKDOWN_GROWTH >= peak - 1024
+    assert owners["interpreter"] > 0
+    assert owners.get("[heap]", 0) + owners.get("anonymous", 0) >= 64, owners
+    del ballast
