@@ -327,19 +327,21 @@ def test_the_sampler_reads_a_breakdown_near_the_windows_peak_of_a_live_process()
     sampler.start()
     try:
         sampler.open_window()
-        deadline = time.monotonic() + 10
+        opened = time.monotonic()
+        deadline = opened + 10
         # polls for the thread's reads, not pauses: each ends as soon as the read is there
         while sampler.breakdown is None and time.monotonic() < deadline:
             time.sleep(0.01)
-        ballast = bytearray(64 * 1024 * 1024)
-        ballast[::4096] = b"x" * len(ballast[::4096])  # touch every page so it is resident
-        while (sampler.breakdown or (0, {}))[0] < 60 * 1024 and time.monotonic() < deadline:
+        before = sampler.breakdown[0] if sampler.breakdown else 0
+        ballast = bytearray(64 * 1024 * 1024)  # zero-filled, so resident at once
+        while (sampler.breakdown or (0, {}))[0] < before + 60 * 1024 and time.monotonic() < deadline:
             time.sleep(0.01)
-        peak = max(parts["VmRSS"] for _, parts in sampler.samples)
-        owners = sampler.breakdown_mib()
     finally:
-        sampler.stop()
+        sampler.stop()  # joins the thread: every sample taken has had its read
+    peak = max(parts["VmRSS"] for at, parts in sampler.samples if at >= opened)
+    owners = sampler.breakdown_mib()
     assert owners["at_rss"] * 1024 * procstat.BREAKDOWN_GROWTH >= peak - 1024
+    assert owners["at_rss"] >= before / 1024 + 60
     assert owners["interpreter"] > 0
     assert owners.get("[heap]", 0) + owners.get("anonymous", 0) >= 64, owners
     del ballast
