@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,16 +65,21 @@ def status_values(text: str, keys: tuple[str, ...]) -> dict[str, int]:
     return values
 
 
-def status_totals(pids: list[int], keys: tuple[str, ...]) -> dict[str, int]:
-    totals = dict.fromkeys(keys, 0)
+def _tree_totals(pids: list[int], name: str, parse: Callable[[str], dict[str, int]]) -> dict[str, int]:
+    """`parse` of /proc/<pid>/<name> summed over the tree (a process gone meanwhile counts nothing)."""
+    totals: dict[str, int] = {}
     for pid in pids:
         try:
-            text = Path(f"/proc/{pid}/status").read_text()
+            text = Path(f"/proc/{pid}/{name}").read_text()
         except OSError:
             continue
-        for key, kib in status_values(text, keys).items():
-            totals[key] += kib
+        for key, kib in parse(text).items():
+            totals[key] = totals.get(key, 0) + kib
     return totals
+
+
+def status_totals(pids: list[int], keys: tuple[str, ...]) -> dict[str, int]:
+    return dict.fromkeys(keys, 0) | _tree_totals(pids, "status", lambda text: status_values(text, keys))
 
 
 def status_kib(pids: list[int], key: str) -> int:
@@ -113,15 +119,7 @@ def smaps_kib(text: str) -> dict[str, int]:
 
 
 def smaps_totals(pids: list[int]) -> dict[str, int]:
-    totals: dict[str, int] = {}
-    for pid in pids:
-        try:
-            text = Path(f"/proc/{pid}/smaps").read_text()
-        except OSError:
-            continue
-        for owner, kib in smaps_kib(text).items():
-            totals[owner] = totals.get(owner, 0) + kib
-    return totals
+    return _tree_totals(pids, "smaps", smaps_kib)
 
 
 # A window's RSS breakdown is read again whenever its RSS grows this much past the last one read,
