@@ -2,7 +2,8 @@
 
     uv run python -m benchmarks.webhook_latency [--rate 100] [--count 3000] [--warmup 200]
                                                 [--max-seconds 180] [--kubeconfig K]
-                                                [--servers ours,upstream] [--json OUT]
+                                                [--servers ours,upstream] [--repeats 1]
+                                                [--json OUT]
 
 Starts an apiserver-shape local cluster (etcd + kube-apiserver; or uses --kubeconfig), runs our
 webhook server in a child process (its own event loop, as in `lws manager`) with URL webhook
@@ -28,6 +29,11 @@ webhook server the same way, after ours, on the same cluster: upstream's Go mana
 has no webhooks-only mode; with no LeaderWorkerSet in the cluster they only keep their caches), and
 its latency histogram has decade buckets (1 ms, 10 ms), too coarse for quantiles: its handler time is
 what the direct posts measure. CPU per review is the process's CPU time over the reviews sent.
+
+`--repeats N` measures every server N times on the same cluster, reversing the servers' order on
+every other repeat (ours, upstream; upstream, ours; ...) so that neither always runs on the warmer
+cluster. The JSON keeps each repeat under "repeats"; "servers" then holds the median of every figure
+across the repeats, and "spread" its lowest and highest value.
 """
 
 from __future__ import annotations
@@ -408,27 +414,62 @@ async def measure(args: argparse.Namespace, cert_dir: Path) -> None:
     print(f"machine: {machine()}")
     print(f"rate {args.rate}/s, {args.count} pods per phase after {args.warmup} warm-up creates")
     results: dict[str, Any] = {"machine": machine(), "rate": args.rate, "count": args.count, "servers": {}}
+    repeats: list[dict[str, Any]] = []
     async with cluster_client(args.kubeconfig) as target:
-        for name in servers:
-            namespace = f"bench-webhook-{name}-{uuid.uuid4().hex[:6]}"
-            body = {"metadata": {"name": namespace, "labels": {SELECTOR_LABEL: namespace}}}
-            await target.client.create(NAMESPACES, body)
-            try:
-                async with contextlib.AsyncExitStack() as stack:
-                    server, ca = await stack.enter_async_context(
-                        serving(name, cert_dir, artifacts.ca_cert, target)
-                    )
-                    await stack.enter_async_context(
-                        scoped_webhooks(target.client, namespace, server.port, ca)
-                    )
-                    await wait_until_called(target.client, namespace)
-                    results["servers"][name] = await report(args, target, namespace, server, ca, name)
-            finally:
-                await target.client.delete(NAMESPACES, None, namespace)
+        for repeat in range(args.repeats):
+            repeats.append({})
+            print(f"\n# repeat {repeat + 1} of {args.repeats}")
+            for name in repeat_order(servers, repeat):
+                repeats[-1][name] = await measure_server(args, target, cert_dir, artifacts.ca_cert, name)
+    results["servers"] = {name: median_leaves([r[name] for r in repeats]) for name in servers}
+    if args.repeats > 1:
+        results["repeats"] = repeats
+        results["spread"] = {name: spread_leaves([r[name] for r in repeats]) for name in servers}
     if len(results["servers"]) == 2:
         print(side_by_side(results["servers"]))
     if args.json:
         await asyncio.to_thread(Path(args.json).write_text, json.dumps(results, indent=1))
+
+
+def repeat_order(servers: list[str], repeat: int) -> list[str]:
+    """The servers in the given order on even repeats and reversed on odd ones."""
+    return list(servers) if repeat % 2 == 0 else list(reversed(servers))
+
+
+def median_leaves(runs: list[Any]) -> Any:
+    """One tree of the same shape as every run, each number the median of that number across runs."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {key: median_leaves([run[key] for run in runs]) for key in first}
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        return statistics.median(runs)
+    return first
+
+
+def spread_leaves(runs: list[Any]) -> Any:
+    """Like median_leaves, but each number becomes [lowest, highest] across runs."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {key: spread_leaves([run[key] for run in runs]) for key in first}
+    if isinstance(first, (int, float)) and not isinstance(first, bool):
+        return [min(runs), max(runs)]
+    return first
+
+
+async def measure_server(
+    args: argparse.Namespace, target: Target, cert_dir: Path, ca_cert: bytes, name: str
+) -> dict[str, Any]:
+    namespace = f"bench-webhook-{name}-{uuid.uuid4().hex[:6]}"
+    body = {"metadata": {"name": namespace, "labels": {SELECTOR_LABEL: namespace}}}
+    await target.client.create(NAMESPACES, body)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            server, ca = await stack.enter_async_context(serving(name, cert_dir, ca_cert, target))
+            await stack.enter_async_context(scoped_webhooks(target.client, namespace, server.port, ca))
+            await wait_until_called(target.client, namespace)
+            return await report(args, target, namespace, server, ca, name)
+    finally:
+        await target.client.delete(NAMESPACES, None, namespace)
 
 
 @contextlib.asynccontextmanager
@@ -529,8 +570,12 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=180.0, help="time bound per phase")
     parser.add_argument("--kubeconfig", help="use this cluster instead of starting one (ours only)")
     parser.add_argument("--servers", help="ours, upstream or both comma-separated (default: both)")
+    parser.add_argument("--repeats", type=int, default=1, help="measure each server this many times, order alternating")
     parser.add_argument("--json", help="also write the figures to this JSON file")
-    asyncio.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats: must be at least 1")
+    asyncio.run(run(args))
 
 
 if __name__ == "__main__":
