@@ -49,3 +49,20 @@ async def test_every_dashboard_and_alert_query_names_a_family_the_manager_serves
     ):
         assert families.get(family) == kind, family
         assert f"# HELP {family} " in exposition, family
+
+
+async def test_the_manager_runs_its_heap_trimmer_and_reports_it_on_metrics(
+    lws_manager: ManagerProcess,
+) -> None:
+    """runtime/heap.py's runnable is wired into `lws manager` with the manager's registry: its two
+    counters are served, each with its one sample (a counter without labels has one from the start)."""
+    if not lws_manager.running:
+        await lws_manager.start()
+    exposition = await asyncio.to_thread(lws_manager.scrape)
+    families = grafana.families_in_exposition(exposition)
+    assert {families.get("lws_heap_trims"), families.get("lws_heap_trimmed_bytes")} == {"counter"}
+    names = [line.split()[0] for line in exposition.splitlines() if line.startswith("lws_heap_")]
+    assert sorted(name for name in names if name.endswith("_total")) == [
+        "lws_heap_trimmed_bytes_total",
+        "lws_heap_trims_total",
+    ]

@@ -20,7 +20,7 @@ from leaderworkerset.controllers.scheduling import require_provider_api
 from leaderworkerset.controllers.setup import register_controllers
 from leaderworkerset.runtime import settings as runtime_settings
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.heap import HeapTrimmer
+from leaderworkerset.runtime.heap import HeapTrimmer, new_heap_metrics
 from leaderworkerset.runtime.manager import Manager, ManagerOptions
 from leaderworkerset.runtime.resources import NAMESPACES
 from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
@@ -107,7 +107,7 @@ async def run(settings: Settings) -> None:
         # process: out of the collector's generations, later collections do not scan it again.
         gc.freeze()
         # Every replica: what a burst freed goes back to the kernel (runtime/heap.py).
-        mgr.add_runnable("heap-trim", HeapTrimmer().run)
+        mgr.add_runnable("heap-trim", HeapTrimmer(metrics=new_heap_metrics(mgr.registry)).run)
         await mgr.run()
     finally:
         await client.close()

@@ -11,6 +11,9 @@ what is live, at one heap walk per growth step and none while nothing grows.
 The trimmer reads its RSS from /proc/self/statm (Linux). Where that file or `malloc_trim` is missing
 (another OS, musl) it logs once and stops: the manager runs as before, only without the trims.
 `ctypes` is imported at the first trim, not at start, so an idle manager does not pay for it.
+
+On /metrics (the manager's registry): `lws_heap_trims_total`, the trims made, and
+`lws_heap_trimmed_bytes_total`, the RSS they gave back, so that an operator can see the trims at work.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
+from prometheus_client import CollectorRegistry, Counter
 
 from leaderworkerset.runtime.clock import Clock, RealClock
 
@@ -52,6 +56,22 @@ def glibc_malloc_trim() -> Callable[[], object] | None:
     return lambda: trim(0)
 
 
+@dataclass(frozen=True)
+class HeapMetrics:
+    trims: Counter
+    trimmed_bytes: Counter
+
+
+def new_heap_metrics(registry: CollectorRegistry | None = None) -> HeapMetrics:
+    reg = registry if registry is not None else CollectorRegistry()
+    return HeapMetrics(
+        trims=Counter("lws_heap_trims", "Times the manager gave its C heap's free pages back", registry=reg),
+        trimmed_bytes=Counter(
+            "lws_heap_trimmed_bytes", "Resident bytes the heap trims gave back to the kernel", registry=reg
+        ),
+    )
+
+
 def trim_due(resident: int, after_last_trim: int, growth: int) -> bool:
     """A trim is due once the RSS stands `growth` bytes above what the last one left."""
     return resident - after_last_trim >= growth
@@ -66,8 +86,7 @@ class HeapTrimmer:
     growth: int = DEFAULT_GROWTH
     read_resident: Callable[[], int] = resident_bytes
     load_trim: Callable[[], Callable[[], object] | None] = glibc_malloc_trim
-    trims: int = 0
-    released: int = 0  # bytes the trims took off the RSS, for the log and the tests
+    metrics: HeapMetrics = field(default_factory=new_heap_metrics)
 
     async def run(self) -> None:
         try:
@@ -90,8 +109,8 @@ class HeapTrimmer:
                     return
             trim()
             after_last_trim = self.read_resident()
-            self.trims += 1
-            self.released += max(resident - after_last_trim, 0)
+            self.metrics.trims.inc()
+            self.metrics.trimmed_bytes.inc(max(resident - after_last_trim, 0))
             log.debug(
                 "heap trimmed",
                 rss_before_mib=round(resident / 2**20, 1),

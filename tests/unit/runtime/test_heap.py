@@ -11,9 +11,10 @@ import textwrap
 from collections.abc import Callable
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from leaderworkerset.runtime.clock import FakeClock
-from leaderworkerset.runtime.heap import HeapTrimmer, trim_due
+from leaderworkerset.runtime.heap import HeapTrimmer, new_heap_metrics, trim_due
 
 MIB = 2**20
 
@@ -60,14 +61,24 @@ async def turns(trimmer: HeapTrimmer, clock: FakeClock, process: ScriptedProcess
             await asyncio.sleep(0)
 
 
+def counted(registry: CollectorRegistry) -> tuple[float | None, float | None]:
+    """What /metrics says: the trims made and the bytes they gave back."""
+    return registry.get_sample_value("lws_heap_trims_total"), registry.get_sample_value(
+        "lws_heap_trimmed_bytes_total"
+    )
+
+
 async def test_the_trimmer_trims_after_growth_and_never_loads_the_library_while_idle() -> None:
     clock = FakeClock()
     idle = ScriptedProcess([60 * MIB] * 10, releases=0)
-    trimmer = HeapTrimmer(clock=clock, read_resident=idle.read, load_trim=idle.load)
+    registry = CollectorRegistry()
+    trimmer = HeapTrimmer(
+        clock=clock, read_resident=idle.read, load_trim=idle.load, metrics=new_heap_metrics(registry)
+    )
     task = asyncio.create_task(trimmer.run())
     await asyncio.sleep(0)
     await turns(trimmer, clock, idle)
-    assert (trimmer.trims, idle.loads) == (0, 0), "an idle process neither trims nor loads ctypes"
+    assert (counted(registry), idle.loads) == ((0, 0), 0), "an idle process neither trims nor loads ctypes"
 
     busy = ScriptedProcess([60 * MIB, 64 * MIB, 70 * MIB, 75 * MIB, 70 * MIB], releases=12 * MIB)
     trimmer.read_resident, trimmer.load_trim = busy.read, busy.load
@@ -75,19 +86,22 @@ async def test_the_trimmer_trims_after_growth_and_never_loads_the_library_while_
     task.cancel()
     # 70 MiB is 10 above the 60 it started at: a trim takes it to 58; 75 is 17 above: another, to 63;
     # 70 is 7 above that: none.
-    assert (trimmer.trims, busy.loads, trimmer.released) == (2, 1, 24 * MIB)
+    assert (counted(registry), busy.loads) == ((2, 24 * MIB), 1)
 
 
 async def test_without_malloc_trim_the_trimmer_stops_and_the_manager_goes_on() -> None:
     clock = FakeClock()
     process = ScriptedProcess([60 * MIB, 90 * MIB, 120 * MIB], releases=0)
-    trimmer = HeapTrimmer(clock=clock, read_resident=process.read, load_trim=lambda: None)
+    registry = CollectorRegistry()
+    trimmer = HeapTrimmer(
+        clock=clock, read_resident=process.read, load_trim=lambda: None, metrics=new_heap_metrics(registry)
+    )
     task = asyncio.create_task(trimmer.run())
     await asyncio.sleep(0)
     await turns(trimmer, clock, process)
     assert task.done()
     assert task.exception() is None
-    assert trimmer.trims == 0
+    assert counted(registry) == (0, 0)
 
 
 FRAGMENTED_HEAP = textwrap.dedent(
