@@ -12,6 +12,8 @@ import gc
 import os
 from dataclasses import dataclass, replace
 
+import structlog
+
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
@@ -23,8 +25,11 @@ from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.heap import HeapTrimmer, new_heap_metrics
 from leaderworkerset.runtime.manager import Manager, ManagerOptions
 from leaderworkerset.runtime.resources import NAMESPACES
+from leaderworkerset.runtime.tlsconfig import shrink_tls_read_buffers
 from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.setup import register_webhooks
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,9 @@ def _restart_support(
 
 
 async def run(settings: Settings) -> None:
+    # Before the first connection: every watch, API and webhook connection reads through 16 KiB.
+    if not shrink_tls_read_buffers():
+        log.info("TLS read buffers left at asyncio's size: this asyncio has no SSLProtocol.max_size")
     client = new_client(settings.client)
     try:
         mgr = Manager(client, manager_options(settings))
