@@ -436,24 +436,24 @@ def repeat_order(servers: list[str], repeat: int) -> list[str]:
     return list(servers) if repeat % 2 == 0 else list(reversed(servers))
 
 
-def median_leaves(runs: list[Any]) -> Any:
-    """One tree of the same shape as every run, each number the median of that number across runs."""
+def across_repeats(runs: list[Any], combine: Callable[[list[float]], Any]) -> Any:
+    """One tree of the same shape as every run, each number replaced by `combine` of that number across
+    the runs; text and other leaves are taken from the first run."""
     first = runs[0]
     if isinstance(first, dict):
-        return {key: median_leaves([run[key] for run in runs]) for key in first}
+        return {key: across_repeats([run[key] for run in runs], combine) for key in first}
     if isinstance(first, (int, float)) and not isinstance(first, bool):
-        return statistics.median(runs)
+        return combine(runs)
     return first
+
+
+def median_leaves(runs: list[Any]) -> Any:
+    return across_repeats(runs, statistics.median)
 
 
 def spread_leaves(runs: list[Any]) -> Any:
-    """Like median_leaves, but each number becomes [lowest, highest] across runs."""
-    first = runs[0]
-    if isinstance(first, dict):
-        return {key: spread_leaves([run[key] for run in runs]) for key in first}
-    if isinstance(first, (int, float)) and not isinstance(first, bool):
-        return [min(runs), max(runs)]
-    return first
+    """Each number becomes [lowest, highest] across the runs."""
+    return across_repeats(runs, lambda values: [min(values), max(values)])
 
 
 async def measure_server(
