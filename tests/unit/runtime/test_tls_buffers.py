@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio.sslproto
 import os
 import ssl
+from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
+from lightkube.core.exceptions import ConfigError
 
+from leaderworkerset.api import config as api_config
+from leaderworkerset.cli import manager_process
+from leaderworkerset.runtime.client import ClientOptions
 from leaderworkerset.runtime.metricsserver import server_ssl_context
 from leaderworkerset.runtime.tlsconfig import TLS_READ_BUFFER, shrink_tls_read_buffers
 
@@ -68,3 +73,18 @@ def test_without_asyncios_knob_the_shrink_says_so(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(asyncio.sslproto, "SSLProtocol", OtherProtocol)
     assert shrink_tls_read_buffers() is False
     assert not hasattr(OtherProtocol, "max_size")
+
+
+async def test_the_manager_process_shrinks_the_buffers_before_it_loads_its_client(
+    restored_buffer_size: int, tmp_path: Path
+) -> None:
+    """`lws manager` itself makes the shrink (not only the function works): its run fails at the first
+    step that needs the cluster, loading a kubeconfig that does not exist, and by then the size is set."""
+    settings = manager_process.Settings(
+        config=api_config.Configuration(),
+        client=ClientOptions(kubeconfig=str(tmp_path / "missing-kubeconfig")),
+        namespace="lws-system",
+    )
+    with pytest.raises(ConfigError, match="missing-kubeconfig"):
+        await manager_process.run(settings)
+    assert asyncio.sslproto.SSLProtocol.max_size == TLS_READ_BUFFER != restored_buffer_size
