@@ -18,18 +18,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import tempfile
 from dataclasses import replace as replace_dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import structlog
-import typer
 from msgspec.structs import replace
 
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli.manager_process import Settings, run
+from leaderworkerset.cli.quickoptions import UsageError, option
 from leaderworkerset.controllers.disaggregatedset.setup import DisaggregatedSetApiMissingError
 from leaderworkerset.controllers.scheduling import ProviderApiMissingError
 from leaderworkerset.runtime import settings as runtime_settings
@@ -78,57 +79,47 @@ def _merge(cfg: api_config.Configuration, **flags: Any) -> api_config.Configurat
 
 
 def manager(
-    config: Annotated[
-        Path | None, typer.Option("--config", help="Configuration file (v1alpha1 or v1).")
-    ] = None,
+    config: Annotated[Path | None, option("--config", help="Configuration file (v1alpha1 or v1).")] = None,
     kubeconfig: Annotated[
-        str | None, typer.Option(help="Kubeconfig (default: in-cluster, then $KUBECONFIG).")
+        str | None, option(help="Kubeconfig (default: in-cluster, then $KUBECONFIG).")
     ] = None,
-    context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
-    disable_webhooks: Annotated[
-        bool, typer.Option("--disable-webhooks", help="Run controllers only.")
-    ] = False,
-    webhooks_only: Annotated[
-        bool, typer.Option("--webhooks-only", help="Run the webhook server only.")
-    ] = False,
-    webhook_port: Annotated[int | None, typer.Option(help="Webhook server port (default 9443).")] = None,
-    cert_dir: Annotated[str | None, typer.Option(help="Directory with tls.crt/tls.key.")] = None,
+    context: Annotated[str | None, option(help="Kubeconfig context.")] = None,
+    disable_webhooks: Annotated[bool, option("--disable-webhooks", help="Run controllers only.")] = False,
+    webhooks_only: Annotated[bool, option("--webhooks-only", help="Run the webhook server only.")] = False,
+    webhook_port: Annotated[int | None, option(help="Webhook server port (default 9443).")] = None,
+    cert_dir: Annotated[str | None, option(help="Directory with tls.crt/tls.key.")] = None,
     webhook_url_host: Annotated[
         str | None,
-        typer.Option(help="Local dev: install URL webhook configurations pointing at this host address."),
+        option(help="Local dev: install URL webhook configurations pointing at this host address."),
     ] = None,
     webhook_url_port: Annotated[
         int | None,
-        typer.Option(
+        option(
             help="Local dev: the port the URL webhook configurations name (default: the webhook port), "
             "e.g. a load balancer in front of several replicas."
         ),
     ] = None,
-    leader_elect: Annotated[bool | None, typer.Option("--leader-elect/--no-leader-elect")] = None,
-    leader_elect_lease_duration: Annotated[str | None, typer.Option()] = None,
-    leader_elect_renew_deadline: Annotated[str | None, typer.Option()] = None,
-    leader_elect_retry_period: Annotated[str | None, typer.Option()] = None,
-    leader_elect_resource_name: Annotated[str | None, typer.Option()] = None,
+    leader_elect: Annotated[bool | None, option("--leader-elect/--no-leader-elect")] = None,
+    leader_elect_lease_duration: Annotated[str | None, option()] = None,
+    leader_elect_renew_deadline: Annotated[str | None, option()] = None,
+    leader_elect_retry_period: Annotated[str | None, option()] = None,
+    leader_elect_resource_name: Annotated[str | None, option()] = None,
     namespace: Annotated[
         str | None,
-        typer.Option(help="Operator namespace (lease, webhook Secret); default: the pod's, else lws-system."),
+        option(help="Operator namespace (lease, webhook Secret); default: the pod's, else lws-system."),
     ] = None,
-    metrics_bind_address: Annotated[
-        str | None, typer.Option(help="':8443' by default; '0' disables.")
-    ] = None,
-    insecure_metrics: Annotated[
-        bool, typer.Option(help="Serve metrics over plain HTTP (local runs).")
-    ] = False,
-    health_probe_bind_address: Annotated[str | None, typer.Option(help="':8081' by default.")] = None,
-    kube_api_qps: Annotated[float | None, typer.Option(help="Client QPS (default 500).")] = None,
-    kube_api_burst: Annotated[int | None, typer.Option(help="Client burst (default 500).")] = None,
-    max_concurrent_reconciles: Annotated[int, typer.Option(help="Workers per controller.")] = 5,
+    metrics_bind_address: Annotated[str | None, option(help="':8443' by default; '0' disables.")] = None,
+    insecure_metrics: Annotated[bool, option(help="Serve metrics over plain HTTP (local runs).")] = False,
+    health_probe_bind_address: Annotated[str | None, option(help="':8081' by default.")] = None,
+    kube_api_qps: Annotated[float | None, option(help="Client QPS (default 500).")] = None,
+    kube_api_burst: Annotated[int | None, option(help="Client burst (default 500).")] = None,
+    max_concurrent_reconciles: Annotated[int, option(help="Workers per controller.")] = 5,
     watch_namespace: Annotated[
-        str | None, typer.Option(help="Only manage LeaderWorkerSets in this namespace (default: all).")
+        str | None, option(help="Only manage LeaderWorkerSets in this namespace (default: all).")
     ] = None,
     enable_disaggregatedset: Annotated[
         bool,
-        typer.Option(
+        option(
             "--enable-disaggregatedset/--disable-disaggregatedset",
             help="Run the DisaggregatedSet controller (default on, as upstream; the Helm value "
             "enableDisaggregatedSet only gates its webhook and RBAC there). Off: its CRDs need not exist.",
@@ -136,18 +127,18 @@ def manager(
     ] = True,
     disable_failure_ledger: Annotated[
         bool,
-        typer.Option(
+        option(
             "--disable-failure-ledger",
             help="Keep no per-LeaderWorkerSet failure ledger ConfigMap (on by default: it changes no "
             "object upstream owns). Restart back-off state is still stored for sets that ask for it.",
         ),
     ] = False,
-    log_json: Annotated[bool | None, typer.Option("--log-json/--log-console")] = None,
+    log_json: Annotated[bool | None, option("--log-json/--log-console")] = None,
 ) -> None:
     """Run the LeaderWorkerSet controllers and admission webhooks."""
     configure_logging(json=log_json)
     if disable_webhooks and webhooks_only:
-        raise typer.BadParameter("--disable-webhooks and --webhooks-only exclude each other")
+        raise UsageError("--disable-webhooks and --webhooks-only exclude each other")
     try:
         cfg, warnings = api_config.load_configuration_with_warnings(config or "")
         cfg = _merge(
@@ -167,8 +158,8 @@ def manager(
         if errors := api_config.validate(cfg):
             raise api_config.ConfigError("; ".join(errors))
     except api_config.ConfigError as err:
-        typer.echo(f"lws manager: invalid configuration: {err}", err=True)
-        raise typer.Exit(2) from err
+        print(f"lws manager: invalid configuration: {err}", file=sys.stderr)
+        raise SystemExit(2) from err
     for warning in warnings:
         log.warning(warning)
     if webhook_url_host and not cert_dir and not cfg.webhook.cert_dir:
@@ -195,5 +186,5 @@ def manager(
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run(settings))
     except (ProviderApiMissingError, DisaggregatedSetApiMissingError) as err:
-        typer.echo(f"lws manager: {err}", err=True)
-        raise typer.Exit(1) from err
+        print(f"lws manager: {err}", file=sys.stderr)
+        raise SystemExit(1) from err

@@ -24,7 +24,7 @@ from typer.testing import CliRunner, Result
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.installation import CONTROLLER_MANAGER_NAME, SERVICE_ACCOUNT_NAME
-from leaderworkerset.cli import main as cli_main
+from leaderworkerset.cli import app as cli_app
 from leaderworkerset.install import apply as installer
 from leaderworkerset.install.manifests import InstallOptions, render
 from leaderworkerset.runtime.resources import ResourceRef
@@ -49,8 +49,8 @@ class InClusterCertManager(ManagerProcess):
 
 
 def _invoke(*args: str) -> Result:
-    cli_main._register()
-    return CliRunner().invoke(cli_main.app, list(args))
+    cli_app.register()
+    return CliRunner().invoke(cli_app.app, list(args))
 
 
 async def test_lws_install_waits_for_the_deployment_and_the_injected_ca(

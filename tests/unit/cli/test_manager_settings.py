@@ -172,8 +172,10 @@ def test_controller_switches_reach_the_settings(
     import typer
     from typer.testing import CliRunner
 
+    from leaderworkerset.cli import quickoptions
+
     app = typer.Typer()
-    app.command()(manager.manager)
+    app.command()(quickoptions.typer_command(manager.manager))
     seen: list[manager_process.Settings] = []
 
     async def fake_run(settings: manager_process.Settings) -> None:

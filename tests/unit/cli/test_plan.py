@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from leaderworkerset.cli import main
+from leaderworkerset.cli import app as cli_app
 from leaderworkerset.cli.plan import PlanInputError, load_manifest, render, to_json
 from leaderworkerset.core.plan import Plan
 from tests.unit.core.test_plan import GPU, LIVE_DS, NEW_IMAGE, ds, ds_plan, gpu_lws, gpu_role, lws_plan
@@ -160,7 +160,7 @@ def test_a_bad_manifest_is_refused_naming_the_rule(tmp_path: Path, text: str, wa
 def test_the_command_exits_1_with_the_reason_on_a_bad_file(tmp_path: Path) -> None:
     path = tmp_path / "new.yaml"
     path.write_text("kind: Deployment\nmetadata: {name: x}\n")
-    main._register()
-    result = CliRunner().invoke(main.app, ["plan", "-f", str(path)])
+    cli_app.register()
+    result = CliRunner().invoke(cli_app.app, ["plan", "-f", str(path)])
     assert result.exit_code == 1
     assert "kind must be LeaderWorkerSet or DisaggregatedSet" in result.output

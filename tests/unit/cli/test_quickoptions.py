@@ -1,8 +1,8 @@
-"""`lws manager`'s flags parsed without typer give the command what typer would give it (issue 25)."""
+"""`lws manager`'s flags parsed without typer give the command what typer would give it, and typer gets
+the same options for help and errors (issue 25)."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 from pathlib import Path
 from typing import Annotated, Any
@@ -47,13 +47,8 @@ FOR_TYPER = [
 
 def _through_typer(argv: list[str]) -> dict[str, Any]:
     seen: list[dict[str, Any]] = []
-
-    @functools.wraps(manager.manager)  # typer reads the options through __wrapped__
-    def capture(**kwargs: Any) -> None:
-        seen.append(kwargs)
-
     app = typer.Typer()
-    app.command()(capture)
+    app.command()(quickoptions.typer_command(manager.manager, call=lambda **kwargs: seen.append(kwargs)))
     result = CliRunner().invoke(app, argv)
     assert result.exit_code == 0, result.output
     assert len(seen) == 1
@@ -85,8 +80,41 @@ def test_path_options_are_paths() -> None:
 
 
 def test_an_option_it_cannot_mirror_is_refused() -> None:
-    def command(port: Annotated[int, typer.Option(envvar="PORT")] = 0) -> None:
+    def typer_style(port: Annotated[int, typer.Option(envvar="PORT")] = 0) -> None:
         del port
 
-    with pytest.raises(TypeError):
-        quickoptions.build_parser(command)
+    def no_converter(ports: Annotated[list[int] | None, quickoptions.option()] = None) -> None:
+        del ports
+
+    for command in (typer_style, no_converter):
+        with pytest.raises(TypeError):
+            quickoptions.build_parser(command)
+
+
+def test_typer_shows_the_options_help_and_reports_usage_errors_with_its_usage_line() -> None:
+    app = typer.Typer()
+    app.command()(quickoptions.typer_command(manager.manager))
+    shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"})  # no truncated names
+    assert shown.exit_code == 0
+    assert "Run the LeaderWorkerSet controllers and admission webhooks." in shown.output
+    for shown_text in (
+        "--no-leader-elect",
+        "--disable-disaggregatedset",
+        "Configuration file (v1alpha1 or v1).",
+    ):
+        assert shown_text in shown.output
+    refused = CliRunner().invoke(app, ["--disable-webhooks", "--webhooks-only"])
+    assert refused.exit_code == 2
+    assert "Usage:" in refused.output
+    assert "--disable-webhooks and --webhooks-only exclude each other" in refused.output
+
+
+def test_a_usage_error_of_a_plain_command_line_goes_to_typer() -> None:
+    ran: list[str] = []
+
+    def command(flag: Annotated[bool, quickoptions.option()] = False) -> None:
+        del flag
+        raise quickoptions.UsageError("no")
+
+    quickoptions.run(command, ["--flag"], with_typer=lambda: ran.append("typer"))
+    assert ran == ["typer"]
