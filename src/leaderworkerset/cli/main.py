@@ -2,7 +2,8 @@
 
 Every command runs on the typer application of `cli/app.py`, except `lws manager` (the image's entry
 point) with a plainly valid command line: the long-running process parses its flags itself and
-never loads typer, rich, the other sub-commands or lightkube's generated models (issue 25).
+never loads typer, rich, the other sub-commands, lightkube's generated models or the system's CA bundle
+(issue 25).
 """
 
 from __future__ import annotations
@@ -29,18 +30,19 @@ def _manager_through_typer() -> None:
     app()
 
 
-def _defer_generated_models() -> None:
-    """lightkube's generated models load only if something reads them (cli/deferredmodules.py);
-    installed before anything imports lightkube."""
-    from leaderworkerset.cli.deferredmodules import defer_generated_models
+def _lean_imports() -> None:
+    """lightkube's generated models load only if something reads them, and aiohttp's default client
+    contexts hold no CA bundle (cli/deferredmodules.py); before anything imports lightkube or aiohttp."""
+    from leaderworkerset.cli.deferredmodules import defer_generated_models, import_aiohttp_without_system_cas
 
     defer_generated_models()
+    import_aiohttp_without_system_cas()
 
 
 # At import, as `python -m leaderworkerset.cli` and the console script both import this module first.
 if sys.argv[1:2] == ["manager"]:
     _keep_rich_out()
-    _defer_generated_models()
+    _lean_imports()
 
 
 def _run_manager() -> None:
