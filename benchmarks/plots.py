@@ -2,6 +2,8 @@
 
     uv run python -m benchmarks.plots RESULTS.json [MORE.json ...] [--out docs/benchmarks]
 
+A later file's records of a scenario (or memory level) at a size replace the earlier files' records of it.
+
 Writes four PNGs: time to Available against groups (one large LWS per size, plus the memory levels'
 LWS, with the no-controller floor), peak RSS against cluster pods (idle and memory levels), controller
 CPU-seconds per 1,000 groups and API requests per group, per scenario. Medians over repeats; the
@@ -26,11 +28,20 @@ COLOURS = {"ours": "tab:blue", "upstream": "tab:orange", "floor": "tab:gray"}
 PER_GROUP = ("large", "many", "rolling", "recreate", "scale_up", "scale_down", "stall", "ds_rollout")
 
 
+def measured(record: dict[str, Any]) -> tuple[str, str, Any]:
+    """What a record measured: its size's scenario, and for the memory scenario its level."""
+    return record["size"], record["scenario"], record.get("cluster_pods")
+
+
 def load(paths: list[Path]) -> list[dict[str, Any]]:
-    records = []
+    """The files' records; where a later file measured a scenario (a memory level) again, its records
+    replace the earlier files', so a rerun of some scenarios updates the plots without mixing runs."""
+    records: list[dict[str, Any]] = []
     for path in paths:
         document = json.loads(path.read_text())
-        records += [r | {"size": document["size"]["name"]} for r in document["records"] if r.get("ok")]
+        fresh = [r | {"size": document["size"]["name"]} for r in document["records"] if r.get("ok")]
+        again = {measured(r) for r in fresh}
+        records = [r for r in records if measured(r) not in again] + fresh
     return records
 
 

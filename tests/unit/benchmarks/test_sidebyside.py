@@ -7,6 +7,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from benchmarks.sidebyside import audit, procstat, reconciles, summary
@@ -345,3 +346,32 @@ def test_the_sampler_reads_a_breakdown_near_the_windows_peak_of_a_live_process()
     assert owners["interpreter"] > 0
     assert owners.get("[heap]", 0) + owners.get("anonymous", 0) >= 64, owners
     del ballast
+
+
+def test_a_later_results_file_replaces_the_scenarios_it_measured_again(tmp_path: Path) -> None:
+    from benchmarks.plots import load
+
+    def results(name: str, records: list[dict[str, Any]], size: str = "full") -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps({"size": {"name": size}, "records": records}))
+        return path
+
+    def run(scenario: str, rss: float, pods: int | None = None) -> dict[str, Any]:
+        record: dict[str, Any] = {"scenario": scenario, "controller": "ours", "ok": True, "peak_rss_mib": rss}
+        return record if pods is None else record | {"cluster_pods": pods}
+
+    smaller = results("ci.json", [run("large", 80), run("memory", 90, 400)], size="ci")
+    first = results("first.json", [run("large", 160), run("memory", 118, 2000), run("memory", 255, 10000)])
+    rerun = results("rerun.json", [run("memory", 111, 10000), run("memory", 107, 10000)])
+    kept = sorted(
+        (r["size"], r["scenario"], r.get("cluster_pods"), r["peak_rss_mib"])
+        for r in load([smaller, first, rerun])
+    )
+    assert kept == [
+        ("ci", "large", None, 80),  # another size measures another thing: kept
+        ("ci", "memory", 400, 90),
+        ("full", "large", None, 160),
+        ("full", "memory", 2000, 118),  # not measured again: kept
+        ("full", "memory", 10000, 107),  # the rerun's two records, not the first file's 255
+        ("full", "memory", 10000, 111),
+    ]
