@@ -136,9 +136,10 @@ def manager(
     log_json: Annotated[bool | None, option("--log-json/--log-console")] = None,
 ) -> None:
     """Run the LeaderWorkerSet controllers and admission webhooks."""
-    configure_logging(json=log_json)
+    # Checked before logging is configured: a refused command line leaves the process's logging alone.
     if disable_webhooks and webhooks_only:
         raise UsageError("--disable-webhooks and --webhooks-only exclude each other")
+    configure_logging(json=log_json)
     try:
         cfg, warnings = api_config.load_configuration_with_warnings(config or "")
         cfg = _merge(
