@@ -570,7 +570,9 @@ def main() -> None:
     parser.add_argument("--max-seconds", type=float, default=180.0, help="time bound per phase")
     parser.add_argument("--kubeconfig", help="use this cluster instead of starting one (ours only)")
     parser.add_argument("--servers", help="ours, upstream or both comma-separated (default: both)")
-    parser.add_argument("--repeats", type=int, default=1, help="measure each server this many times, order alternating")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="measure each server this many times, order alternating"
+    )
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
     if args.repeats < 1:

@@ -107,8 +107,8 @@ def import_aiohttp_without_system_cas() -> bool:
     if "aiohttp.connector" in sys.modules:
         return False
     saved = {name: os.environ.get(name) for name in _CA_PATH_VARIABLES}
-    os.environ["SSL_CERT_FILE"] = os.devnull  # a file with no certificate in it
-    os.environ["SSL_CERT_DIR"] = os.devnull  # not a directory: nothing to look up
+    for name in _CA_PATH_VARIABLES:
+        os.environ[name] = os.devnull  # as a file: no certificate in it; as a directory: none
     try:
         import aiohttp.connector  # noqa: F401  # builds its default contexts now
     finally:

@@ -22,20 +22,7 @@ except SystemExit as done:
 print(json.dumps({"code": code, "modules": sorted(m for m, v in sys.modules.items() if v is not None)}))
 """
 # The manager parsing real flags, up to where it would start the process.
-RUN_PROBE = """
-import json, sys
-sys.argv = ["lws", "manager", "--kubeconfig", "/nonexistent", "--no-leader-elect", "--webhook-port",
-            "9443", "--insecure-metrics", "--log-json"]
-from leaderworkerset.cli import main, manager
-async def started(settings):
-    pass
-manager.run = started
-main.main()
-from leaderworkerset.cli.deferredmodules import loaded
-print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None and loaded(v))))
-"""
-# The same, reporting what aiohttp's default client context trusts and what the environment says after.
-CA_PROBE = """
+MANAGER_STARTED = """
 import json, os, ssl, sys
 sys.argv = ["lws", "manager", "--kubeconfig", "/nonexistent", "--no-leader-elect", "--webhook-port",
             "9443", "--insecure-metrics", "--log-json"]
@@ -44,6 +31,19 @@ async def started(settings):
     pass
 manager.run = started
 main.main()
+"""
+# ... reporting the modules it loaded.
+RUN_PROBE = (
+    MANAGER_STARTED
+    + """
+from leaderworkerset.cli.deferredmodules import loaded
+print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None and loaded(v))))
+"""
+)
+# ... reporting what aiohttp's default client context trusts and what the environment says after.
+CA_PROBE = (
+    MANAGER_STARTED
+    + """
 import aiohttp.connector
 print(json.dumps({
     "aiohttp_default_cas": aiohttp.connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"],
@@ -51,6 +51,7 @@ print(json.dumps({
     "environment": {name: os.environ.get(name) for name in ("SSL_CERT_FILE", "SSL_CERT_DIR")},
 }))
 """
+)
 LEFT_OUT = (
     "rich",
     "pygments",
