@@ -12,13 +12,19 @@ import Pod` reads `Pod`, so it loads then). Unlike `importlib.util.LazyLoader`, 
 module's `__spec__` does not load it: every later `import` statement reads `__spec__`, so with
 LazyLoader lightkube's own imports of the models would load them all at once anyway.
 
-`import_aiohttp_without_system_cas()` imports aiohttp without the system's CA bundle. aiohttp builds two
-default client TLS contexts when `aiohttp.connector` is imported, and each loads the bundle (144
-certificates, about 2.1 MiB of RSS for good). The manager never connects through them: its transport
-(runtime/transport.py) gives every connection the context lightkube's loader built for the cluster,
-and plain HTTP none. So the manager imports aiohttp while OpenSSL's default paths name no
-certificates, and puts the environment back at once; were a connection ever to fall back to aiohttp's
-default context, it would fail verification, never pass unverified.
+`import_aiohttp_lean()` imports aiohttp without the system's CA bundle and with frozenlist's pure-Python
+list:
+- aiohttp builds two default client TLS contexts when `aiohttp.connector` is imported, and each loads the
+  bundle (144 certificates, about 2.1 MiB of RSS for good). The manager never connects through them: its
+  transport (runtime/transport.py) gives every connection the context lightkube's loader built for the
+  cluster, and plain HTTP none. So the manager imports aiohttp while OpenSSL's default paths name no
+  certificates; were a connection ever to fall back to aiohttp's default context, it would fail
+  verification, never pass unverified.
+- frozenlist's compiled list is C++, and loading it maps libstdc++ and libgcc_s into the process (about
+  1 MiB of RSS). aiohttp uses frozenlist only for its signal lists (callbacks registered at start-up,
+  read when a signal fires), never per request, so the pure-Python list, which frozenlist's own
+  FROZENLIST_NO_EXTENSIONS selects, costs nothing that matters.
+The environment is put back at once, so child processes and contexts made later see it as it was.
 """
 
 from __future__ import annotations
@@ -97,20 +103,24 @@ def loaded(module: types.ModuleType) -> bool:
     return type(module) is not _Deferred
 
 
-# The variables OpenSSL reads for its default CA file and directory (ssl.get_default_verify_paths()).
-_CA_PATH_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+# What aiohttp is imported with (see the module's docstring): OpenSSL's default CA file and directory
+# (ssl.get_default_verify_paths()) name nothing; frozenlist picks its pure-Python list.
+_LEAN_AIOHTTP_ENVIRONMENT = {
+    "SSL_CERT_FILE": os.devnull,
+    "SSL_CERT_DIR": os.devnull,
+    "FROZENLIST_NO_EXTENSIONS": "1",
+}
 
 
-def import_aiohttp_without_system_cas() -> bool:
-    """Import aiohttp with its default client contexts empty (see the module's docstring); False
-    when aiohttp was imported already, so its contexts hold the bundle."""
+def import_aiohttp_lean() -> bool:
+    """Import aiohttp with its default client contexts empty and frozenlist in pure Python (see the
+    module's docstring); False when aiohttp was imported already, so nothing could be left out."""
     if "aiohttp.connector" in sys.modules:
         return False
-    saved = {name: os.environ.get(name) for name in _CA_PATH_VARIABLES}
-    for name in _CA_PATH_VARIABLES:
-        os.environ[name] = os.devnull  # as a file: no certificate in it; as a directory: none
+    saved = {name: os.environ.get(name) for name in _LEAN_AIOHTTP_ENVIRONMENT}
+    os.environ.update(_LEAN_AIOHTTP_ENVIRONMENT)  # devnull as a CA file holds none; as a directory, none
     try:
-        import aiohttp.connector  # noqa: F401  # builds its default contexts now
+        import aiohttp.connector  # noqa: F401  # builds its default contexts and imports frozenlist now
     finally:
         for name, value in saved.items():
             if value is None:

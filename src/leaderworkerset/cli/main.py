@@ -2,8 +2,8 @@
 
 Every command runs on the typer application of `cli/app.py`, except `lws manager` (the image's entry
 point) with a plainly valid command line: the long-running process parses its flags itself and
-never loads typer, rich, the other sub-commands, lightkube's generated models or the system's CA bundle
-(issue 25).
+never loads typer, rich, the other sub-commands, lightkube's generated models, the system's CA bundle
+or frozenlist's C++ extension (issue 25).
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ def _manager_through_typer() -> None:
 
 
 def _lean_imports() -> None:
-    """lightkube's generated models load only if something reads them, and aiohttp's default client
-    contexts hold no CA bundle (cli/deferredmodules.py); before anything imports lightkube or aiohttp."""
-    from leaderworkerset.cli.deferredmodules import defer_generated_models, import_aiohttp_without_system_cas
+    """lightkube's generated models load only if something reads them, aiohttp's default client
+    contexts hold no CA bundle and frozenlist is pure Python (cli/deferredmodules.py); before anything
+    imports lightkube or aiohttp."""
+    from leaderworkerset.cli.deferredmodules import defer_generated_models, import_aiohttp_lean
 
     defer_generated_models()
-    import_aiohttp_without_system_cas()
+    import_aiohttp_lean()
 
 
 # At import, as `python -m leaderworkerset.cli` and the console script both import this module first.

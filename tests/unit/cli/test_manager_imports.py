@@ -1,5 +1,5 @@
-"""`lws manager` keeps the other sub-commands, typer, rich, pydantic and the system's CA bundle out of the
-long-running process (issue 25)."""
+"""`lws manager` keeps the other sub-commands, typer, rich, pydantic, the system's CA bundle and
+frozenlist's C++ extension out of the long-running process (issue 25)."""
 
 from __future__ import annotations
 
@@ -40,17 +40,24 @@ from leaderworkerset.cli.deferredmodules import loaded
 print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None and loaded(v))))
 """
 )
-# ... reporting what aiohttp's default client context trusts and what the environment says after.
-CA_PROBE = (
+# What the manager sets while it imports aiohttp, and restores.
+ENVIRONMENT = ("SSL_CERT_FILE", "SSL_CERT_DIR", "FROZENLIST_NO_EXTENSIONS")
+# ... reporting what aiohttp's default client context trusts, which frozenlist it got, whether the C++
+# runtime is mapped, and what the environment says after.
+LEAN_AIOHTTP_PROBE = (
     MANAGER_STARTED
     + """
-import aiohttp.connector
+import aiohttp.connector, frozenlist
+with open("/proc/self/maps") as maps:
+    mapped = maps.read()
 print(json.dumps({
     "aiohttp_default_cas": aiohttp.connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509_ca"],
     "later_default_cas": ssl.create_default_context().cert_store_stats()["x509_ca"],
-    "environment": {name: os.environ.get(name) for name in ("SSL_CERT_FILE", "SSL_CERT_DIR")},
+    "frozenlist": frozenlist.FrozenList is frozenlist.PyFrozenList,
+    "libstdc++": "libstdc++" in mapped,
+    "environment": {name: os.environ.get(name) for name in ENVIRONMENT},
 }))
-"""
+""".replace("ENVIRONMENT", repr(ENVIRONMENT))
 )
 LEFT_OUT = (
     "rich",
@@ -126,18 +133,22 @@ def _system_cas() -> int:
     return int(out.stdout)
 
 
-def test_the_manager_imports_aiohttp_without_the_system_ca_bundle_and_restores_the_environment(
-    tmp_path: Path,
-) -> None:
-    """aiohttp's default client contexts would hold the bundle for good (about 2.1 MiB); the transport
-    never uses them. Contexts made later, as lightkube's for a cluster without a CA, still get it."""
+def test_the_manager_imports_aiohttp_lean_and_restores_the_environment(tmp_path: Path) -> None:
+    """aiohttp's default client contexts would hold the CA bundle for good (about 2.1 MiB), and
+    frozenlist's C++ list maps the C++ runtime (about 1 MiB); the manager needs neither. Contexts made
+    later, as lightkube's for a cluster without a CA, still get the bundle."""
     system = _system_cas()
     if system == 0:
         pytest.skip("this machine has no system CA bundle, so there is nothing to leave out")
-    for environment in ({}, {"SSL_CERT_DIR": str(tmp_path)}):
-        env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+    probe = "import frozenlist, json; print(json.dumps(frozenlist.FrozenList is frozenlist.PyFrozenList))"
+    compiled = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    if json.loads(compiled.stdout) is True:
+        pytest.skip("frozenlist's compiled list is not installed here, so there is nothing to leave out")
+    environments = ({}, {"SSL_CERT_DIR": str(tmp_path), "FROZENLIST_NO_EXTENSIONS": ""})
+    for environment in environments:
+        env = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT}
         out = subprocess.run(
-            [sys.executable, "-c", CA_PROBE],
+            [sys.executable, "-c", LEAN_AIOHTTP_PROBE],
             capture_output=True,
             text=True,
             check=True,
@@ -148,5 +159,7 @@ def test_the_manager_imports_aiohttp_without_the_system_ca_bundle_and_restores_t
         assert seen == {
             "aiohttp_default_cas": 0,
             "later_default_cas": system,
-            "environment": {"SSL_CERT_FILE": None, "SSL_CERT_DIR": environment.get("SSL_CERT_DIR")},
+            "frozenlist": True,
+            "libstdc++": False,
+            "environment": {name: environment.get(name) for name in ENVIRONMENT},
         }
