@@ -1,12 +1,13 @@
 """What `lws manager` costs before it starts: RSS, modules and CPU of its import graph and flag parsing.
 
-    uv run python -m benchmarks.manager_imports [--repeats 3] [--packages]
+    uv run python -m benchmarks.manager_imports [--repeats 3] [--packages] [--optimize N]
 
 Each repeat is a fresh interpreter that runs `lws manager` with the flags the e2e tests and the
 side-by-side harness use, up to the point where it would start the process (the process's `run`
-is replaced), and reports its RSS (VmRSS, split into anonymous memory and pages mapped from files:
-the interpreter, shared libraries, extension modules), the number of loaded modules and the CPU time since
-the interpreter started its script. `--packages` also lists, for one run, the RSS each top-level
+is replaced), at the image's PYTHONOPTIMIZE, as the tests and the harness run it (`--optimize 0`: plain
+Python, as the figures before 2026-12-05 20:00 UTC were measured). It reports the RSS (VmRSS, split into
+anonymous memory and pages mapped from files: the interpreter, shared libraries, extension modules), the
+number of loaded modules and the CPU time since the interpreter started its script. `--packages` also lists, for one run, the RSS each top-level
 package's own module code added while importing (its submodules' code included, other packages'
 excluded; shared libraries loaded by an extension module count for that module).
 """
@@ -18,6 +19,8 @@ import json
 import statistics
 import subprocess
 import sys
+
+from tests.support import image
 
 PROBE = r"""
 import json, resource, sys, time
@@ -71,13 +74,15 @@ for name, mib in own.items():
 print(json.dumps({"rss_mib": rss_kib / 1024, "anon_mib": status["RssAnon"] / 1024,
                   "file_mib": status["RssFile"] / 1024,
                   "modules": sum(1 for v in sys.modules.values() if v is not None),
-                  "cpu_s": usage.ru_utime + usage.ru_stime, "packages": packages}))
+                  "cpu_s": usage.ru_utime + usage.ru_stime, "packages": packages,
+                  "optimize": sys.flags.optimize}))
 """
 
 
-def run_once(mode: str) -> dict[str, object]:
+def run_once(mode: str, optimize: int) -> dict[str, object]:
+    flags = ["-" + "O" * optimize] if optimize else []
     out = subprocess.run(
-        [sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, *flags, "-c", PROBE, mode], capture_output=True, text=True, check=True, timeout=120
     )
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -91,20 +96,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--packages", action="store_true", help="also the RSS by top-level package (one run)")
+    parser.add_argument(
+        "--optimize", type=int, default=image.optimize_level(), help="PYTHONOPTIMIZE (default: the image's)"
+    )
     args = parser.parse_args()
-    runs = [run_once("plain") for _ in range(args.repeats)]
+    runs = [run_once("plain", args.optimize) for _ in range(args.repeats)]
     rss = [float(str(r["rss_mib"])) for r in runs]
     modules = [float(str(r["modules"])) for r in runs]
     cpu = [float(str(r["cpu_s"])) for r in runs]
     anon = [float(str(r["anon_mib"])) for r in runs]
     mapped = [float(str(r["file_mib"])) for r in runs]
     print(
-        f"{args.repeats} fresh processes: RSS {spread(rss, '.1f')} MiB (anonymous {spread(anon, '.1f')}, "
+        f"{args.repeats} fresh processes at PYTHONOPTIMIZE={args.optimize}: RSS {spread(rss, '.1f')} MiB "
+        f"(anonymous {spread(anon, '.1f')}, "
         f"mapped from files {spread(mapped, '.1f')}), modules {spread(modules, '.0f')}, "
         f"CPU {spread(cpu, '.2f')} s"
     )
     if args.packages:
-        traced = run_once("packages")["packages"]
+        traced = run_once("packages", args.optimize)["packages"]
         assert isinstance(traced, dict)
         ranked = sorted(traced.items(), key=lambda item: -float(item[1]))[:20]
         print("RSS by package (MiB):", ", ".join(f"{name} {mib:.1f}" for name, mib in ranked))

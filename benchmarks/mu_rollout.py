@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 import uuid
@@ -66,9 +65,9 @@ main()
 class ManagerWithoutEmulation(ManagerProcess):
     @property
     def argv(self) -> list[str]:
-        argv = super().argv
-        assert argv[1:3] == ["-m", "leaderworkerset.cli"], argv
-        return [sys.executable, "-c", _WITHOUT_EMULATION, *argv[3:]]
+        command = super().argv[len(self.python) :]
+        assert command[:2] == ["-m", "leaderworkerset.cli"], command
+        return [*self.python, "-c", _WITHOUT_EMULATION, *command[2:]]
 
 
 def managers_for(mode: str, cluster: LocalCluster) -> list[ManagerProcess]:

@@ -104,12 +104,18 @@ mount --bind /dev "$rootfs/dev"
 mount -t proc proc "$rootfs/proc"
 cleanup() { umount "$rootfs/proc" 2>/dev/null || true; umount "$rootfs/dev" 2>/dev/null || true; }
 trap cleanup EXIT
+# uv compiles the plain bytecode; the image runs with the contract's PYTHONOPTIMIZE, so the virtualenv
+# and Debian's standard library (which Debian compiles at the plain level only) get that level's too.
+optimize="$(sed -n 's/^PYTHONOPTIMIZE = "\([0-9]\)"$/\1/p' "$contract")"
 chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp UV_CACHE_DIR=/tmp/uv-cache \
-  SSL_CERT_FILE=/tmp/build-ca.crt UV_NATIVE_TLS=1 \
+  SSL_CERT_FILE=/tmp/build-ca.crt UV_NATIVE_TLS=1 OPTIMIZE="${optimize:-0}" \
   sh -ec 'uv venv --quiet --python /usr/bin/python3.11 /opt/lws
           uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --require-hashes -r /tmp/dist/requirements.txt
           uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --no-deps /tmp/dist/*.whl
-          echo "lws --version ($(uname -m)): $(/opt/lws/bin/lws --version)"'
+          if [ "$OPTIMIZE" != 0 ]; then
+            /usr/bin/python3.11 -m compileall -q -o "$OPTIMIZE" /usr/lib/python3.11 /opt/lws/lib
+          fi
+          echo "lws --version ($(uname -m)): $(PYTHONOPTIMIZE=$OPTIMIZE /opt/lws/bin/lws --version)"'
 cleanup
 trap - EXIT
 rm -rf "$rootfs/usr/local/bin/uv" "$rootfs/tmp/"* "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*

@@ -10,6 +10,7 @@ import faulthandler
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import sys
@@ -40,6 +41,7 @@ from benchmarks.sidebyside.scenarios import (
     pods_gone,
 )
 from benchmarks.sidebyside.sizes import SIZES, Size
+from tests.support import image
 
 import leaderworkerset
 from leaderworkerset.crd.install import install_crds
@@ -195,11 +197,20 @@ async def memory_levels(
     return records
 
 
+# Not compiled for the image's level: test data and what the manager never imports.
+_NOT_THE_MANAGERS = re.compile(r"[/\\](test|tests|idlelib|lib2to3|site-packages)[/\\]")
+
+
 def compile_bytecode() -> None:
-    """Compile our package and its libraries once, as the image does: where PYTHONDONTWRITEBYTECODE
-    is set, every manager start would otherwise compile them again (3.1 against 1.1 CPU-seconds)."""
+    """Compile our package and its libraries once, as the image does, at the image's optimisation level
+    (our managers run with it, tests/support/manager.py) and the plain one (the harness's): where
+    PYTHONDONTWRITEBYTECODE is set, every manager start would otherwise compile them again (3.1 against
+    1.1 CPU-seconds). CPython's install compiles its own library at every level; where it did not and
+    the directory is writable, the image's level is filled in."""
+    level = image.optimize_level()
     for path in sorted({sysconfig.get_paths()["purelib"], str(Path(leaderworkerset.__file__).parent)}):
-        compileall.compile_dir(path, quiet=1)
+        compileall.compile_dir(path, quiet=1, optimize=sorted({0, level}))
+    compileall.compile_dir(sysconfig.get_paths()["stdlib"], quiet=2, optimize=[level], rx=_NOT_THE_MANAGERS)
 
 
 async def run(

@@ -114,8 +114,8 @@ class ProfiledManager(ManagerProcess):
 
     @property
     def argv(self) -> list[str]:
-        python, *rest = super().argv
-        return [python, "-m", "cProfile", "-o", str(self.profile), *rest]
+        command = super().argv[len(self.python) :]
+        return [*self.python, "-m", "cProfile", "-o", str(self.profile), *command]
 
 
 def profile_summary(stats_file: Path, lines: int = 30) -> str:

@@ -43,6 +43,17 @@ def contract() -> Contract:
     return Contract(**data)
 
 
+def optimize_level() -> int:
+    """The image's PYTHONOPTIMIZE: 2 drops docstrings and asserts from every module it imports."""
+    return int(contract().env.get("PYTHONOPTIMIZE", "0"))
+
+
+def python_flags() -> list[str]:
+    """The interpreter flags that run Python as the image does (PYTHONOPTIMIZE=N is -O given N times)."""
+    level = optimize_level()
+    return ["-" + "O" * level] if level else []
+
+
 # ---- the Dockerfile ------------------------------------------------------------------------------
 
 

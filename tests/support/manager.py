@@ -24,6 +24,7 @@ from pathlib import Path
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.devcluster.cluster import LocalCluster, free_port
+from tests.support import image
 from tests.support.wait import LONG_TIMEOUT, eventually
 
 
@@ -57,9 +58,15 @@ class ManagerProcess:
         self.starts = 0
 
     @property
+    def python(self) -> list[str]:
+        """The interpreter as the image runs it: with the image's PYTHONOPTIMIZE (hack/image-contract.toml),
+        so every test and benchmark runs the manager's code as a pod does."""
+        return [sys.executable, *image.python_flags()]
+
+    @property
     def argv(self) -> list[str]:
         return [
-            sys.executable,
+            *self.python,
             "-m",
             "leaderworkerset.cli",
             "manager",

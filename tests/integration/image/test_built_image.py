@@ -15,6 +15,7 @@ LWS_REQUIRE_IMAGES=1 (fail instead of skipping when one is absent).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -126,17 +127,39 @@ def test_nothing_needs_writing(built: OciImage, contract: Contract) -> None:
     assert not loose, loose[:10]
     for path in contract.writable:
         assert built.files[path].kind == "dir", f"{path} exists as a mount point"
-    # Every importable module has its bytecode, so CPython never tries to write it on the read-only root
-    # (bin/activate_this.py is a script for shells, never imported).
+    # Every importable module has its bytecode, at the plain level and at the level the image runs with
+    # (PYTHONOPTIMIZE), so CPython never tries to write it on the read-only root, nor compiles it in memory
+    # at every start (bin/activate_this.py is a script for shells, never imported).
+    level = image.optimize_level()
     sources = [p for p in built.files if p.startswith(contract.prefix + "/lib/") and p.endswith(".py")]
-    missing = [source for source in sources if _bytecode_of(source) not in built.files]
     assert sources
-    assert not missing, f"{len(missing)} of {len(sources)} modules lack bytecode: {missing[:5]}"
+    for optimize in sorted({0, level}):
+        missing = [source for source in sources if _bytecode_of(source, optimize) not in built.files]
+        assert not missing, (
+            f"{len(missing)} of {len(sources)} modules lack level-{optimize} bytecode: {missing[:5]}"
+        )
+    # And the interpreter's own library, at the image's level (Debian compiles the plain one only).
+    stdlib = next(
+        p.removesuffix("/os.py")
+        for p in built.files
+        if re.fullmatch(r"/usr(/local)?/lib/python3\.11/os\.py", p)
+    )
+    modules = [
+        p
+        for p in built.files
+        if p.startswith(stdlib + "/") and p.endswith(".py") and "/site-packages/" not in p
+    ]
+    missing = [source for source in modules if _bytecode_of(source, level) not in built.files]
+    assert len(modules) > 100, stdlib
+    assert not missing, (
+        f"{len(missing)} of {len(modules)} modules of {stdlib} lack level-{level} bytecode: {missing[:5]}"
+    )
 
 
-def _bytecode_of(source: str) -> str:
+def _bytecode_of(source: str, optimize: int) -> str:
     directory, _, name = source.rpartition("/")
-    return f"{directory}/__pycache__/{name.removesuffix('.py')}.cpython-311.pyc"
+    level = f".opt-{optimize}" if optimize else ""
+    return f"{directory}/__pycache__/{name.removesuffix('.py')}.cpython-311{level}.pyc"
 
 
 def _can_run(arch: str) -> str | None:

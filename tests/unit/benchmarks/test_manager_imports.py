@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from benchmarks import manager_imports
 
+from tests.support import image
+
 
 def test_one_fresh_process_reports_rss_modules_cpu_and_packages() -> None:
-    result = manager_imports.run_once("packages")
+    result = manager_imports.run_once("packages", image.optimize_level())
+    assert result["optimize"] == image.optimize_level(), "the manager runs as the image runs it"
     assert float(str(result["rss_mib"])) > 0
     # Split into heap and mapped files; the rest (shared memory) is about nothing here.
     heap, mapped = float(str(result["anon_mib"])), float(str(result["file_mib"]))

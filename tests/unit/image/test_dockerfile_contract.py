@@ -69,6 +69,11 @@ def test_the_runtime_stage_adds_only_the_prefix(contract: Contract, dockerfile: 
     build = dockerfile.stage("build")
     assert build.env["UV_PROJECT_ENVIRONMENT"] == contract.prefix
     assert build.env["UV_COMPILE_BYTECODE"] == "1", "bytecode compiled at build time: nothing to write"
+    level = image.optimize_level()
+    compiles = [run for run in build.runs if f"-m compileall -q -o {level} {contract.prefix}/lib" in run]
+    assert level == 0 or compiles, (
+        f"the build compiles the bytecode of the image's PYTHONOPTIMIZE={level} too"
+    )
     assert final.base == build.base, "the virtualenv runs on the interpreter it was built with"
 
 
