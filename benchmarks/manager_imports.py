@@ -80,9 +80,8 @@ print(json.dumps({"rss_mib": rss_kib / 1024, "anon_mib": status["RssAnon"] / 102
 
 
 def run_once(mode: str, optimize: int) -> dict[str, object]:
-    flags = ["-" + "O" * optimize] if optimize else []
     out = subprocess.run(
-        [sys.executable, *flags, "-c", PROBE, mode], capture_output=True, text=True, check=True, timeout=120
+        [sys.executable, *image.python_flags(optimize), "-c", PROBE, mode], capture_output=True, text=True, check=True, timeout=120
     )
     result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
     return result

@@ -106,7 +106,8 @@ cleanup() { umount "$rootfs/proc" 2>/dev/null || true; umount "$rootfs/dev" 2>/d
 trap cleanup EXIT
 # uv compiles the plain bytecode; the image runs with the contract's PYTHONOPTIMIZE, so the virtualenv
 # and Debian's standard library (which Debian compiles at the plain level only) get that level's too.
-optimize="$(sed -n 's/^PYTHONOPTIMIZE = "\([0-9]\)"$/\1/p' "$contract")"
+optimize="$(cd "$repo" && uv run --quiet python -c 'import sys, tomllib
+print(tomllib.load(open(sys.argv[1], "rb"))["env"].get("PYTHONOPTIMIZE", "0"))' "$contract")"
 chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp UV_CACHE_DIR=/tmp/uv-cache \
   SSL_CERT_FILE=/tmp/build-ca.crt UV_NATIVE_TLS=1 OPTIMIZE="${optimize:-0}" \
   sh -ec 'uv venv --quiet --python /usr/bin/python3.11 /opt/lws

@@ -48,9 +48,10 @@ def optimize_level() -> int:
     return int(contract().env.get("PYTHONOPTIMIZE", "0"))
 
 
-def python_flags() -> list[str]:
-    """The interpreter flags that run Python as the image does (PYTHONOPTIMIZE=N is -O given N times)."""
-    level = optimize_level()
+def python_flags(level: int | None = None) -> list[str]:
+    """The interpreter flags for an optimisation level, by default the image's (PYTHONOPTIMIZE=N is -O
+    given N times)."""
+    level = optimize_level() if level is None else level
     return ["-" + "O" * level] if level else []
 
 
