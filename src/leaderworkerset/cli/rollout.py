@@ -21,7 +21,7 @@ from rich.table import Table
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.gocompat.gonormalize import normalize
-from leaderworkerset.core.objects import MutableObj, labels_of, metadata, revision_key_of
+from leaderworkerset.core.objects import MutableObj, is_hash, labels_of, metadata, revision_key_of
 from leaderworkerset.core.rollout.undo import UndoError, history, revision_templates, undo_target, undone
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS, STATEFULSETS
@@ -100,7 +100,7 @@ async def _revisions(client: KubeClient, namespace: str, name: str) -> list[Muta
 
 async def undo(client: KubeClient, namespace: str, name: str, to_revision: int | None) -> str:
     lws = await _lws(client, namespace, name)
-    if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+    if is_hash(lws):
         raise RolloutCommandError(
             "undo needs groupIdentity Ordinal (a Hash set rolls through its Deployment)"
         )

@@ -39,7 +39,13 @@ from leaderworkerset.core.lifecycle.ledger import (
     encode_entries,
     ledger_name,
 )
-from leaderworkerset.core.objects import MutableObj, controller_owner, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import (
+    MutableObj,
+    is_controlled_by,
+    lws_owner_reference,
+    name_of,
+    namespace_of,
+)
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.resources import CONFIGMAPS
@@ -58,8 +64,7 @@ class LedgerState:
 
 
 def _owned_by(configmap: Mapping[str, Any], lws: Mapping[str, Any]) -> bool:
-    owner = controller_owner(configmap)
-    return owner is not None and owner.get("kind") == c.LWS_KIND and owner.get("uid") == uid_of(lws)
+    return is_controlled_by(configmap, lws, c.LWS_KIND)
 
 
 def state_of(configmap: Mapping[str, Any] | None) -> LedgerState:
@@ -83,16 +88,7 @@ def new_configmap(lws: Mapping[str, Any]) -> MutableObj:
             "name": ledger_name(name),
             "namespace": namespace_of(lws),
             "labels": {c.LABEL_SET_NAME: name, ext.LABEL_FAILURE_LEDGER: "true"},
-            "ownerReferences": [
-                {
-                    "apiVersion": c.LWS_API_VERSION,
-                    "kind": c.LWS_KIND,
-                    "name": name,
-                    "uid": uid_of(lws),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            "ownerReferences": [lws_owner_reference(lws)],
         },
         "data": {},
     }

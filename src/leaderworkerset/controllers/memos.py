@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.objects import MutableObj
+from leaderworkerset.core.objects import MutableObj, owner_uids
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import Pod, StatefulSet
 from leaderworkerset.runtime.reflector import FuncHandler, Informer
@@ -174,7 +174,7 @@ class AppliedIntents:
             and meta.get("deletionTimestamp") is None
             and _has_all(meta.get("labels"), want.get("labels"))
             and _has_all(meta.get("annotations"), want.get("annotations"))
-            and _owner_uids(meta) >= _owner_uids(want)
+            and owner_uids(live) >= owner_uids(body)
             and self._digest(body) == applied.digest
         )
 
@@ -194,10 +194,6 @@ class AppliedIntents:
 def _has_all(live: Mapping[str, str] | None, wanted: Mapping[str, str] | None) -> bool:
     have = live or {}
     return all(have.get(k) == v for k, v in (wanted or {}).items())
-
-
-def _owner_uids(meta: Mapping[str, Any]) -> set[str]:
-    return {str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()}
 
 
 class RecentRevisions:

@@ -65,10 +65,6 @@ REASON_WORKER_STS_READY = "WorkerStatefulSetReady"
 REASON_WORKER_STS_NOT_READY = "WorkerStatefulSetNotReady"
 
 
-def is_hash(lws: Obj) -> bool:
-    return (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
-
-
 # --- the leader Deployment ------------------------------------------------------------------------
 
 

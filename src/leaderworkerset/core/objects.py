@@ -1,4 +1,9 @@
-"""Plain accessors of Kubernetes objects as dicts, the one ``Obj`` alias and ``ControllerEvent``."""
+"""Plain accessors of Kubernetes objects as dicts, the one ``Obj`` alias and ``ControllerEvent``.
+
+The floor every package of `core` (and every layer above it) can import, so the tests that would
+otherwise be spelled again in each feature live here once: whether a set uses Hash group identity
+(`is_hash`), and the ownerReferences our objects carry and are recognised by.
+"""
 
 from __future__ import annotations
 
@@ -87,13 +92,77 @@ def is_deleting(obj: Obj) -> bool:
     return metadata(obj).get("deletionTimestamp") is not None
 
 
+def is_hash(lws: Obj) -> bool:
+    """The set keys its groups by Hash identity (a leader Deployment), not by ordinal."""
+    return spec_is_hash(lws.get("spec") or {})
+
+
+def spec_is_hash(spec: Obj) -> bool:
+    """`is_hash` of a LeaderWorkerSet spec (or a DisaggregatedSet role's)."""
+    return spec.get("groupIdentity") == c.GROUP_IDENTITY_HASH
+
+
+# --- ownerReferences ---------------------------------------------------------------------------------
+
+_CORE_V1 = "v1"
+_POD_KIND = "Pod"
+
+
+def controller_reference(
+    owner: Obj, api_version: str, kind: str, *, block_owner_deletion: bool = True
+) -> dict[str, Any]:
+    """A controller ownerReference to `owner`; it blocks the owner's foreground deletion until the
+    dependent is gone, except where upstream leaves that out (a DisaggregatedSet's children)."""
+    ref: dict[str, Any] = {
+        "apiVersion": api_version,
+        "kind": kind,
+        "name": name_of(owner),
+        "uid": uid_of(owner),
+        "controller": True,
+    }
+    if block_owner_deletion:
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def lws_owner_reference(lws: Obj) -> dict[str, Any]:
+    return controller_reference(lws, c.LWS_API_VERSION, c.LWS_KIND)
+
+
+def pod_owner_reference(pod: Obj) -> dict[str, Any]:
+    return controller_reference(pod, _CORE_V1, _POD_KIND)
+
+
 def controller_owner(obj: Obj) -> Obj | None:
     """The ownerReference marked controller=true, as metav1.GetControllerOf finds it."""
-    for ref in metadata(obj).get("ownerReferences") or []:
-        if ref.get("controller") is True:
+    refs = metadata(obj).get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else ():
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
             owner: Obj = ref
             return owner
     return None
+
+
+def is_controlled_by(obj: Obj, owner: Obj, kind: str | None = None) -> bool:
+    """`obj`'s controller is this incarnation of `owner` (by UID; of `kind`, when given)."""
+    ref = controller_owner(obj)
+    return (
+        ref is not None
+        and str(ref.get("uid") or "") == uid_of(owner)
+        and (kind is None or ref.get("kind") == kind)
+    )
+
+
+def same_controller(current: Mapping[str, Any] | None, desired: Mapping[str, Any] | None) -> bool:
+    """Upstream's controllerReferencesEqual: apiVersion, kind, name and UID agree."""
+    if current is None or desired is None:
+        return False
+    return all(current.get(k) == desired.get(k) for k in ("apiVersion", "kind", "name", "uid"))
+
+
+def owner_uids(obj: Obj) -> set[str]:
+    """The UIDs of every owner of `obj`, the controller's and garbage-collection owners'."""
+    return {str(ref.get("uid") or "") for ref in metadata(obj).get("ownerReferences") or ()}
 
 
 def statefulset_replicas(sts: Obj) -> int:

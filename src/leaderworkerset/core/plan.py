@@ -25,6 +25,7 @@ from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.groups.state import MISSING_GROUP, GroupState, group_states
 from leaderworkerset.core.objects import (
     Obj,
+    is_hash,
     lws_replicas,
     lws_size,
     metadata,
@@ -227,7 +228,7 @@ def plan_leaderworkerset(
     """
     proposed = with_spec(live, new)
     base = _empty_plan(c.LWS_KIND, live, free, time_to_ready)
-    if (proposed.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+    if is_hash(proposed):
         return replace(
             base,
             change="no rollout",

@@ -28,7 +28,7 @@ from leaderworkerset.runtime.metrics import (
     RESULT_SUCCESS,
     RuntimeMetrics,
 )
-from leaderworkerset.runtime.objects import MetaLike, ObjectKey, key_of
+from leaderworkerset.runtime.objects import MetaLike, ObjectKey, controller_of, key_of
 from leaderworkerset.runtime.ratelimit import RateLimiter
 from leaderworkerset.runtime.reflector import Informer
 from leaderworkerset.runtime.workqueue import ShutDownError, WorkQueue
@@ -65,9 +65,9 @@ def owner_mapper(kind: str, group: str) -> Mapper[object]:
     """Owns(): the controlling owner of the given kind/group, in the object's namespace."""
 
     def mapper(meta: MetaLike, _obj: object) -> Iterable[ObjectKey]:
-        for ref in meta.ownerReferences or ():
-            if ref.controller and ref.kind == kind and ref.apiVersion.rpartition("/")[0] == group:
-                return (ObjectKey(meta.namespace or "", ref.name),)
+        ref = controller_of(meta)
+        if ref is not None and ref.kind == kind and ref.apiVersion.rpartition("/")[0] == group:
+            return (ObjectKey(meta.namespace or "", ref.name),)
         return ()
 
     return mapper

@@ -6,7 +6,7 @@ defaulted by the CRD schema and scalers are only written by the controller and a
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
-from leaderworkerset.core.objects import MutableObj
+from leaderworkerset.core.objects import MutableObj, spec_is_hash
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.leaderworkerset import (
     validate_group_identity,
@@ -131,7 +131,7 @@ def hash_name_suffix_len(spec: MutableObj) -> int:
 
 
 def _name_suffix_len(spec: MutableObj) -> int:
-    if f.string(spec, "groupIdentity") == c.GROUP_IDENTITY_HASH:
+    if spec_is_hash(spec):
         return hash_name_suffix_len(spec)
     replicas = f.opt_int(spec, "replicas")
     group_index_digits = len(str(replicas - 1)) if replicas is not None and replicas > 0 else 1

@@ -10,7 +10,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.gocompat.strconv import go_mod
-from leaderworkerset.core.objects import MutableObj, spec_replicas, spec_size
+from leaderworkerset.core.objects import MutableObj, spec_is_hash, spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.notready import validate_not_ready_events
 from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
@@ -273,7 +273,7 @@ def validate_group_identity(spec: MutableObj, spec_path: str) -> list[FieldError
     """Hash groups are Deployment-managed: no per-group PVCs, no partition; Immediate needs Hash."""
     errors: list[FieldError] = []
     template = f.child(spec, "leaderWorkerTemplate")
-    if f.string(spec, "groupIdentity") == c.GROUP_IDENTITY_HASH:
+    if spec_is_hash(spec):
         if f.items(template, "volumeClaimTemplates"):
             path = f"{spec_path}.leaderWorkerTemplate.volumeClaimTemplates"
             detail = "volumeClaimTemplates are not supported with groupIdentity Hash"

@@ -15,6 +15,7 @@ from leaderworkerset.core.desired import podmutation as pm
 from leaderworkerset.core.desired import tpu
 from leaderworkerset.core.desired.affinity import avoid_nodes
 from leaderworkerset.core.gocompat.strconv import GoParseError
+from leaderworkerset.core.groups.state import is_hash_pod
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.core.scheduling import gang, workloads
 
@@ -94,7 +95,7 @@ def default_pod(
 
 
 def _label_leader(pod: MutableObj, token_source: TokenSource) -> None:
-    if pm.is_hash_identity(pod):
+    if is_hash_pod(pod):
         key = pm.label_hash_leader(pod, token_source())
         pm.gate_hash_leader(pod)
     else:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
-from leaderworkerset.core.objects import MutableObj
+from leaderworkerset.core.objects import MutableObj, controller_owner
 from leaderworkerset.core.scheduling import mode
 from leaderworkerset.core.scheduling.gang import volcano_unsupported
 from leaderworkerset.core.scheduling.mode import SchedulingModeError, scheduling_mode
@@ -280,7 +280,7 @@ def _volcano(scheduling: MutableObj) -> list[FieldError]:
 
 def _has_controller(obj: MutableObj) -> bool:
     """Delegation (KEP-6089) only applies to an LWS controlled by a parent workload."""
-    return any(ref.get("controller") is True for ref in f.items(f.child(obj, "metadata"), "ownerReferences"))
+    return controller_owner(obj) is not None
 
 
 def _delegation(old: MutableObj | None, new: MutableObj, mode: str) -> list[FieldError]:

@@ -19,7 +19,6 @@ from rich.tree import Tree
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli.views import lws as lws_view
 from leaderworkerset.core.disaggregated.children import (
-    is_controlled_by,
     owned_children,
     resolve_targets,
     spec_replicas,
@@ -27,7 +26,7 @@ from leaderworkerset.core.disaggregated.children import (
 )
 from leaderworkerset.core.disaggregated.naming import revision_of, role_names, role_of, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
-from leaderworkerset.core.objects import MutableObj, labels_of, metadata, name_of
+from leaderworkerset.core.objects import MutableObj, is_controlled_by, labels_of, metadata, name_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS

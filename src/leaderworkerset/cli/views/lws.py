@@ -92,7 +92,7 @@ async def collect(client: KubeClient, namespace: str, name: str, *, events: bool
         client.list(PODS, namespace, selector), client.list(STATEFULSETS, namespace, selector)
     )
     deployment = None
-    if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+    if objects.is_hash(lws):
         deployments = await client.list(DEPLOYMENTS, namespace, selector)
         deployment = next((d for d in deployments if objects.name_of(d) == name), None)
     failures = await read_scheduling_failures(client, namespace) if events and has_unscheduled(pods) else {}

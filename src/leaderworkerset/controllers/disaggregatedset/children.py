@@ -12,8 +12,16 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
-from leaderworkerset.core.disaggregated.children import is_controlled_by, owned_children
-from leaderworkerset.core.objects import Obj, labels_of, metadata, name_of, namespace_of, uid_of
+from leaderworkerset.core.disaggregated.children import owned_children
+from leaderworkerset.core.objects import (
+    Obj,
+    is_controlled_by,
+    labels_of,
+    metadata,
+    name_of,
+    namespace_of,
+    uid_of,
+)
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists
 from leaderworkerset.runtime.objects import ObjectKey

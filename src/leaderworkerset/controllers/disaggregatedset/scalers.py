@@ -9,7 +9,6 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
-from leaderworkerset.core.disaggregated.children import is_controlled_by
 from leaderworkerset.core.disaggregated.naming import scaler_name
 from leaderworkerset.core.disaggregated.scalers import (
     adoption_patch,
@@ -19,7 +18,7 @@ from leaderworkerset.core.disaggregated.scalers import (
     plan_scalers,
     scaler_status,
 )
-from leaderworkerset.core.objects import Obj, labels_of, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import Obj, is_controlled_by, labels_of, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_conflict, is_not_found
 from leaderworkerset.runtime.events import EventRecorder, object_ref

@@ -11,10 +11,9 @@ from leaderworkerset.core.disaggregated.services import (
     ServiceVerdict,
     judge_existing,
     legacy_services,
-    lws_owner_reference,
     wanted_services,
 )
-from leaderworkerset.core.objects import Obj, name_of, namespace_of
+from leaderworkerset.core.objects import Obj, lws_owner_reference, name_of, namespace_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found
 from leaderworkerset.runtime.resources import SERVICES

@@ -31,9 +31,17 @@ from leaderworkerset.core.disruption.budget import (
     pending_pods,
     plan_budgets,
 )
-from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle.disruption import budget_groups
-from leaderworkerset.core.objects import MutableObj, is_deleting, lws_replicas, name_of, namespace_of, uid_of
+from leaderworkerset.core.objects import (
+    MutableObj,
+    is_deleting,
+    is_hash,
+    lws_replicas,
+    name_of,
+    namespace_of,
+    owner_uids,
+    uid_of,
+)
 from leaderworkerset.core.rollout.drainsurge import mark_patch, surge_allowance
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
@@ -190,7 +198,4 @@ def _stale(pdb: MutableObj, lws: MutableObj) -> bool:
     wanted = group_pdb(lws, "", released=is_released(pdb))
     if (pdb.get("spec") or {}).get("minAvailable") != wanted["spec"]["minAvailable"]:
         return True
-    uid = uid_of(lws)
-    return not any(
-        owner.get("uid") == uid for owner in (pdb.get("metadata") or {}).get("ownerReferences") or []
-    )
+    return uid_of(lws) not in owner_uids(pdb)

@@ -10,12 +10,12 @@ from leaderworkerset.controllers.group.reads import group_pods_of
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
 from leaderworkerset.core.groups.state import is_leader_pod
-from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle import budget
 from leaderworkerset.core.lifecycle.restart import owner_statefulset_name, worker_belongs_to_leader
 from leaderworkerset.core.objects import (
     MutableObj,
     is_deleting,
+    is_hash,
     labels_of,
     lws_replicas,
     name_of,

@@ -20,12 +20,13 @@ from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.desired.services import replica_service
 from leaderworkerset.core.desired.statefulsets import require_leader_dns, worker_statefulset
 from leaderworkerset.core.groups.state import has_replacement_gate, statefulset_ready
-from leaderworkerset.core.hashidentity import GROUP_REPLACEMENT_REQUEUE_SECONDS, is_hash
+from leaderworkerset.core.hashidentity import GROUP_REPLACEMENT_REQUEUE_SECONDS
 from leaderworkerset.core.lifecycle import restart
 from leaderworkerset.core.lifecycle.termination import WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS
 from leaderworkerset.core.objects import (
     MutableObj,
     is_deleting,
+    is_hash,
     name_of,
     namespace_of,
     revision_key_of,

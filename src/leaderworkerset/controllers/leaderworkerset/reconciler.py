@@ -23,8 +23,7 @@ from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core.desired import statuswrite
-from leaderworkerset.core.hashidentity import is_hash
-from leaderworkerset.core.objects import is_deleting, lws_replicas
+from leaderworkerset.core.objects import is_deleting, is_hash, lws_replicas
 from leaderworkerset.core.rollout.partition import TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock

@@ -10,7 +10,6 @@ import structlog
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
-from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle.budget import (
     BudgetError,
     Counts,
@@ -19,7 +18,7 @@ from leaderworkerset.core.lifecycle.budget import (
     prune_settled_counts,
     restart_counts,
 )
-from leaderworkerset.core.objects import MutableObj, lws_replicas
+from leaderworkerset.core.objects import MutableObj, is_hash, lws_replicas
 from leaderworkerset.core.rollout.partition import rollout_budget
 
 # The package's logger, the one these lines had before the controller became a package.

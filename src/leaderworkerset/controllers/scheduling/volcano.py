@@ -32,7 +32,7 @@ from leaderworkerset.runtime.resources import ResourceRef
 
 log = structlog.get_logger(__name__)
 
-VOLCANO_POD_GROUPS = ResourceRef("scheduling.volcano.sh", "v1beta1", gang.POD_GROUP_KIND, "podgroups")
+VOLCANO_POD_GROUPS = ResourceRef("scheduling.volcano.sh", "v1beta1", gang.VOLCANO_POD_GROUP_KIND, "podgroups")
 
 
 class VolcanoProvider:

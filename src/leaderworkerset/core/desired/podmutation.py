@@ -8,7 +8,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.desired.affinity import set_exclusive_affinities
 from leaderworkerset.core.gocompat import strconv
 from leaderworkerset.core.groups import keys, naming, subgroup
-from leaderworkerset.core.groups.state import is_leader_pod
+from leaderworkerset.core.groups.state import is_hash_pod, is_leader_pod
 from leaderworkerset.core.objects import MutableObj, annotations_of, name_of, namespace_of
 
 
@@ -43,10 +43,6 @@ def labels(pod: MutableObj) -> dict[str, str]:
 
 def spec(pod: MutableObj) -> MutableObj:
     return _writable(pod, "spec")
-
-
-def is_hash_identity(pod: MutableObj) -> bool:
-    return annotations(pod).get(c.ANNOTATION_GROUP_IDENTITY) == c.GROUP_IDENTITY_HASH
 
 
 def group_size(pod: MutableObj) -> int:
@@ -109,7 +105,7 @@ def apply_unique_subdomain(pod: MutableObj) -> None:
     if annotations(pod).get(c.ANNOTATION_SUBDOMAIN_POLICY) != c.SUBDOMAIN_UNIQUE_PER_REPLICA:
         return
     pod_spec = spec(pod)
-    pod_spec["subdomain"] = pod_spec.get("hostname", "") if is_hash_identity(pod) else pod_name(pod)
+    pod_spec["subdomain"] = pod_spec.get("hostname", "") if is_hash_pod(pod) else pod_name(pod)
 
 
 def apply_group_exclusive_placement(pod: MutableObj, key: str) -> None:
@@ -139,7 +135,7 @@ def label_leader_subgroup(pod: MutableObj, key: str) -> None:
     index = subgroup.leader_subgroup_index(annotations(pod).get(c.ANNOTATION_SUBGROUP_POLICY_TYPE))
     if index is None:
         return
-    _set_subgroup(pod, index, key if is_hash_identity(pod) else pod_name(pod))
+    _set_subgroup(pod, index, key if is_hash_pod(pod) else pod_name(pod))
 
 
 def label_worker(pod: MutableObj, size: int) -> None:
@@ -159,7 +155,7 @@ def label_worker(pod: MutableObj, size: int) -> None:
     if subgroup_size == 0:
         raise PodMutationError(f"invalid subgroup size 0 for pod {pod_name(pod)}")
     anchor = annotations(pod).get(c.ANNOTATION_LEADER_NAME, "")
-    if is_hash_identity(pod):
+    if is_hash_pod(pod):
         anchor = labels(pod).get(c.LABEL_GROUP_KEY, "")
     _set_subgroup(pod, subgroup.worker_subgroup_index(size, subgroup_size, worker_index), anchor)
 

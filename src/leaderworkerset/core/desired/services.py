@@ -12,13 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.desired.statefulsets import (
-    lws_owner_reference,
-    pod_owner_reference,
-    subdomain_policy,
-)
+from leaderworkerset.core.desired.statefulsets import subdomain_policy
 from leaderworkerset.core.groups.naming import replica_service_name, shared_service_name
-from leaderworkerset.core.objects import Obj, labels_of, name_of, namespace_of
+from leaderworkerset.core.objects import (
+    Obj,
+    labels_of,
+    lws_owner_reference,
+    name_of,
+    namespace_of,
+    pod_owner_reference,
+)
 
 _HEADLESS = "None"
 

@@ -22,19 +22,19 @@ from leaderworkerset.core.objects import (
     Obj,
     annotations_of,
     labels_of,
+    lws_owner_reference,
     lws_replicas,
     name_of,
     namespace_of,
+    pod_owner_reference,
     revision_key_of,
     spec_size,
-    uid_of,
 )
 from leaderworkerset.core.rollout.partition import RolloutBudget, rollout_budget
 
 _APPS_V1 = "apps/v1"
 _CORE_V1 = "v1"
 _STATEFULSET_KIND = "StatefulSet"
-_POD_KIND = "Pod"
 _PARALLEL = "Parallel"
 _WORKER_ORDINALS_START = 1
 
@@ -46,26 +46,6 @@ class WorkerStatefulSetError(ValueError):
 def merge_metadata(user: Mapping[str, str] | None, controller: Mapping[str, str]) -> dict[str, str]:
     """User keys first, controller keys win on clashes."""
     return {**(user or {}), **controller}
-
-
-def controller_reference(owner: Obj, *, api_version: str, kind: str) -> dict[str, Any]:
-    """A controller ownerReference that blocks owner deletion until the dependent is gone."""
-    return {
-        "apiVersion": api_version,
-        "kind": kind,
-        "name": name_of(owner),
-        "uid": uid_of(owner),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def lws_owner_reference(lws: Obj) -> dict[str, Any]:
-    return controller_reference(lws, api_version=c.LWS_API_VERSION, kind=c.LWS_KIND)
-
-
-def pod_owner_reference(pod: Obj) -> dict[str, Any]:
-    return controller_reference(pod, api_version=_CORE_V1, kind=_POD_KIND)
 
 
 def _template_spec(spec: Obj) -> Obj:

@@ -22,7 +22,8 @@ from leaderworkerset.core.disaggregated.placement import with_placement
 from leaderworkerset.core.objects import (
     Obj,
     annotations_of,
-    controller_owner,
+    controller_reference,
+    is_controlled_by,
     is_deleting,
     labels_of,
     metadata,
@@ -61,11 +62,6 @@ def initial_replicas(lws: Obj) -> int | None:
     if parsed < 0 or parsed > _INT32_MAX:
         return None
     return parsed
-
-
-def is_controlled_by(obj: Obj, ds: Obj) -> bool:
-    owner = controller_owner(obj)
-    return owner is not None and owner.get("uid") == metadata(ds).get("uid")
 
 
 def owned_children(ds: Obj, candidates: Iterable[Obj]) -> list[Obj]:
@@ -160,23 +156,6 @@ def _child_template(
             pod_spec[key] = _with_env(pod_spec[key], env)
     result["spec"] = pod_spec
     return result
-
-
-def controller_reference(
-    owner: Obj, api_version: str, kind: str, *, block_owner_deletion: bool
-) -> dict[str, Any]:
-    """A controller ownerReference to `owner` (blockOwnerDeletion only where upstream sets it)."""
-    meta = metadata(owner)
-    ref: dict[str, Any] = {
-        "apiVersion": api_version,
-        "kind": kind,
-        "name": meta.get("name"),
-        "uid": meta.get("uid"),
-        "controller": True,
-    }
-    if block_owner_deletion:
-        ref["blockOwnerDeletion"] = True
-    return ref
 
 
 def owner_reference(ds: Obj) -> dict[str, Any]:

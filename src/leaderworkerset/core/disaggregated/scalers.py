@@ -17,15 +17,18 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.conditions import format_time
-from leaderworkerset.core.disaggregated.children import (
+from leaderworkerset.core.disaggregated.children import is_external, spec_replicas, status_count
+from leaderworkerset.core.disaggregated.naming import role_of, scaler_name, scaler_selector
+from leaderworkerset.core.objects import (
+    Obj,
+    controller_owner,
     controller_reference,
     is_controlled_by,
-    is_external,
-    spec_replicas,
-    status_count,
+    labels_of,
+    metadata,
+    name_of,
+    uid_of,
 )
-from leaderworkerset.core.disaggregated.naming import role_of, scaler_name, scaler_selector
-from leaderworkerset.core.objects import Obj, controller_owner, labels_of, metadata, name_of, uid_of
 
 # Seed of a scaler for a role with no child yet: HPA cannot scale from a current count of 0
 # unless HPAScaleToZero is on, so a fresh role starts at 1.
@@ -101,7 +104,7 @@ def adoption_patch(ds: Obj, role: str, scaler: Obj) -> dict[str, Any]:
     version is a precondition (a write in between makes the patch conflict and the next round retry)."""
     meta = metadata(scaler)
     others = [ref for ref in meta.get("ownerReferences") or [] if ref.get("controller") is not True]
-    mine = controller_reference(ds, c.DS_API_VERSION, c.DS_KIND, block_owner_deletion=True)
+    mine = controller_reference(ds, c.DS_API_VERSION, c.DS_KIND)
     return {
         "metadata": {
             "resourceVersion": meta.get("resourceVersion"),
@@ -121,9 +124,7 @@ def build_scaler(ds: Obj, role: str, seed: int) -> dict[str, Any]:
             "name": scaler_name(ds_name, role),
             "namespace": meta.get("namespace"),
             "labels": {c.LABEL_DS_NAME: ds_name, c.LABEL_DS_ROLE: role},
-            "ownerReferences": [
-                controller_reference(ds, c.DS_API_VERSION, c.DS_KIND, block_owner_deletion=True)
-            ],
+            "ownerReferences": [controller_reference(ds, c.DS_API_VERSION, c.DS_KIND)],
         },
         "spec": {"replicas": seed},
     }

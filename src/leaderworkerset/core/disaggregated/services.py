@@ -13,9 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.disaggregated.children import controller_reference, is_controlled_by, status_count
+from leaderworkerset.core.disaggregated.children import status_count
 from leaderworkerset.core.disaggregated.naming import private_service_name, role_of
-from leaderworkerset.core.objects import Obj, controller_owner, labels_of, metadata, name_of
+from leaderworkerset.core.objects import (
+    Obj,
+    controller_owner,
+    is_controlled_by,
+    labels_of,
+    lws_owner_reference,
+    metadata,
+    name_of,
+)
 
 _SELECTOR_KEYS = (c.LABEL_DS_NAME, c.LABEL_DS_ROLE, c.LABEL_DS_REVISION, c.LABEL_DS_SLICE)
 
@@ -24,10 +32,6 @@ def revision_ready(roles: Sequence[str], target: Sequence[Obj]) -> bool:
     """Every role has a target-revision child with ≥1 ready replica."""
     by_role = {role_of(lws): lws for lws in target}
     return all(role in by_role and status_count(by_role[role], "readyReplicas") >= 1 for role in roles)
-
-
-def lws_owner_reference(lws: Obj) -> dict[str, Any]:
-    return controller_reference(lws, c.LWS_API_VERSION, c.LWS_KIND, block_owner_deletion=True)
 
 
 def build_private_service(lws: Obj) -> dict[str, Any]:

@@ -36,15 +36,15 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.desired.statefulsets import lws_owner_reference
 from leaderworkerset.core.groups.state import is_leader_pod, pod_ready, ready_since
-from leaderworkerset.core.hashidentity import is_hash
 from leaderworkerset.core.lifecycle.disruption import budget_groups
 from leaderworkerset.core.objects import (
     Obj,
     annotations_of,
     is_deleting,
+    is_hash,
     labels_of,
+    lws_owner_reference,
     lws_size,
     name_of,
     namespace_of,

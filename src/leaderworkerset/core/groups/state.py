@@ -201,6 +201,11 @@ class GroupView:
         return str(self.index) if self.index >= 0 else self.key[:8]
 
 
+def is_hash_pod(pod: Obj) -> bool:
+    """The pod belongs to a Hash-identity group (its `group-identity` annotation, stamped at creation)."""
+    return annotations_of(pod).get(c.ANNOTATION_GROUP_IDENTITY) == c.GROUP_IDENTITY_HASH
+
+
 def has_replacement_gate(pod: Obj) -> bool:
     """The pod still waits behind the group-replacement scheduling gate (Hash leaders)."""
     gates = (pod.get("spec") or {}).get("schedulingGates") or []
@@ -256,7 +261,7 @@ def describe_groups(
         try:
             index = parse_group_index(pod)
         except GoParseError:
-            if annotations_of(pod).get(c.ANNOTATION_GROUP_IDENTITY) != c.GROUP_IDENTITY_HASH or not key:
+            if not is_hash_pod(pod) or not key:
                 continue
             index = -1
         worker_sts = None if size == 1 else worker_statefulsets.get(name_of(pod))

@@ -21,7 +21,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.config import parse_go_duration
 from leaderworkerset.core.conditions import invalid_annotation_conditions
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, labels_of, name_of
+from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of, name_of
 
 DEFAULT_CAP_SECONDS = 300.0
 _KEYS = ("base", "cap", "reset")
@@ -89,7 +89,7 @@ def backoff_policy(lws: Obj) -> BackoffPolicy | None:
     if raw is None:
         return None
     policy = parse_backoff(raw)
-    if ((lws.get("spec") or {}).get("groupIdentity") or c.GROUP_IDENTITY_ORDINAL) == c.GROUP_IDENTITY_HASH:
+    if is_hash(lws):
         raise BackoffError("hash-identity", "restart back-off is supported with groupIdentity Ordinal only")
     return policy
 

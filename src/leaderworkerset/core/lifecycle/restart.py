@@ -44,6 +44,7 @@ from leaderworkerset.core.objects import (
     name_of,
     namespace_of,
     revision_key_of,
+    spec_is_hash,
     uid_of,
 )
 
@@ -355,11 +356,7 @@ def startup_gate(lws: Obj, leader: Obj) -> WorkerGate:
     if lws_size(lws) == 1:
         return WorkerGate.NO_WORKERS
     if spec.get("startupPolicy") == c.STARTUP_POLICY_LEADER_READY:
-        started = (
-            containers_ready(leader)
-            if spec.get("groupIdentity") == c.GROUP_IDENTITY_HASH
-            else pod_ready(leader)
-        )
+        started = containers_ready(leader) if spec_is_hash(spec) else pod_ready(leader)
         if not started:
             return WorkerGate.WAIT_LEADER_READY
     return WorkerGate.PROCEED

@@ -26,7 +26,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError, Condition, format_time, parse_time
 from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
 from leaderworkerset.core.groups.state import GroupState, ready_since
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, labels_of, metadata
+from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of, metadata
 from leaderworkerset.core.observe.diagnosis import Diagnosis
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
@@ -87,7 +87,7 @@ def rollout_control(lws: Obj) -> RolloutControl:
     errors: list[AnnotationError] = []
     paused: bool | None = None
     deadline: int | None = None
-    hash_identity = (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
+    hash_identity = is_hash(lws)
     for key in (ext.ANNOTATION_ROLLOUT_PAUSED, ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE):
         if key not in annotations:
             continue

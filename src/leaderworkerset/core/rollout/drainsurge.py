@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.lifecycle.disruption import budget_groups
-from leaderworkerset.core.objects import Obj, annotations_of, is_deleting, revision_key_of
+from leaderworkerset.core.objects import Obj, annotations_of, is_deleting, is_hash, revision_key_of
 from leaderworkerset.core.rollout.partition import rollout_budget
 from leaderworkerset.core.rollout.revision import hash_patch, revision_patch
 
@@ -35,10 +34,6 @@ MARKED = "true"
 
 def is_drain_surged(leader: Obj) -> bool:
     return annotations_of(leader).get(ext.ANNOTATION_DRAIN_SURGE) == MARKED
-
-
-def _hash(lws: Obj) -> bool:
-    return (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
 
 
 def _max_surge(lws: Obj) -> int:
@@ -60,7 +55,7 @@ def _rolling(lws: Obj, leaders: list[Obj], deployment: Obj | None) -> bool:
 def surge_allowance(lws: Obj, pods: Iterable[Obj], deployment: Obj | None = None) -> tuple[int, str]:
     """(groups a drain may surge at once, why none when 0) for a set with a disruption budget;
     `deployment` is the set's leader Deployment, if there is one."""
-    if not _hash(lws):
+    if not is_hash(lws):
         return 0, NOT_HASH
     surge = _max_surge(lws)
     if surge == 0:
@@ -75,7 +70,7 @@ def drain_surged(lws: Obj, pods: Iterable[Obj]) -> int:
     """Extra leaders the Deployment keeps for groups being replaced ahead of a drain: the marked
     live leaders, never more than maxSurge (0 for a set without a valid disruption budget, so a
     mark left behind by a removed annotation changes nothing)."""
-    if not _hash(lws) or budget_groups(lws) is None:
+    if not is_hash(lws) or budget_groups(lws) is None:
         return 0
     marked = sum(1 for p in pods if is_leader_pod(p) and not is_deleting(p) and is_drain_surged(p))
     return min(marked, _max_surge(lws))

@@ -33,7 +33,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import pod_ready
 from leaderworkerset.core.lifecycle.restart import IN_PLACE_RESTARTS_PENDING, restart_total
-from leaderworkerset.core.objects import Obj, annotations_of, labels_of, revision_key_of
+from leaderworkerset.core.objects import Obj, annotations_of, is_hash, labels_of, revision_key_of
 from leaderworkerset.core.rollout.inplace import Change, Classification, UpdatePath, classify
 from leaderworkerset.core.rollout.revision import without_live_settings
 
@@ -47,11 +47,7 @@ def strategy_problem(value: str, obj: Obj) -> str | None:
     """The rule an `update-strategy` value breaks on this LWS, or None."""
     if value not in STRATEGIES:
         return f"must be one of {', '.join(STRATEGIES)}"
-    # `hashidentity.is_hash` sits above this layer; the field is read the same way.
-    if (
-        value == ext.UPDATE_STRATEGY_IN_PLACE
-        and (obj.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
-    ):
+    if value == ext.UPDATE_STRATEGY_IN_PLACE and is_hash(obj):
         return "in-place updates need groupIdentity Ordinal (a Hash set rolls through its Deployment)"
     return None
 

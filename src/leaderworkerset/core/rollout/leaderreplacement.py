@@ -33,6 +33,7 @@ from leaderworkerset.core.gocompat.strconv import GoParseError
 from leaderworkerset.core.groups.state import parse_group_index, pod_ready
 from leaderworkerset.core.objects import (
     Obj,
+    is_controlled_by,
     is_deleting,
     labels_of,
     metadata,
@@ -116,11 +117,7 @@ def _ordinal(pod: Obj) -> int | None:
 
 
 def _owned_by(pod: Obj, sts: Obj) -> bool:
-    owner_uid = uid_of(sts)
-    if not owner_uid:
-        return True
-    refs = metadata(pod).get("ownerReferences") or []
-    return any(ref.get("controller") is True and ref.get("uid") == owner_uid for ref in refs)
+    return not uid_of(sts) or is_controlled_by(pod, sts)
 
 
 def leader_replacements(

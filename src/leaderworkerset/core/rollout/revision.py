@@ -32,7 +32,15 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import gojson
 from leaderworkerset.core.gocompat.gonormalize import normalize
 from leaderworkerset.core.gocompat.strategicmerge import PATCH_DIRECTIVE, REPLACE, strategic_merge
-from leaderworkerset.core.objects import ControllerEvent, Obj, metadata, revision_key_of
+from leaderworkerset.core.objects import (
+    ControllerEvent,
+    Obj,
+    controller_owner,
+    controller_reference,
+    is_controlled_by,
+    metadata,
+    revision_key_of,
+)
 
 __all__ = [
     "LIVE_TEMPLATE_FIELDS",
@@ -166,13 +174,6 @@ def revision_name(lws_name: str, hash_: str, number: int) -> str:
     return f"{prefix}-{hash_}-{number}"
 
 
-def _controller_uid(obj: Obj) -> str | None:
-    for ref in metadata(obj).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return str(ref.get("uid", ""))
-    return None
-
-
 def _labels_match(obj: Obj, selector: Mapping[str, str]) -> bool:
     labels = metadata(obj).get("labels") or {}
     return all(labels.get(key) == value for key, value in selector.items())
@@ -186,13 +187,12 @@ def owned_revisions(
     meta = metadata(lws)
     wanted = {c.LABEL_SET_NAME: str(meta.get("name", "")), **(selector or {})}
     namespace = meta.get("namespace", "")
-    uid = str(meta.get("uid", ""))
     return [
         revision
         for revision in revisions
         if metadata(revision).get("namespace", "") == namespace
         and _labels_match(revision, wanted)
-        and _controller_uid(revision) in (None, uid)
+        and (controller_owner(revision) is None or is_controlled_by(revision, lws))
     ]
 
 
@@ -237,17 +237,8 @@ def _revision_object(lws: Obj, key: str, revisions: Iterable[Obj], patch: bytes)
             "name": revision_name(name, hash_, number),
             "namespace": meta.get("namespace", ""),
             "labels": {c.LABEL_SET_NAME: name, c.LABEL_TEMPLATE_REVISION_HASH: key or hash_},
-            "ownerReferences": [
-                {
-                    "apiVersion": c.LWS_API_VERSION,
-                    # Upstream copies the object's own kind; the API server always sets it.
-                    "kind": lws.get("kind") or c.LWS_KIND,
-                    "name": name,
-                    "uid": meta.get("uid", ""),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+            # Upstream copies the object's own kind; the API server always sets it.
+            "ownerReferences": [controller_reference(lws, c.LWS_API_VERSION, lws.get("kind") or c.LWS_KIND)],
         },
         "data": gojson.loads(patch),
         "revision": number,

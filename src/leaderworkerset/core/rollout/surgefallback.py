@@ -32,7 +32,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import Condition, format_time, parse_time
 from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
 from leaderworkerset.core.groups.state import GroupState
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, labels_of
+from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
     RolloutBudget,
@@ -55,7 +55,7 @@ HASH_RULE = "only supported with groupIdentity Ordinal (a Hash set rolls through
 
 def seconds_problem(value: str, lws: Obj) -> str | None:
     """The rule `value` breaks as surge-fallback-seconds of `lws`, or None when it is valid."""
-    if (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH:
+    if is_hash(lws):
         return HASH_RULE
     try:
         seconds = go_atoi(value)

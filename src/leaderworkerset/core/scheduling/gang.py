@@ -13,21 +13,24 @@ from enum import Enum
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.desired.statefulsets import lws_owner_reference, pod_owner_reference
 from leaderworkerset.core.objects import (
     MutableObj,
     annotations_of,
     controller_owner,
     is_deleting,
+    is_hash,
     labels_of,
+    lws_owner_reference,
     name_of,
     namespace_of,
+    pod_owner_reference,
+    same_controller,
 )
 from leaderworkerset.core.scheduling.mode import SchedulingModeError, scheduling_mode
 from leaderworkerset.core.scheduling.podrequests import group_min_resources
 
 VOLCANO_API_VERSION = "scheduling.volcano.sh/v1beta1"
-POD_GROUP_KIND = "PodGroup"
+VOLCANO_POD_GROUP_KIND = "PodGroup"
 
 
 class SchedulingError(Exception):
@@ -40,17 +43,6 @@ class SchedulingError(Exception):
 
 
 # ----- owners ----------------------------------------------------------------------------------------
-
-
-def lws_controller_ref(lws: MutableObj) -> MutableObj:
-    return lws_owner_reference(lws)
-
-
-def same_controller(current: Mapping[str, Any] | None, desired: Mapping[str, Any] | None) -> bool:
-    """Upstream's controllerReferencesEqual: apiVersion, kind, name and UID agree."""
-    if current is None or desired is None:
-        return False
-    return all(current.get(k) == desired.get(k) for k in ("apiVersion", "kind", "name", "uid"))
 
 
 class Ownership(Enum):
@@ -130,7 +122,7 @@ def volcano_pod_group(
     annotations = _volcano_annotations(lws)
     if annotations:
         meta["annotations"] = annotations
-    return {"apiVersion": VOLCANO_API_VERSION, "kind": POD_GROUP_KIND, "metadata": meta, "spec": spec}
+    return {"apiVersion": VOLCANO_API_VERSION, "kind": VOLCANO_POD_GROUP_KIND, "metadata": meta, "spec": spec}
 
 
 def volcano_leader_pod_group(lws: MutableObj, leader: MutableObj) -> MutableObj:
@@ -151,15 +143,10 @@ def volcano_leader_pod_group(lws: MutableObj, leader: MutableObj) -> MutableObj:
     )
 
 
-def is_hash_identity(lws: Mapping[str, Any]) -> bool:
-    """Groups keyed by a random group key (a leader Deployment) rather than an ordinal."""
-    return (lws.get("spec") or {}).get("groupIdentity") == c.GROUP_IDENTITY_HASH
-
-
 def volcano_leader_pod_group_wanted(lws: MutableObj) -> bool:
     """Whether the pod controller makes the leader's PodGroup: always without spec.scheduling
     (H1); with it only for Hash, whose groups the LWS controller cannot name in advance."""
-    return (lws.get("spec") or {}).get("scheduling") is None or is_hash_identity(lws)
+    return (lws.get("spec") or {}).get("scheduling") is None or is_hash(lws)
 
 
 def inject_volcano_group_name(pod: MutableObj) -> None:
@@ -247,9 +234,9 @@ def volcano_replica_pod_groups(lws: MutableObj, replicas: int, revision: str) ->
         raise SchedulingError(
             c.REASON_UNSUPPORTED_PROVIDER_CAPABILITY, "; ".join(f"{u.path}: {u.message}" for u in unsupported)
         )
-    if is_hash_identity(lws):
+    if is_hash(lws):
         return []
-    owner = lws_controller_ref(lws)
+    owner = lws_owner_reference(lws)
     return [
         volcano_pod_group(lws, str(i), revision, owner, min_member=_size(lws))
         for i in range(max(replicas, 0))

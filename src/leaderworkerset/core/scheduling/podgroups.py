@@ -10,23 +10,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.desired.statefulsets import controller_reference
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.objects import (
     MutableObj,
     controller_owner,
+    controller_reference,
     is_deleting,
+    is_hash,
     labels_of,
+    lws_owner_reference,
     name_of,
     namespace_of,
+    same_controller,
     uid_of,
 )
-from leaderworkerset.core.scheduling.gang import (
-    SchedulingError,
-    is_hash_identity,
-    lws_controller_ref,
-    same_controller,
-)
+from leaderworkerset.core.scheduling.gang import SchedulingError
 from leaderworkerset.core.scheduling.workloads import (
     LEAF_FIELDS,
     POD_GROUP_KIND,
@@ -91,14 +89,14 @@ def desired_pod_groups(lws: MutableObj, replicas: int, revision: str) -> list[De
                 name, c.WORKLOAD_TEMPLATE_LWS, _base_labels(lws, mode), allow_min_count_update=True
             )
         ]
-    if is_hash_identity(lws):
+    if is_hash(lws):
         return []
     return [g for i in range(replicas) for g in replica_pod_groups(lws, mode, str(i), revision)]
 
 
 def leader_pod_groups(lws: MutableObj, leader: MutableObj) -> list[DesiredPodGroup]:
     """Hash identity, replica/role modes: the PodGroups of the leader's group."""
-    if scheduling_spec(lws).get("scheduling") is None or not is_hash_identity(lws):
+    if scheduling_spec(lws).get("scheduling") is None or not is_hash(lws):
         return []
     mode = mode_of(lws)
     if mode == c.SCHEDULING_MODE_LWS:
@@ -130,8 +128,7 @@ def live_group_pod_group_names(lws: MutableObj, pods: list[MutableObj]) -> set[s
 
 def workload_owner_ref(workload: MutableObj) -> MutableObj:
     """A plain (non-controller) owner: the PodGroup goes away with the Workload."""
-    ref = controller_reference(workload, api_version=SCHEDULING_API_VERSION, kind=WORKLOAD_KIND)
-    del ref["blockOwnerDeletion"]
+    ref = controller_reference(workload, SCHEDULING_API_VERSION, WORKLOAD_KIND, block_owner_deletion=False)
     return {**ref, "controller": False}
 
 
@@ -158,7 +155,7 @@ def materialize_pod_group(
     for field in (*LEAF_FIELDS, "priorityClassName"):
         if template.get(field):
             spec[field] = copy.deepcopy(template[field])
-    owners = [lws_controller_ref(lws)]
+    owners = [lws_owner_reference(lws)]
     if template_name is None and uid_of(workload):
         owners.append(workload_owner_ref(workload))
     return {
@@ -228,7 +225,7 @@ def pod_groups_to_delete(
     """LWS-controlled PodGroups that are neither desired nor named by any pod (and not already
     going: the API server keeps a deleted PodGroup behind its protection finalizer until the
     controller-manager releases it)."""
-    owner = lws_controller_ref(lws)
+    owner = lws_owner_reference(lws)
     return [
         group
         for group in existing

@@ -18,15 +18,13 @@ from leaderworkerset.core.objects import (
     annotations_of,
     controller_owner,
     labels_of,
+    lws_owner_reference,
     name_of,
     namespace_of,
+    same_controller,
     uid_of,
 )
-from leaderworkerset.core.scheduling.gang import (
-    SchedulingError,
-    lws_controller_ref,
-    same_controller,
-)
+from leaderworkerset.core.scheduling.gang import SchedulingError
 from leaderworkerset.core.scheduling.mode import SchedulingModeError, scheduling_mode
 
 SCHEDULING_API_VERSION = "scheduling.k8s.io/v1beta1"
@@ -229,7 +227,7 @@ def desired_workload(lws: MutableObj) -> MutableObj:
             "name": lws_workload_name(lws),
             "namespace": namespace_of(lws),
             "labels": {c.LABEL_SET_NAME: name_of(lws)},
-            "ownerReferences": [lws_controller_ref(lws)],
+            "ownerReferences": [lws_owner_reference(lws)],
         },
         "spec": {
             "controllerRef": {"apiGroup": c.LWS_GROUP, "kind": c.LWS_KIND, "name": name_of(lws)},
@@ -250,7 +248,7 @@ def controller_ref_names(workload: MutableObj, api_group: str, owner: Mapping[st
 
 def controlled_by(workload: MutableObj, lws: MutableObj) -> bool:
     """Both the ownerReference and `spec.controllerRef` name this LWS incarnation."""
-    lws_owner = lws_controller_ref(lws)
+    lws_owner = lws_owner_reference(lws)
     return same_controller(controller_owner(workload), lws_owner) and controller_ref_names(
         workload, c.LWS_GROUP, lws_owner
     )
