@@ -28,7 +28,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.disruption.budget import group_label, observe_groups
+from leaderworkerset.core.disruptionbudget.decision import group_label, observe_groups
 from leaderworkerset.devcluster import tools
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import KubeClient

@@ -125,7 +125,7 @@ EVENT_QUARANTINE_TAINT_REFUSED: Final = "QuarantineTaintRefused"
 EVENT_NODE_TAINTED: Final = "NodeTainted"
 EVENT_NODE_UNTAINTED: Final = "NodeUntainted"
 
-# Group disruption budgets (core/disruption/, docs/disruption-budgets.md): one PodDisruptionBudget per
+# Group disruption budgets (core/disruptionbudget/, docs/disruption-budgets.md): one PodDisruptionBudget per
 # group, owned by the LWS, that lets a drain evict whole groups, at most the budget's worth at a time.
 ANNOTATION_DISRUPTION_BUDGET: Final = _PREFIX + "disruption-budget"
 # On each PodDisruptionBudget the controller owns: what its informer selects (only ours are cached).
@@ -172,8 +172,8 @@ EVENT_IN_PLACE_RESTART_FALLBACK: Final = "InPlaceRestartFallback"
 
 EVENT_GROUP_RELEASED_FOR_DRAIN: Final = "GroupReleasedForDrain"
 EVENT_GROUP_LOCKED_AFTER_DRAIN: Final = "GroupLockedAfterDrain"
-# Drain-aware replacement (groupIdentity Hash, core/rollout/drainsurge.py): on the leader of a group on a
-# cordoned node whose replacement the Deployment surges before the group's budget is released.
+# Drain-aware replacement (groupIdentity Hash, core/disruptionbudget/drainsurge.py): on the leader of a
+# group on a cordoned node whose replacement the Deployment surges before the group's budget is released.
 ANNOTATION_DRAIN_SURGE: Final = _PREFIX + "drain-surge"
 EVENT_GROUP_SURGED_FOR_DRAIN: Final = "GroupSurgedForDrain"
 EVENT_DRAIN_WITHOUT_SURGE: Final = "DrainWithoutSurge"

@@ -13,6 +13,8 @@ import-linter contract "core: domain packages in layers" in pyproject.toml):
 - ``observe``: why a group is not ready, GroupNotReady events, time to ready.
 - ``rollout``: revisions, the partition and surge arithmetic, rollout control, undo, capacity-aware
   surge.
+- ``disruptionbudget``: group disruption budgets: the annotation, which groups a drain may take,
+  drain-aware replacement of a Hash set.
 - ``setannotations``: the table of this project's opt-in set annotations and their rules (what
   the webhook refuses and the controller flags).
 - ``desired``: the objects and status the controllers should write (StatefulSets, Services,

@@ -39,6 +39,7 @@ from leaderworkerset.core.desired.status import (
     make_condition,
     make_false_condition,
 )
+from leaderworkerset.core.disruptionbudget.drainsurge import drain_surged
 from leaderworkerset.core.groups.state import has_replacement_gate, is_exhausted, is_leader_pod, pod_ready
 from leaderworkerset.core.objects import (
     ControllerEvent,
@@ -52,7 +53,6 @@ from leaderworkerset.core.objects import (
     name_of,
     revision_key_of,
 )
-from leaderworkerset.core.rollout.drainsurge import drain_surged
 from leaderworkerset.core.rollout.partition import rolling_update_configuration
 from leaderworkerset.core.scheduling.workloads import scheduling_template_annotations
 
@@ -73,7 +73,7 @@ def leader_deployment(lws: Obj, *, revision_key: str, drain_surge: int = 0) -> d
 
     maxSurge and maxUnavailable are copied verbatim: the Deployment controller scales percentages
     itself. The template is the leader StatefulSet's, so both identities build leaders alike.
-    `drain_surge` more leaders replace groups on cordoned nodes first (core/rollout/drainsurge.py).
+    `drain_surge` more leaders replace groups on cordoned nodes first (core/disruptionbudget/drainsurge.py).
     """
     sts = leader_statefulset(
         lws,

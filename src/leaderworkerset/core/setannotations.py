@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
-from leaderworkerset.core.lifecycle import disruption, inplace
+from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
+from leaderworkerset.core.lifecycle import inplace
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.quarantine import policy as quarantine
 from leaderworkerset.core.rollout import inplaceupdate, surgefallback
@@ -51,7 +52,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     SetAnnotationRule(
         key=ext.ANNOTATION_DISRUPTION_BUDGET,
         kinds=frozenset({c.LWS_KIND}),
-        problem=disruption.budget_problem,
+        problem=disruptionbudget.budget_problem,
         condition=ext.CONDITION_DISRUPTION_BUDGET_INVALID,
         event_reason=ext.EVENT_INVALID_DISRUPTION_BUDGET,
         ignored="no PodDisruptionBudget is managed for this set",

@@ -1,4 +1,4 @@
-"""Group disruption budgets against the real API server (core/disruption/, docs/disruption-budgets.md).
+"""Group disruption budgets against the real API server (core/disruptionbudget/, docs/disruption-budgets.md).
 
 The disruption-budget controller runs in-process with the LWS and pod controllers, webhooks off. The
 test plays the scheduler, the kubelet and `kubectl cordon`: Node objects whose `spec.unschedulable`
@@ -168,7 +168,7 @@ async def test_a_bad_value_is_reported_and_no_budget_is_kept(
     await _released(api, ns, want=set(), budgets=2)
 
 
-# --- drain-aware replacement (groupIdentity Hash, core/rollout/drainsurge.py) ---------------------
+# --- drain-aware replacement (groupIdentity Hash, core/disruptionbudget/drainsurge.py) ---------------------
 
 
 async def _start_hash(api: KubeClient, ns: str, nodes: list[str], max_surge: int) -> list[Obj]:

@@ -345,7 +345,7 @@ def test_status_case_count() -> None:
 
 
 def test_a_group_replaced_ahead_of_a_drain_keeps_the_set_available() -> None:
-    """A drain surge (core/rollout/drainsurge.py) is one leader more for a while, not a rollout."""
+    """A drain surge (core/disruptionbudget/drainsurge.py) is one leader more for a while, not a rollout."""
     lws = hash_lws()
     lws["metadata"]["annotations"] = {ext.ANNOTATION_DISRUPTION_BUDGET: "1"}
     leaders = [leader("a"), leader("b"), leader("c")]

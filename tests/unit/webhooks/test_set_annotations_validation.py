@@ -9,8 +9,8 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.disruptionbudget.annotation import RULE as BUDGET_RULE
 from leaderworkerset.core.gocompat.fielderrors import aggregate_message
-from leaderworkerset.core.lifecycle.disruption import RULE as BUDGET_RULE
 from leaderworkerset.webhooks.disaggregatedset import validate as validate_ds
 from leaderworkerset.webhooks.leaderworkerset import validate_create, validate_update
 from tests.support.builders import ds, lws

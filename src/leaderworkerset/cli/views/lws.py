@@ -23,7 +23,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli.views import failures as ledger_view
 from leaderworkerset.cli.views import quarantine as quarantine_view
 from leaderworkerset.core import objects
-from leaderworkerset.core.disruption.budget import budget_notes
+from leaderworkerset.core.disruptionbudget.decision import budget_notes
 from leaderworkerset.core.groups import state as core_groups
 from leaderworkerset.core.groups.state import GroupView
 from leaderworkerset.core.objects import MutableObj, labels_of

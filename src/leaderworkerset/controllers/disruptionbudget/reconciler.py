@@ -1,6 +1,6 @@
 """One reconcile of a set's group disruption budgets: read the caches, decide, apply.
 
-The decision is `core.disruption.budget`'s; this shell reads the set, its pods, the cordoned nodes
+The decision is `core.disruptionbudget.decision`'s; this shell reads the set, its pods, the cordoned nodes
 and its PodDisruptionBudgets from watch-fed caches (no LIST per reconcile), server-side applies
 the budgets that change (field manager `lws`) and deletes the ones no group needs. A set without a
 valid annotation keeps no budget: its leftovers (the annotation was removed, or holds a bad value
@@ -19,10 +19,11 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.events import lws_ref
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.memos import WriteMemo
-from leaderworkerset.core.disruption.budget import (
-    BudgetDecision,
+from leaderworkerset.core.disruptionbudget.annotation import budget_groups
+from leaderworkerset.core.disruptionbudget.decision import (
+    DisruptionBudgetDecision,
     GroupBudget,
-    GroupView,
+    GroupDisruptionView,
     budget_name,
     group_of_pdb,
     group_pdb,
@@ -31,7 +32,7 @@ from leaderworkerset.core.disruption.budget import (
     pending_pods,
     plan_budgets,
 )
-from leaderworkerset.core.lifecycle.disruption import budget_groups
+from leaderworkerset.core.disruptionbudget.drainsurge import mark_patch, surge_allowance
 from leaderworkerset.core.objects import (
     MutableObj,
     is_deleting,
@@ -42,7 +43,6 @@ from leaderworkerset.core.objects import (
     owner_uids,
     uid_of,
 )
-from leaderworkerset.core.rollout.drainsurge import mark_patch, surge_allowance
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.controller import Result
@@ -147,7 +147,9 @@ class DisruptionBudgetReconciler:
             if not is_not_found(err):
                 raise
 
-    async def _mark(self, lws: MutableObj, views: list[GroupView], decision: BudgetDecision) -> None:
+    async def _mark(
+        self, lws: MutableObj, views: list[GroupDisruptionView], decision: DisruptionBudgetDecision
+    ) -> None:
         """Mark (or unmark) the leaders of the groups replaced through the surge: the LWS and pod
         controllers read the mark to add their replacement to the Deployment and admit it."""
         leaders = {view.group: view.leader for view in views}
@@ -163,7 +165,11 @@ class DisruptionBudgetReconciler:
                     raise  # a leader gone meanwhile: its group is no longer there to replace
 
     def _announce(
-        self, lws: MutableObj, decision: BudgetDecision, views: list[GroupView], no_surge_why: str
+        self,
+        lws: MutableObj,
+        decision: DisruptionBudgetDecision,
+        views: list[GroupDisruptionView],
+        no_surge_why: str,
     ) -> None:
         ref = lws_ref(lws)
         ready = {view.group for view in views if view.ready}

@@ -10,9 +10,9 @@ from leaderworkerset.controllers.leaderworkerset.rollout import record_apply_fai
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
+from leaderworkerset.core.disruptionbudget.drainsurge import drain_surged
 from leaderworkerset.core.hashidentity import leader_deployment
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, name_of
-from leaderworkerset.core.rollout.drainsurge import drain_surged
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import DEPLOYMENTS
 

@@ -14,7 +14,7 @@ counts pods, but one evicted pod takes its whole group down, so the controller h
   `SETTLE_SECONDS`: its replacement is up elsewhere (or the node was uncordoned), and the next group
   may go.
 
-* a Hash set with surge (`core/rollout/drainsurge.py`) replaces a Ready wanting group first: the
+* a Hash set with surge (`core/disruptionbudget/drainsurge.py`) replaces a Ready wanting group first: the
   group is *surged* (its leader marked, the Deployment makes one more group), and its budget is
   released only once the set has spec.replicas Ready groups besides the surged ones; with no surge
   (maxSurge 0, a rollout under way, Ordinal) groups are released under the budget as above.
@@ -36,8 +36,9 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.disruptionbudget.annotation import budget_groups
+from leaderworkerset.core.disruptionbudget.drainsurge import is_drain_surged, surge_allowance
 from leaderworkerset.core.groups.state import is_leader_pod, pod_ready, ready_since
-from leaderworkerset.core.lifecycle.disruption import budget_groups
 from leaderworkerset.core.objects import (
     Obj,
     annotations_of,
@@ -49,7 +50,6 @@ from leaderworkerset.core.objects import (
     name_of,
     namespace_of,
 )
-from leaderworkerset.core.rollout.drainsurge import is_drain_surged, surge_allowance
 
 PDB_API_VERSION = "policy/v1"
 # How long a released group stays released once it is Ready again off cordoned nodes. `kubectl drain`
@@ -63,7 +63,7 @@ PDB_KIND = "PodDisruptionBudget"
 
 
 @dataclass(frozen=True)
-class GroupView:
+class GroupDisruptionView:
     """One group as the decision sees it."""
 
     group: str  # the group index (Ordinal) or group key (Hash): what its budget selects
@@ -86,7 +86,7 @@ class GroupView:
 
 
 @dataclass(frozen=True)
-class BudgetDecision:
+class DisruptionBudgetDecision:
     released: tuple[str, ...]  # the groups whose budget lets a drain evict them after this round
     newly_released: tuple[str, ...]
     newly_locked: tuple[str, ...]
@@ -101,18 +101,18 @@ def _order(group: str) -> tuple[int, str]:
     return (int(group), "") if group.isdigit() else (1 << 62, group)
 
 
-def _settled(view: GroupView, settle_seconds: float) -> bool:
+def _settled(view: GroupDisruptionView, settle_seconds: float) -> bool:
     return view.ready_for is None or view.ready_for >= settle_seconds
 
 
-def decide(
-    groups: Sequence[GroupView],
+def decide_releases(
+    groups: Sequence[GroupDisruptionView],
     *,
     budget: int,
     replicas: int,
     surge: int = 0,
     settle_seconds: float = SETTLE_SECONDS,
-) -> BudgetDecision:
+) -> DisruptionBudgetDecision:
     """Release and lock groups so a drain takes at most `budget` groups down at once; with `surge`
     groups to spare (Hash), a Ready group goes only once its replacement is Ready (see module)."""
     ordered = sorted(groups, key=lambda g: _order(g.group))
@@ -141,7 +141,7 @@ def decide(
             waiting.append(view.group)
     released = tuple(sorted([*keep, *releasing], key=_order))
     recheck = min(settling, default=None)
-    return BudgetDecision(
+    return DisruptionBudgetDecision(
         released, tuple(releasing), tuple(locking), tuple(waiting), down, recheck, tuple(surging), unsurged
     )
 
@@ -158,7 +158,7 @@ def observe_groups(
     cordoned: frozenset[str],
     budgets: Mapping[str, Obj],
     now: datetime | None = None,
-) -> list[GroupView]:
+) -> list[GroupDisruptionView]:
     """The set's groups from its pods (terminating ones excluded: they are going anyway) and from
     the budgets that exist (group -> its PodDisruptionBudget). A group is Ready when its leader lives
     and all `size` of its pods are Ready; `now` gives how long it has been (since its last pod)."""
@@ -175,7 +175,7 @@ def observe_groups(
         pdb = budgets.get(group)
         leader = next((p for p in live if is_leader_pod(p)), None)
         views.append(
-            GroupView(
+            GroupDisruptionView(
                 group,
                 ready,
                 bool(on_cordoned),
@@ -242,7 +242,7 @@ def group_pdb(lws: Obj, group: str, *, released: bool, pending: Iterable[str] = 
     }
 
 
-def wanted(lws: Obj, view: GroupView, replicas: int) -> bool:
+def wanted(lws: Obj, view: GroupDisruptionView, replicas: int) -> bool:
     """Whether a group keeps a budget: a Hash group while it has pods, an Ordinal one while its
     index is below spec.replicas (a group being recreated keeps its budget through the gap)."""
     if is_hash(lws):
@@ -260,23 +260,23 @@ class GroupBudget:
 class BudgetPlan:
     """One round: every budget to apply (group -> its state) and the groups whose budget goes."""
 
-    decision: BudgetDecision
+    decision: DisruptionBudgetDecision
     apply: dict[str, GroupBudget]
     delete: tuple[str, ...]
 
 
 def plan_budgets(
-    lws: Obj, views: Sequence[GroupView], *, budget: int, replicas: int, surge: int = 0
+    lws: Obj, views: Sequence[GroupDisruptionView], *, budget: int, replicas: int, surge: int = 0
 ) -> BudgetPlan:
     kept = [v for v in views if wanted(lws, v, replicas)]
     gone = tuple(sorted((v.group for v in views if not wanted(lws, v, replicas)), key=_order))
-    decision = decide(kept, budget=budget, replicas=replicas, surge=surge)
+    decision = decide_releases(kept, budget=budget, replicas=replicas, surge=surge)
     released = set(decision.released)
     apply = {v.group: GroupBudget(v.group in released, _pending(v, decision)) for v in kept}
     return BudgetPlan(decision, apply, gone)
 
 
-def _pending(view: GroupView, decision: BudgetDecision) -> frozenset[str]:
+def _pending(view: GroupDisruptionView, decision: DisruptionBudgetDecision) -> frozenset[str]:
     """The pod names a drain may be retrying on this group: kept until the group, released, is
     locked again (the drain got through); a waiting group adds the names on cordoned nodes now."""
     if view.group in decision.newly_locked:

@@ -9,9 +9,14 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.disruption.budget import GroupView, budget_notes, decide, group_pdb, observe_groups
-from leaderworkerset.core.hashidentity import AdmissionStep, decide_admission, leader_deployment
-from leaderworkerset.core.rollout.drainsurge import (
+from leaderworkerset.core.disruptionbudget.decision import (
+    GroupDisruptionView,
+    budget_notes,
+    decide_releases,
+    group_pdb,
+    observe_groups,
+)
+from leaderworkerset.core.disruptionbudget.drainsurge import (
     NO_SURGE,
     NOT_HASH,
     ROLLOUT_USES_SURGE,
@@ -19,19 +24,20 @@ from leaderworkerset.core.rollout.drainsurge import (
     mark_patch,
     surge_allowance,
 )
+from leaderworkerset.core.hashidentity import AdmissionStep, decide_admission, leader_deployment
 from leaderworkerset.core.rollout.revision import hash_patch, revision_patch
 from tests.support.builders import cached_lws, leader_pod
 
 
 def g(
     group: str, *, ready: bool = True, cordoned: bool = False, released: bool = False, surged: bool = False
-) -> GroupView:
-    return GroupView(group, ready, cordoned, released, leader=f"web-{group}", surged=surged)
+) -> GroupDisruptionView:
+    return GroupDisruptionView(group, ready, cordoned, released, leader=f"web-{group}", surged=surged)
 
 
 @dataclass(frozen=True)
 class Case:
-    groups: tuple[GroupView, ...]
+    groups: tuple[GroupDisruptionView, ...]
     surge: int
     want_surged: tuple[str, ...] = ()
     want_released: tuple[str, ...] = ()
@@ -115,7 +121,7 @@ SURGE_CASES = [
 
 @pytest.mark.parametrize("case", SURGE_CASES)
 def test_decide_with_surge(case: Case) -> None:
-    decision = decide(case.groups, budget=case.budget, replicas=case.replicas, surge=case.surge)
+    decision = decide_releases(case.groups, budget=case.budget, replicas=case.replicas, surge=case.surge)
     assert decision.newly_surged == case.want_surged
     assert decision.newly_released == case.want_released
     assert decision.waiting == case.want_waiting

@@ -9,18 +9,18 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.disruption.budget import (
+from leaderworkerset.core.disruptionbudget import annotation
+from leaderworkerset.core.disruptionbudget.decision import (
     SETTLE_SECONDS,
     GroupBudget,
-    GroupView,
+    GroupDisruptionView,
     budget_notes,
-    decide,
+    decide_releases,
     group_pdb,
     observe_groups,
     pending_pods,
     plan_budgets,
 )
-from leaderworkerset.core.lifecycle import disruption as annotation
 from tests.support.builders import cached_lws, leader_pod, pod
 
 
@@ -31,13 +31,13 @@ def g(
     cordoned: bool = False,
     released: bool = False,
     ready_for: float | None = None,
-) -> GroupView:
-    return GroupView(group, ready, cordoned, released, ready_for=ready_for)
+) -> GroupDisruptionView:
+    return GroupDisruptionView(group, ready, cordoned, released, ready_for=ready_for)
 
 
 @dataclass(frozen=True)
 class Case:
-    groups: tuple[GroupView, ...]
+    groups: tuple[GroupDisruptionView, ...]
     budget: int
     replicas: int
     want_released: tuple[str, ...]
@@ -197,7 +197,7 @@ DECIDE_CASES = [
     ),
     pytest.param(
         Case(
-            (*SIX[:2], GroupView("2", True, False, False, pending=frozenset({"web-2"})), *SIX[3:]),
+            (*SIX[:2], GroupDisruptionView("2", True, False, False, pending=frozenset({"web-2"})), *SIX[3:]),
             1,
             6,
             ("2",),
@@ -209,7 +209,7 @@ DECIDE_CASES = [
         Case(
             (
                 g("0", released=True, ready=False),
-                GroupView("2", True, False, False, pending=frozenset({"web-2"})),
+                GroupDisruptionView("2", True, False, False, pending=frozenset({"web-2"})),
             ),
             1,
             2,
@@ -223,7 +223,7 @@ DECIDE_CASES = [
 
 @pytest.mark.parametrize("case", DECIDE_CASES)
 def test_decide(case: Case) -> None:
-    decision = decide(case.groups, budget=case.budget, replicas=case.replicas)
+    decision = decide_releases(case.groups, budget=case.budget, replicas=case.replicas)
     assert decision.released == case.want_released
     assert decision.newly_released == case.want_new
     assert decision.newly_locked == case.want_locked
@@ -328,14 +328,14 @@ def test_observe_groups_from_pods_and_budgets() -> None:
         )
     }
     assert set(views) == {"0", "1", "2", "3", "5"}
-    assert views["0"] == GroupView("0", True, False, False, True, leader="web-0")
-    assert views["1"] == GroupView(
+    assert views["0"] == GroupDisruptionView("0", True, False, False, True, leader="web-0")
+    assert views["1"] == GroupDisruptionView(
         "1", True, True, True, True, cordoned_pods=frozenset({"web-1"}), leader="web-1"
     )
     assert not views["2"].ready
     assert not views["3"].ready
     assert not views["3"].on_cordoned_node
-    assert views["5"] == GroupView("5", False, False, False, False)
+    assert views["5"] == GroupDisruptionView("5", False, False, False, False)
 
 
 def test_plan_drops_the_budgets_of_groups_that_left() -> None:
@@ -347,7 +347,7 @@ def test_plan_drops_the_budgets_of_groups_that_left() -> None:
 
 def test_plan_of_a_hash_set_keeps_budgets_of_groups_with_pods() -> None:
     lws = cached_lws("web").group_identity(c.GROUP_IDENTITY_HASH).replicas(1).obj()
-    gone = GroupView("old", False, False, True, present=False)
+    gone = GroupDisruptionView("old", False, False, True, present=False)
     plan = plan_budgets(lws, [gone, g("new")], budget=1, replicas=1)
     assert plan.apply == {"new": GroupBudget(False)}
     assert plan.delete == ("old",)
@@ -396,13 +396,15 @@ def test_what_lws_status_says_of_a_budget() -> None:
 
 def test_the_names_a_drain_was_refused_on_are_kept_until_the_group_is_locked_again() -> None:
     lws = cached_lws("web").replicas(2).obj()
-    waiting = GroupView("1", True, True, False, cordoned_pods=frozenset({"web-1"}))
+    waiting = GroupDisruptionView("1", True, True, False, cordoned_pods=frozenset({"web-1"}))
     plan = plan_budgets(lws, [g("0", released=True, ready=False), waiting], budget=1, replicas=2)
     assert plan.apply["1"] == GroupBudget(False, frozenset({"web-1"}))
-    moved = GroupView("1", True, False, False, pending=frozenset({"web-1"}))  # replaced elsewhere
+    moved = GroupDisruptionView("1", True, False, False, pending=frozenset({"web-1"}))  # replaced elsewhere
     plan = plan_budgets(lws, [g("0"), moved], budget=1, replicas=2)
     assert plan.apply["1"] == GroupBudget(True, frozenset({"web-1"}))
-    settled = GroupView("1", True, False, True, ready_for=SETTLE_SECONDS, pending=frozenset({"web-1"}))
+    settled = GroupDisruptionView(
+        "1", True, False, True, ready_for=SETTLE_SECONDS, pending=frozenset({"web-1"})
+    )
     plan = plan_budgets(lws, [g("0"), settled], budget=1, replicas=2)
     assert plan.apply["1"] == GroupBudget(False)
     assert pending_pods(group_pdb(lws, "1", released=False, pending={"b", "a"})) == frozenset({"a", "b"})

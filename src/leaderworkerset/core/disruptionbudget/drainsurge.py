@@ -1,7 +1,7 @@
 """Drain-aware replacement of a `groupIdentity: Hash` set (docs/disruption-budgets.md): a group on a
 cordoned node is replaced through the rollout's surge before its budget lets the drain take it.
 
-The disruption-budget controller decides (core/disruption/budget.py) and marks the leader of each
+The disruption-budget controller decides (core/disruptionbudget/decision.py) and marks the leader of each
 group it replaces this way (`leaderworkerset.dev/drain-surge`). The mark is the only state: the LWS
 controller adds one leader to the Deployment per marked live group, and the pod controller admits
 that many gated leaders over spec.replicas, so both read the same count from the pods they cache.
@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.disruptionbudget.annotation import budget_groups
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError
 from leaderworkerset.core.groups.state import is_leader_pod
-from leaderworkerset.core.lifecycle.disruption import budget_groups
 from leaderworkerset.core.objects import Obj, annotations_of, is_deleting, is_hash, revision_key_of
 from leaderworkerset.core.rollout.partition import rollout_budget
 from leaderworkerset.core.rollout.revision import hash_patch, revision_patch
