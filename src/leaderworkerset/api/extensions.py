@@ -38,7 +38,7 @@ class Extension:
 
 
 # The restart count a leader incarnation claimed before its count is written, so a controller killed
-# between the two writes never counts the same failure twice (core/lifecycle/budget.py).
+# between the two writes never counts the same failure twice (core/lifecycle/restartbudget.py).
 ANNOTATION_GROUP_RESTART_CLAIM: Final = _PREFIX + "group-restart-claim"
 # Opt-in exponential back-off between recreations of the same group (core/lifecycle/backoff.py).
 ANNOTATION_RESTART_BACKOFF: Final = _PREFIX + "restart-backoff"

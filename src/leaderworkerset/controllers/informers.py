@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.lifecycle.budget import holds_budget_finalizer
+from leaderworkerset.core.lifecycle.restartbudget import holds_budget_finalizer
 from leaderworkerset.core.objects import MutableObj
 from leaderworkerset.runtime.cache import Cache
 from leaderworkerset.runtime.codecs import DictCodec

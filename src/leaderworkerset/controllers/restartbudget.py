@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.lifecycle.budget import Counts, counts_annotation_patch, parse_restart_counts
+from leaderworkerset.core.lifecycle.restartbudget import Counts, counts_annotation_patch, parse_restart_counts
 from leaderworkerset.core.objects import MutableObj, annotations_of, name_of, namespace_of, uid_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_conflict, is_not_found

@@ -14,7 +14,7 @@ from leaderworkerset.core.hashidentity import (
     group_ready_status_patch,
     remove_gate_patch,
 )
-from leaderworkerset.core.lifecycle.budget import claim_hash_count, max_group_restarts
+from leaderworkerset.core.lifecycle.restartbudget import claim_hash_count, max_group_restarts
 from leaderworkerset.core.objects import MutableObj, name_of, namespace_of, revision_key_of
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, KubeClient
 from leaderworkerset.runtime.clock import Clock

@@ -19,7 +19,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.events import record
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
-from leaderworkerset.core.lifecycle import budget, inplace, ledger
+from leaderworkerset.core.lifecycle import inplace, ledger, restartbudget
 from leaderworkerset.core.lifecycle.restart import RestartDecision
 from leaderworkerset.core.objects import (
     ControllerEvent,
@@ -81,9 +81,9 @@ class InPlaceRestarts:
             return None  # teardown and retention are the recreation path's
         state = inplace.group_state(leader)
         failure = inplace.failure_id(fresh_pod)
-        key = budget.restart_count_key(leader)
-        limit = budget.max_group_restarts(fresh_lws)
-        spent = budget.restart_counts(fresh_lws).get(key, 0) if limit is not None else None
+        key = restartbudget.restart_count_key(leader)
+        limit = restartbudget.max_group_restarts(fresh_lws)
+        spent = restartbudget.restart_counts(fresh_lws).get(key, 0) if limit is not None else None
         now = self._clock.wall()
         choice = inplace.decide(
             state, failure, name_of(fresh_pod), now=now.timestamp(),
@@ -108,7 +108,7 @@ class InPlaceRestarts:
                 self._client,
                 namespace,
                 name_of(lws),
-                lambda counts: budget.raise_count(counts, key, int(new.count or 0)),
+                lambda counts: restartbudget.raise_count(counts, key, int(new.count or 0)),
             )
         trigger = await self._classify(fresh_pod)
         when = datetime.datetime.fromtimestamp(new.last or now.timestamp(), datetime.UTC)

@@ -11,8 +11,8 @@ One reconcile of a pod key `<namespace>/<pod>`:
      revision (startup.py). Worker StatefulSets are create-only: a group changes only by being
      recreated.
 
-Bounded group recovery (maxGroupRestarts, core/lifecycle/budget.py): a recreation first consumes one unit
-of the group's budget, decided on fresh reads of the leader and the LWS; a spent budget retains the
+Bounded group recovery (maxGroupRestarts, core/lifecycle/restartbudget.py): a recreation first consumes
+one unit of the group's budget, decided on fresh reads of the leader and the LWS; a spent budget retains the
 group (exhausted leader, cleanup finalizers on every pod) until `recover=true` on the leader, a
 scale-down/rollout teardown, or the LWS going away releases it (retention.py).
 Hash identity: the group-replacement gate is lifted in FIFO order (C12) and the leader's

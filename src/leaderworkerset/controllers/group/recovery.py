@@ -1,5 +1,5 @@
 """Group recovery (spec §3.C): the restart policy decides whether a pod's failure recreates its
-group; a recreation charges the restart budget (maxGroupRestarts, core/lifecycle/budget.py),
+group; a recreation charges the restart budget (maxGroupRestarts, core/lifecycle/restartbudget.py),
 waits out the group's back-off (core/lifecycle/backoff.py), is written to the failure ledger
 (core/lifecycle/ledger.py), quarantines the nodes the ledger now implicates (opt-in,
 core/quarantine/) and then deletes the leader with Foreground propagation, exactly once per failure.
@@ -27,7 +27,7 @@ from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedErro
 from leaderworkerset.controllers.quarantine import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
-from leaderworkerset.core.lifecycle import backoff, budget, inplace, ledger
+from leaderworkerset.core.lifecycle import backoff, inplace, ledger, restartbudget
 from leaderworkerset.core.lifecycle.restart import (
     RestartAction,
     RestartDecision,
@@ -150,14 +150,14 @@ class Recovery:
         if is_exhausted(leader):
             await self._retention.terminate(fresh_lws, leader)
             return None
-        limit = budget.max_group_restarts(fresh_lws)
+        limit = restartbudget.max_group_restarts(fresh_lws)
         charge = (
-            budget.decide_budget(budget.restart_counts(fresh_lws), leader, limit)
+            restartbudget.decide_restart_budget(restartbudget.restart_counts(fresh_lws), leader, limit)
             if limit is not None
             else None
         )
         trigger = await self._classify(pod)
-        if charge is not None and charge.step is budget.BudgetStep.EXHAUST:
+        if charge is not None and charge.step is restartbudget.RestartBudgetStep.EXHAUST:
             entry = ledger.entry_for(
                 trigger, group=ledger.group_of(leader), action=ledger.Action.BUDGET_EXHAUSTED,
                 when=self._clock.wall(), leader_uid=uid_of(leader),
@@ -177,13 +177,13 @@ class Recovery:
             if not charge.claimed:
                 # Conditional on the fresh read: a concurrent change conflicts and is retried.
                 leader = await self._client.merge_patch(
-                    PODS, namespace, name_of(leader), budget.claim_patch(leader, charge.count)
+                    PODS, namespace, name_of(leader), restartbudget.claim_patch(leader, charge.count)
                 )
             await mutate_restart_counts(
                 self._client,
                 namespace,
                 name_of(lws),
-                lambda counts: budget.raise_count(counts, charge.key, charge.count),
+                lambda counts: restartbudget.raise_count(counts, charge.key, charge.count),
             )
         entry = ledger.entry_for(
             trigger, group=ledger.group_of(leader), action=ledger.Action.RECREATED, when=decided,

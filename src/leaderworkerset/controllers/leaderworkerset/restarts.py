@@ -10,9 +10,9 @@ import structlog
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
-from leaderworkerset.core.lifecycle.budget import (
-    BudgetError,
+from leaderworkerset.core.lifecycle.restartbudget import (
     Counts,
+    RestartCountsError,
     prune_hash_counts,
     prune_other_revisions,
     prune_settled_counts,
@@ -55,7 +55,7 @@ class RestartCounts(Shell):
         """Decide on the cached LWS (no read in the steady state), write on a fresh read."""
         try:
             needed = mutate(restart_counts(round_.lws))
-        except BudgetError as err:
+        except RestartCountsError as err:
             log.warning("unreadable group restart counts; left as they are", error=str(err))
             return
         if needed:

@@ -10,14 +10,14 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.lifecycle.budget import (
-    BudgetError,
-    BudgetStep,
+from leaderworkerset.core.lifecycle.restartbudget import (
     ExhaustedStep,
+    RestartBudgetStep,
+    RestartCountsError,
     budget_exceeded_event,
     claim_hash_count,
     claim_patch,
-    decide_budget,
+    decide_restart_budget,
     encode_restart_counts,
     exhaust_leader_patch,
     exhausted_leader_step,
@@ -76,7 +76,7 @@ PARSE_CASES = [
 @pytest.mark.parametrize("case", PARSE_CASES)
 def test_parse_restart_counts(case: ParseCase) -> None:
     if case.want_error:
-        with pytest.raises(BudgetError, match=case.want_error):
+        with pytest.raises(RestartCountsError, match=case.want_error):
             parse_restart_counts(case.raw)
     else:
         assert parse_restart_counts(case.raw) == case.want
@@ -103,7 +103,7 @@ class BudgetCase:
     counts: dict[str, int]
     limit: int
     claim: str | None = None
-    want_step: BudgetStep = BudgetStep.CONSUME
+    want_step: RestartBudgetStep = RestartBudgetStep.CONSUME
     want_count: int = 1
     want_claimed: bool = False
 
@@ -112,10 +112,11 @@ BUDGET_CASES = [
     pytest.param(BudgetCase({}, 2), id="first failure consumes 1"),
     pytest.param(BudgetCase({"rev/0": 1}, 2, want_count=2), id="second failure consumes 2"),
     pytest.param(
-        BudgetCase({"rev/0": 2}, 2, want_step=BudgetStep.EXHAUST, want_count=2), id="limit reached exhausts"
+        BudgetCase({"rev/0": 2}, 2, want_step=RestartBudgetStep.EXHAUST, want_count=2),
+        id="limit reached exhausts",
     ),
     pytest.param(
-        BudgetCase({}, 0, want_step=BudgetStep.EXHAUST, want_count=0),
+        BudgetCase({}, 0, want_step=RestartBudgetStep.EXHAUST, want_count=0),
         id="zero budget: first failure exhausts",
     ),
     pytest.param(BudgetCase({"rev/1": 5}, 1), id="another group's count does not matter"),
@@ -133,9 +134,9 @@ BUDGET_CASES = [
 
 
 @pytest.mark.parametrize("case", BUDGET_CASES)
-def test_decide_budget(case: BudgetCase) -> None:
+def test_decide_restart_budget(case: BudgetCase) -> None:
     annotations = {ext.ANNOTATION_GROUP_RESTART_CLAIM: case.claim} if case.claim is not None else None
-    decision = decide_budget(case.counts, leader(annotations=annotations), case.limit)
+    decision = decide_restart_budget(case.counts, leader(annotations=annotations), case.limit)
     assert (decision.step, decision.count, decision.claimed) == (
         case.want_step,
         case.want_count,

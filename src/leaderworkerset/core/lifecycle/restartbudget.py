@@ -52,7 +52,7 @@ Counts = dict[str, int]
 _TRUE = "true"
 
 
-class BudgetError(ValueError):
+class RestartCountsError(ValueError):
     """The stored restart counts cannot be read (a reconcile error, like upstream's)."""
 
 
@@ -66,15 +66,15 @@ def parse_restart_counts(raw: str) -> Counts:
     try:
         decoded = json.loads(raw)
     except ValueError as err:
-        raise BudgetError(f"invalid group restart counts: {err}") from err
+        raise RestartCountsError(f"invalid group restart counts: {err}") from err
     if not isinstance(decoded, dict):
-        raise BudgetError("invalid group restart counts: expected a JSON object")
+        raise RestartCountsError("invalid group restart counts: expected a JSON object")
     counts: Counts = {}
     for key, value in decoded.items():
         if isinstance(value, bool) or not isinstance(value, int):
-            raise BudgetError(f"invalid group restart count for group {key!r}: must be an integer")
+            raise RestartCountsError(f"invalid group restart count for group {key!r}: must be an integer")
         if value < 0:
-            raise BudgetError(f"invalid group restart count for group {key!r}: must be non-negative")
+            raise RestartCountsError(f"invalid group restart count for group {key!r}: must be non-negative")
         counts[str(key)] = value
     return counts
 
@@ -137,14 +137,14 @@ def counts_annotation_patch(counts: Mapping[str, int]) -> dict[str, str | None]:
 # --- the decision for one group failure -------------------------------------------------------------
 
 
-class BudgetStep(enum.Enum):
+class RestartBudgetStep(enum.Enum):
     CONSUME = "consume"  # write the count, then delete the leader (recreate the group)
     EXHAUST = "exhaust"  # the budget is spent: retain the group, stop recovering it
 
 
 @dataclass(frozen=True)
-class BudgetDecision:
-    step: BudgetStep
+class RestartBudgetDecision:
+    step: RestartBudgetStep
     key: str
     count: int  # the value to write for CONSUME (already claimed when `claimed`)
     claimed: bool  # the leader already records this claim (a retry after a crash)
@@ -162,17 +162,17 @@ def leader_claim(leader: Obj) -> int | None:
     return value if value > 0 else None
 
 
-def decide_budget(counts: Mapping[str, int], leader: Obj, limit: int) -> BudgetDecision:
+def decide_restart_budget(counts: Mapping[str, int], leader: Obj, limit: int) -> RestartBudgetDecision:
     """Consume one restart or exhaust the group, from the *fresh* counts and leader."""
     key = restart_count_key(leader)
     claim = leader_claim(leader)
     if claim is not None:
         # Decided before a crash or a failed write: finish that, never count twice.
-        return BudgetDecision(BudgetStep.CONSUME, key, claim, claimed=True)
+        return RestartBudgetDecision(RestartBudgetStep.CONSUME, key, claim, claimed=True)
     count = counts.get(key, 0)
     if count >= limit:
-        return BudgetDecision(BudgetStep.EXHAUST, key, count, claimed=False)
-    return BudgetDecision(BudgetStep.CONSUME, key, count + 1, claimed=False)
+        return RestartBudgetDecision(RestartBudgetStep.EXHAUST, key, count, claimed=False)
+    return RestartBudgetDecision(RestartBudgetStep.CONSUME, key, count + 1, claimed=False)
 
 
 def claim_patch(leader: Obj, count: int) -> dict[str, Any]:
