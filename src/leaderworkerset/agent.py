@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-# Must equal core.lifecycle.inplace.AGENT_EXIT_CODE (a unit test holds them together).
+# Must equal core.lifecycle.inplacerestart.AGENT_EXIT_CODE (a unit test holds them together).
 EXIT_RESTART = 88
 POLL_SECONDS = 0.2
 

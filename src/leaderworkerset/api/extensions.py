@@ -134,7 +134,7 @@ LABEL_GROUP_DISRUPTION_BUDGET: Final = _PREFIX + "group-disruption-budget"
 ANNOTATION_DRAIN_PENDING_PODS: Final = _PREFIX + "drain-pending-pods"
 CONDITION_DISRUPTION_BUDGET_INVALID: Final = "DisruptionBudgetInvalid"
 EVENT_INVALID_DISRUPTION_BUDGET: Final = "InvalidDisruptionBudget"
-# In-place group restart (core/lifecycle/inplace.py, docs/in-place-restart.md): with
+# In-place group restart (core/lifecycle/inplacerestart.py, docs/in-place-restart.md): with
 # `RecreateGroupOnPodRestart`, a failed container restarts every container of its group where it stands
 # (the kubelet's RestartAllContainers rule) instead of recreating the group.
 ANNOTATION_RESTART_STRATEGY: Final = _PREFIX + "restart-strategy"

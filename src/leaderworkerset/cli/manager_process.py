@@ -17,7 +17,7 @@ import structlog
 from leaderworkerset.api import config as api_config
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.disaggregatedset.setup import require_ds_api
-from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.scheduling import require_provider_api
 from leaderworkerset.controllers.setup import register_controllers
 from leaderworkerset.runtime import settings as runtime_settings
@@ -62,10 +62,10 @@ def manager_options(settings: Settings) -> ManagerOptions:
 
 def _restart_support(
     mgr: Manager, client: KubeClient, probe: RestartAllContainersProbe, *, probed: bool
-) -> RestartSupport:
+) -> InPlaceRestartSupport:
     """What the controllers know of the in-place restart's prerequisites; `probed`: the webhooks
     of this process refresh the probe, else a runnable of its own does."""
-    support = RestartSupport(unsupported=probe.answer, agent_image=ext.restart_agent_image(os.environ))
+    support = InPlaceRestartSupport(unsupported=probe.answer, agent_image=ext.restart_agent_image(os.environ))
     probe.on_change(support.changed)
     if not probed:
 

@@ -10,7 +10,7 @@ from leaderworkerset.controllers import disaggregatedset, disruptionbudget, grou
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.informers import SharedInformers, shared_informers
 from leaderworkerset.controllers.leaderworkerset import setup as lws_setup
-from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.scheduling import SchedulerProvider, new_provider
 from leaderworkerset.runtime.controller import Controller
 from leaderworkerset.runtime.manager import Manager
@@ -25,7 +25,7 @@ class RegisteredControllers:
     disaggregatedset: Controller | None = None
     ds_informers: DisaggregatedSetInformers | None = None
     registry: CollectorRegistry | None = None  # the manager's metrics (tests read the group metrics)
-    restart_support: RestartSupport | None = None  # what the in-place restart needs (CLI-wired)
+    restart_support: InPlaceRestartSupport | None = None  # what the in-place restart needs (CLI-wired)
 
 
 def register_controllers(
@@ -37,7 +37,7 @@ def register_controllers(
     enable_leaderworkerset: bool = True,
     enable_disaggregatedset: bool = True,
     failure_ledger: bool = True,
-    restart_support: RestartSupport | None = None,
+    restart_support: InPlaceRestartSupport | None = None,
 ) -> RegisteredControllers:
     """Declare the caches and add the LWS and pod controllers (recorder `leaderworkerset`) and the
     DisaggregatedSet controller (recorder `disaggregatedset`) to `manager`.

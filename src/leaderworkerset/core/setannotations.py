@@ -21,7 +21,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.quarantine import policy as quarantine
 from leaderworkerset.core.rollout import inplaceupdate, surgefallback
@@ -83,7 +83,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     SetAnnotationRule(
         key=ext.ANNOTATION_RESTART_STRATEGY,
         kinds=frozenset({c.LWS_KIND}),
-        problem=inplace.strategy_problem,
+        problem=inplacerestart.restart_strategy_problem,
         condition=ext.CONDITION_RESTART_STRATEGY_INVALID,
         event_reason=ext.EVENT_INVALID_RESTART_STRATEGY,
         ignored="failed groups are recreated (as upstream)",

@@ -1,4 +1,4 @@
-"""In-place group restart in admission (core/lifecycle/inplace.py, docs/in-place-restart.md).
+"""In-place group restart in admission (core/lifecycle/inplacerestart.py, docs/in-place-restart.md).
 
 * `RestartAllContainersProbe`: whether the cluster keeps and accepts a `RestartAllContainers`
   container-restart rule, asked with a server-side dry-run create of a StatefulSet (the manager may
@@ -22,7 +22,7 @@ import structlog
 
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.gocompat import fielderrors as v
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.objects import MutableObj, annotations_of
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
@@ -42,7 +42,7 @@ SupportProbe = Callable[[], str | None]
 def _probe_statefulset() -> MutableObj:
     labels = {"app.kubernetes.io/name": "lws-restart-all-containers-probe"}
     container = {"name": "probe", "image": "probe.invalid/none:0"}
-    inplace.equip_pod({"spec": {"containers": [container]}}, "probe.invalid/none:0")
+    inplacerestart.equip_pod({"spec": {"containers": [container]}}, "probe.invalid/none:0")
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -119,14 +119,16 @@ def validate_support(
 ) -> list[v.FieldError]:
     """Refuse a new or changed InPlace strategy where the cluster cannot restart containers in place."""
     value = annotations_of(new).get(ext.ANNOTATION_RESTART_STRATEGY)
-    if value != inplace.IN_PLACE or probe is None:
+    if value != inplacerestart.IN_PLACE or probe is None:
         return []
     if old is not None and annotations_of(old).get(ext.ANNOTATION_RESTART_STRATEGY) == value:
         return []  # already admitted: an unrelated update is not refused
     reason = probe()
     if reason is None:
         return []
-    return [v.invalid(PATH, v.go_quote(value), inplace.unsupported_message(reason), "restart-strategy")]
+    return [
+        v.invalid(PATH, v.go_quote(value), inplacerestart.unsupported_message(reason), "restart-strategy")
+    ]
 
 
 def equip(
@@ -137,5 +139,5 @@ def equip(
     the group, and says why)."""
     if annotations is None or image is None:
         return
-    if annotations(namespace, set_name).get(ext.ANNOTATION_RESTART_STRATEGY) == inplace.IN_PLACE:
-        inplace.equip_pod(pod, image)
+    if annotations(namespace, set_name).get(ext.ANNOTATION_RESTART_STRATEGY) == inplacerestart.IN_PLACE:
+        inplacerestart.equip_pod(pod, image)

@@ -16,7 +16,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, NAMESPACES, NODES, PODS, STATEFULSETS
 from tests.e2e.install.conftest import InstallEnv, started, stopped
@@ -63,7 +63,7 @@ async def test_after_an_in_place_restart_upstream_recreates_that_group_once_and_
         lws = (
             LeaderWorkerSetBuilder(NS, NAME).replicas(2).size(2)
             .restart_policy(c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
-            .annotation(ext.ANNOTATION_RESTART_STRATEGY, inplace.IN_PLACE).obj()
+            .annotation(ext.ANNOTATION_RESTART_STRATEGY, inplacerestart.IN_PLACE).obj()
         )  # fmt: skip
         # The scheduler places a pod with a RestartAllContainers rule only on a node that declares the
         # feature (Node Declared Features, GA in 1.37): a real kubelet does, kwok's nodes play it.
@@ -74,7 +74,7 @@ async def test_after_an_in_place_restart_upstream_recreates_that_group_once_and_
         await expect_groups_available(api, NS, 2, name=NAME)
         pods = await api.list(PODS, NS)
         assert len(pods) == 4
-        assert all(inplace.equipped(p) for p in pods)
+        assert all(inplacerestart.equipped(p) for p in pods)
         before_uids, before_templates = await _uids(api), await _templates(api)
 
         # Group 0 restarts in place: the worker's restart-all, then the leader's (its agent's).
@@ -88,7 +88,7 @@ async def test_after_an_in_place_restart_upstream_recreates_that_group_once_and_
         await kubelet.crash_container(api, NS, f"{NAME}-0", exit_code=137, reason="RestartingAllContainers")
 
         async def settled() -> bool:
-            return inplace.group_state(await api.get(PODS, NS, f"{NAME}-0")).settled
+            return inplacerestart.in_place_restart_state(await api.get(PODS, NS, f"{NAME}-0")).settled
 
         await eventually(settled, timeout=LONG_TIMEOUT)
         assert await _uids(api) == before_uids

@@ -17,7 +17,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 from tests.e2e.realnodes.test_failures import group_zero, ledger, ready_group
@@ -35,7 +35,9 @@ def _set(ns: str, name: str, *, in_place: bool) -> Obj:
     lws = probe_lws(ns, name, replicas=1, size=SIZE)
     lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] = c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART
     if in_place:
-        lws["metadata"].setdefault("annotations", {})[ext.ANNOTATION_RESTART_STRATEGY] = inplace.IN_PLACE
+        lws["metadata"].setdefault("annotations", {})[ext.ANNOTATION_RESTART_STRATEGY] = (
+            inplacerestart.IN_PLACE
+        )
     return lws
 
 
@@ -44,7 +46,7 @@ def _where(group: dict[str, Obj]) -> dict[str, tuple[str, str, str]]:
 
 
 def _restarts(pod: Obj) -> int:
-    return inplace.pod_restarts(pod)
+    return inplacerestart.pod_restarts(pod)
 
 
 def _agent_rss_kib() -> list[int]:
@@ -67,8 +69,8 @@ async def test_a_worker_failure_restarts_every_container_of_its_group_in_place(
     await real_api.create(LEADERWORKERSETS, _set(real_ns, "inplace", in_place=True))
     before = await ready_group(real_api, real_ns, "inplace", SIZE)
     for pod in before.values():  # the pod webhook equipped every pod
-        assert inplace.equipped(pod)
-        assert pod["spec"]["initContainers"][0]["name"] == inplace.AGENT_CONTAINER
+        assert inplacerestart.equipped(pod)
+        assert pod["spec"]["initContainers"][0]["name"] == inplacerestart.AGENT_CONTAINER
     rss = _agent_rss_kib()
 
     started, wall = time.monotonic(), time.time()
@@ -92,9 +94,9 @@ async def test_a_worker_failure_restarts_every_container_of_its_group_in_place(
     assert counts["2"] in (1, 2)
 
     async def counted_once() -> (
-        inplace.GroupState
+        inplacerestart.InPlaceRestartState
     ):  # the leader's books: one restart, the extra exits absorbed
-        state = inplace.group_state((await group_zero(real_api, real_ns, "inplace"))["0"])
+        state = inplacerestart.in_place_restart_state((await group_zero(real_api, real_ns, "inplace"))["0"])
         assert (state.epoch, state.streak, state.absorbed) == (1, 1, sum(counts.values()) - SIZE), state
         return state
 
@@ -131,7 +133,7 @@ async def test_the_same_failure_recreates_the_group_without_the_annotation(
 ) -> None:
     await real_api.create(LEADERWORKERSETS, _set(real_ns, "recreate", in_place=False))
     before = await ready_group(real_api, real_ns, "recreate", SIZE)
-    assert not any(inplace.equipped(p) for p in before.values())
+    assert not any(inplacerestart.equipped(p) for p in before.values())
 
     started = time.monotonic()
     pod_http(before["1"]["status"]["podIP"], "/exit", method="POST")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lightkube import AsyncClient
 
-from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster.cluster import LocalCluster
@@ -42,7 +42,7 @@ async def lws_controllers(
     _record_writes(client)
     # What in-place restarts need is there (tests flip it): as a manager with an agent image on a
     # cluster that supports RestartAllContainers.
-    support = RestartSupport(agent_image=AGENT_IMAGE)
+    support = InPlaceRestartSupport(agent_image=AGENT_IMAGE)
     async with running_controllers(
         apiserver_cluster, client=client, enable_disaggregatedset=False, restart_support=support
     ) as registered:

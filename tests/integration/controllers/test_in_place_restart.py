@@ -18,7 +18,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.setup import RegisteredControllers
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.lifecycle.ledger import ledger_name
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import CONFIGMAPS, LEADERWORKERSETS, PODS
@@ -40,7 +40,7 @@ def _in_place_set(ns: str, *, budget: int | None = 5) -> Obj:
         .replicas(1)
         .size(3)
         .restart_policy(c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
-        .annotation(ext.ANNOTATION_RESTART_STRATEGY, inplace.IN_PLACE)
+        .annotation(ext.ANNOTATION_RESTART_STRATEGY, inplacerestart.IN_PLACE)
     )
     if budget is not None:
         builder = builder.max_group_restarts(budget)
@@ -56,7 +56,9 @@ async def _start_group(api: KubeClient, ns: str, lws: Obj, *, equipped: bool = T
     names = [p["metadata"]["name"] for p in (leader, *workers)]
     for name in names:
         if equipped:  # what the pod webhook does to a new pod of the set
-            patch = {"metadata": {"annotations": {ext.ANNOTATION_RESTART_AGENT: inplace.AGENT_CONTAINER}}}
+            patch = {
+                "metadata": {"annotations": {ext.ANNOTATION_RESTART_AGENT: inplacerestart.AGENT_CONTAINER}}
+            }
             await api.merge_patch(PODS, ns, name, patch)
         await kubelet.set_pod_started_and_ready(api, ns, name)
     return names
@@ -85,11 +87,13 @@ async def _restart_counts(api: KubeClient, ns: str) -> dict[str, int]:
     return dict(json.loads(raw))
 
 
-async def _expect_epoch(api: KubeClient, ns: str, epoch: int, origin: str) -> inplace.GroupState:
+async def _expect_epoch(
+    api: KubeClient, ns: str, epoch: int, origin: str
+) -> inplacerestart.InPlaceRestartState:
     """Every pod of the group knows the epoch; the others are ordered to restart, the origin is not."""
 
-    async def told() -> inplace.GroupState:
-        state = inplace.group_state(await api.get(PODS, ns, LEADER))
+    async def told() -> inplacerestart.InPlaceRestartState:
+        state = inplacerestart.in_place_restart_state(await api.get(PODS, ns, LEADER))
         assert (state.epoch, state.origin) == (epoch, origin), state
         for name in (LEADER, FAILED, OTHER):
             annotations = await _annotations(api, ns, name)
@@ -143,7 +147,7 @@ async def test_a_worker_failure_restarts_its_group_in_place_counted_once(
     await _restart_all(api, ns, FAILED)
 
     async def absorbed() -> bool:
-        state = inplace.group_state(await api.get(PODS, ns, LEADER))
+        state = inplacerestart.in_place_restart_state(await api.get(PODS, ns, LEADER))
         assert (state.epoch, state.absorbed, state.settled) == (1, 1, False), state
         assert (await _annotations(api, ns, FAILED)).get(ext.ANNOTATION_RESTARTS_SEEN) == "2"
         return True
@@ -152,14 +156,14 @@ async def test_a_worker_failure_restarts_its_group_in_place_counted_once(
     await _agents_restart(api, ns, FAILED)
 
     async def settled() -> bool:
-        return inplace.group_state(await api.get(PODS, ns, LEADER)).settled
+        return inplacerestart.in_place_restart_state(await api.get(PODS, ns, LEADER)).settled
 
     await eventually(settled)  # every pod Ready again, every restart accounted
 
     async def nothing_more() -> bool:
         assert len(await _entries(api, ns)) == 1
         assert list((await _restart_counts(api, ns)).values()) == [1]
-        assert inplace.group_state(await api.get(PODS, ns, LEADER)).epoch == 1
+        assert inplacerestart.in_place_restart_state(await api.get(PODS, ns, LEADER)).epoch == 1
         for name, uid in uids.items():
             pod = await api.get(PODS, ns, name)
             assert pod["metadata"]["uid"] == uid
@@ -189,7 +193,7 @@ async def test_a_group_that_keeps_failing_in_place_is_recreated_after_the_bound(
     api: KubeClient, ns: str, lws_controllers: RegisteredControllers
 ) -> None:
     await _start_group(api, ns, _in_place_set(ns))
-    for epoch in range(1, inplace.FALLBACK_AFTER + 1):
+    for epoch in range(1, inplacerestart.FALLBACK_AFTER + 1):
         origin = FAILED if epoch % 2 else OTHER
         await _restart_all(api, ns, origin)
         await _expect_epoch(api, ns, epoch, origin)
@@ -199,10 +203,12 @@ async def test_a_group_that_keeps_failing_in_place_is_recreated_after_the_bound(
     await _restart_all(api, ns, FAILED)  # one failure too many
     await expect.expect_pod_deleting(api, ns, LEADER)
     await _expect_warning(api, ns, ext.EVENT_IN_PLACE_RESTART_FALLBACK, "3 in-place restarts in a row")
-    entries = await eventually(lambda: _n_entries(api, ns, inplace.FALLBACK_AFTER + 1))
-    assert [e["action"] for e in entries] == ["restarted-in-place"] * inplace.FALLBACK_AFTER + ["recreated"]
+    entries = await eventually(lambda: _n_entries(api, ns, inplacerestart.FALLBACK_AFTER + 1))
+    assert [e["action"] for e in entries] == ["restarted-in-place"] * inplacerestart.FALLBACK_AFTER + [
+        "recreated"
+    ]
     # Every failure charged the budget once, the in-place ones and the recreation.
-    assert list((await _restart_counts(api, ns)).values()) == [inplace.FALLBACK_AFTER + 1]
+    assert list((await _restart_counts(api, ns)).values()) == [inplacerestart.FALLBACK_AFTER + 1]
 
 
 async def _n_entries(api: KubeClient, ns: str, count: int) -> list[Obj]:
@@ -273,11 +279,11 @@ async def test_a_claim_left_by_a_killed_controller_is_finished_not_counted_again
     failed = await api.get(PODS, ns, FAILED)
     # What a controller killed right after its claim leaves: the leader names this very failure (the
     # pod's first restart) with its budget count, and nothing else was written.
-    claim = inplace.GroupState(
+    claim = inplacerestart.InPlaceRestartState(
         epoch=1, streak=1, last=1.0, failure=f"{failed['metadata']['uid']}/1", origin=FAILED, count=1
     )
     leader = await api.get(PODS, ns, LEADER)
-    await api.merge_patch(PODS, ns, LEADER, inplace.state_patch(leader, claim))
+    await api.merge_patch(PODS, ns, LEADER, inplacerestart.state_patch(leader, claim))
     await _restart_all(api, ns, FAILED)
 
     state = await _expect_epoch(api, ns, 1, FAILED)

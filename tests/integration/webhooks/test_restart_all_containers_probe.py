@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import PODS, STATEFULSETS
@@ -45,11 +45,11 @@ async def test_an_equipped_pod_is_stored_with_its_rules_and_agent(
         "metadata": {"name": "p", "namespace": ns},
         "spec": probe_pod_spec(),
     }
-    inplace.equip_pod(pod, "lws.local/lws-python:v0")
+    inplacerestart.equip_pod(pod, "lws.local/lws-python:v0")
     stored = await api.create(PODS, pod)
-    assert inplace.equipped(stored)
+    assert inplacerestart.equipped(stored)
     agent, *_ = stored["spec"]["initContainers"]
-    assert agent["name"] == inplace.AGENT_CONTAINER
+    assert agent["name"] == inplacerestart.AGENT_CONTAINER
     assert agent["restartPolicyRules"] == pod["spec"]["initContainers"][0]["restartPolicyRules"]
     for container in stored["spec"]["containers"]:
         assert container["restartPolicyRules"][-1]["action"] == "RestartAllContainers"

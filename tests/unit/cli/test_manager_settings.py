@@ -11,7 +11,7 @@ from leaderworkerset.api import config as api_config
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.cli import manager, manager_process
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.runtime.client import ClientOptions
 from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
@@ -240,7 +240,7 @@ async def test_the_controllers_learn_the_restart_probes_answer_and_the_agent_ima
     support = manager_process._restart_support(mgr, _DroppingServer(), probe, probed=probed)  # type: ignore[arg-type]
     woken: list[str | None] = []
     support.on_change(lambda: woken.append(support.prerequisites().unsupported))
-    assert support.prerequisites() == inplace.Prerequisites(unsupported=None, agent_image=True)
+    assert support.prerequisites() == inplacerestart.Prerequisites(unsupported=None, agent_image=True)
     await probe.refresh(_DroppingServer())  # type: ignore[arg-type]
     assert woken == ["the API server drops container restart rules"]
     # Without webhooks in this process, a runnable of its own keeps the answer fresh.

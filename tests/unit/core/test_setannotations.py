@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.desired.statuswrite import annotation_status
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.rollout.surgefallback import fallback_seconds
 from leaderworkerset.core.setannotations import RULES, annotation_errors, flag_checks
 from tests.support.builders import cached_lws
@@ -47,7 +47,7 @@ def test_a_bad_value_is_flagged_once_ignored_and_cleared_when_fixed() -> None:
 
 def test_a_set_without_our_annotations_is_never_written() -> None:
     assert annotation_status(cached_lws().obj(), NOW) is None
-    unsupported = inplace.Prerequisites(unsupported="no", agent_image=False)
+    unsupported = inplacerestart.Prerequisites(unsupported="no", agent_image=False)
     assert annotation_status(cached_lws().obj(), NOW, unsupported) is None
 
 
@@ -55,11 +55,11 @@ def test_an_in_place_restart_the_manager_cannot_honour_is_flagged_until_it_can()
     lws = (
         cached_lws()
         .restart_policy(c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
-        .annotation(ext.ANNOTATION_RESTART_STRATEGY, inplace.IN_PLACE)
+        .annotation(ext.ANNOTATION_RESTART_STRATEGY, inplacerestart.IN_PLACE)
         .obj()
     )
     assert annotation_status(lws, NOW) is None  # nothing missing: never written
-    flagged = annotation_status(lws, NOW, inplace.Prerequisites(agent_image=False))
+    flagged = annotation_status(lws, NOW, inplacerestart.Prerequisites(agent_image=False))
     assert flagged is not None
     status, events = flagged
     [condition] = status["conditions"]
@@ -73,8 +73,12 @@ def test_an_in_place_restart_the_manager_cannot_honour_is_flagged_until_it_can()
         (c.EVENT_TYPE_WARNING, ext.EVENT_IN_PLACE_RESTART_UNAVAILABLE)
     ]
     flagged_lws = {**lws, "status": status}
-    assert annotation_status(flagged_lws, NOW, inplace.Prerequisites(agent_image=False)) is None  # said once
-    moved = annotation_status(flagged_lws, NOW, inplace.Prerequisites(unsupported="the API server drops it"))
+    assert (
+        annotation_status(flagged_lws, NOW, inplacerestart.Prerequisites(agent_image=False)) is None
+    )  # said once
+    moved = annotation_status(
+        flagged_lws, NOW, inplacerestart.Prerequisites(unsupported="the API server drops it")
+    )
     assert moved is not None
     assert moved[0]["conditions"][0]["reason"] == ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED
     assert annotation_status(flagged_lws, NOW) == ({}, [])  # resolved: cleared

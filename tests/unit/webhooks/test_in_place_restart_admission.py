@@ -10,7 +10,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.webhooks.admission import WebhookOptions, review
 from leaderworkerset.webhooks.inplacerestart import kept_rule
 from tests.support.builders import leader, lws, worker
@@ -20,7 +20,7 @@ Obj = dict[str, Any]
 UNSUPPORTED = "the API server drops container restart rules"
 
 
-def _in_place(value: str = inplace.IN_PLACE) -> Obj:
+def _in_place(value: str = inplacerestart.IN_PLACE) -> Obj:
     return (
         lws()
         .restart_policy(c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
@@ -106,16 +106,16 @@ def test_the_pod_webhook_equips_pods_of_in_place_sets(
     body["request"]["namespace"] = "team-a"
     options = WebhookOptions(token_source=lambda: "t", set_annotations=view, restart_agent_image=image)
     result = patched(original, review(c.WEBHOOK_PATH_MUTATE_POD, body, options)["response"])
-    assert inplace.equipped(result) is equipped
+    assert inplacerestart.equipped(result) is equipped
     assert asked == ([("team-a", "test-sample")] if image else [])
     init = [ctr["name"] for ctr in result["spec"].get("initContainers") or []]
-    assert (inplace.AGENT_CONTAINER in init) is equipped
+    assert (inplacerestart.AGENT_CONTAINER in init) is equipped
     assert result["metadata"]["labels"][c.LABEL_SET_NAME] == "test-sample"  # the usual mutation too
 
 
 def test_kept_rule_reads_the_dry_run_answer() -> None:
     container = {"name": "a"}
-    inplace.equip_pod({"spec": {"containers": [container]}}, "img")
+    inplacerestart.equip_pod({"spec": {"containers": [container]}}, "img")
     kept = {"spec": {"template": {"spec": {"containers": [container]}}}}
     dropped = {"spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}
     assert kept_rule(kept) is True

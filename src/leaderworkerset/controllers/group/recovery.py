@@ -17,7 +17,7 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, record
-from leaderworkerset.controllers.group.inplace import InPlaceRestarts
+from leaderworkerset.controllers.group.inplacerestart import InPlaceRestarts
 from leaderworkerset.controllers.group.leaders import LeaderDeletions
 from leaderworkerset.controllers.group.observe import GroupObserver
 from leaderworkerset.controllers.group.reads import lws_of
@@ -27,7 +27,7 @@ from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedErro
 from leaderworkerset.controllers.quarantine import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
-from leaderworkerset.core.lifecycle import backoff, inplace, ledger, restartbudget
+from leaderworkerset.core.lifecycle import backoff, inplacerestart, ledger, restartbudget
 from leaderworkerset.core.lifecycle.restart import (
     RestartAction,
     RestartDecision,
@@ -85,7 +85,7 @@ class Recovery:
         self._retention = retention
         self._observer = observer
         self._quarantine = quarantine
-        self._in_place = InPlaceRestarts(
+        self._in_place_restarts = InPlaceRestarts(
             client,
             recorder,
             clock,
@@ -117,9 +117,13 @@ class Recovery:
             leader=self._informers.pod(namespace, lookup.leader_name),
             owner_statefulset=owner_sts,
         )
-        if decision.action is RestartAction.DELETE_LEADER and inplace.opted_in(lws) and not is_deleting(pod):
+        if (
+            decision.action is RestartAction.DELETE_LEADER
+            and inplacerestart.wants_in_place_restart(lws)
+            and not is_deleting(pod)
+        ):
             # A live pod's restart: in place when it can be (a deletion always recreates the group).
-            stop = await self._in_place.handle(lws, pod, decision, list(group_pods))
+            stop = await self._in_place_restarts.handle(lws, pod, decision, list(group_pods))
             if stop is not None:
                 return RestartOutcome(stop=stop)
         wait = None

@@ -7,10 +7,10 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.children import Children
 from leaderworkerset.controllers.leaderworkerset.hash import LeaderDeployments
 from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts
-from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
 from leaderworkerset.controllers.leaderworkerset.round import Round
@@ -44,7 +44,7 @@ class LeaderWorkerSetReconciler:
         rollout_metrics: RolloutMetrics | None = None,
         condition_metrics: ConditionMetrics | None = None,
         quarantine_metrics: QuarantineMetrics | None = None,
-        restart_support: RestartSupport | None = None,
+        restart_support: InPlaceRestartSupport | None = None,
     ) -> None:
         self._informers = informers
         self._recorder = recorder

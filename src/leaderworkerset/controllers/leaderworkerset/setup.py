@@ -8,8 +8,8 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
-from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
@@ -18,7 +18,7 @@ from leaderworkerset.controllers.wakeups import (
     set_pod_update_matters,
     set_statefulset_update_matters,
 )
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.objects import name_of, namespace_of
 from leaderworkerset.runtime.controller import (
     Controller,
@@ -73,7 +73,7 @@ def _scheduled_pod_deletions(controller: Controller) -> FuncHandler[Pod]:
 def _requeue_in_place_restart_sets(controller: Controller, informers: SharedInformers) -> None:
     """Every cached set that asks for in-place restarts looks at its prerequisites again."""
     for lws in informers.lws.store.list():
-        if inplace.opted_in(lws):
+        if inplacerestart.wants_in_place_restart(lws):
             controller.queue.add(ObjectKey(namespace_of(lws), name_of(lws)))
 
 
@@ -83,7 +83,7 @@ def setup(
     *,
     max_concurrent: int = DEFAULT_MAX_CONCURRENT,
     provider: SchedulerProvider | None = None,
-    restart_support: RestartSupport | None = None,
+    restart_support: InPlaceRestartSupport | None = None,
 ) -> Controller:
     """Create the LWS controller, declare its watches and add it to the manager.
 

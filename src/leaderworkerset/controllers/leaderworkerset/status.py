@@ -17,7 +17,7 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, lws_ref, record
-from leaderworkerset.controllers.leaderworkerset.restartsupport import RestartSupport
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
@@ -41,7 +41,7 @@ class StatusWriter(Shell):
     # status PUTs answered 409 in a 250-group create).
     memo: WriteMemo = field(default_factory=WriteMemo)
     # In-place group restart's prerequisites, when this manager knows them (the CLI wires them).
-    restart_support: RestartSupport | None = None
+    restart_support: InPlaceRestartSupport | None = None
 
     # ----- contributions: each step says what it wants in the status ------------------------------
     def flag_annotations(self, round_: Round) -> bool:

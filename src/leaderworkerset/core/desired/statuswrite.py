@@ -22,7 +22,7 @@ from leaderworkerset.core.conditions import (
     invalid_annotation_conditions,
     invalid_spec_conditions,
 )
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
@@ -31,7 +31,7 @@ from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl,
 from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
 
 Status = dict[str, Any]
-NO_MISSING_PREREQUISITES = inplace.Prerequisites()
+NO_MISSING_PREREQUISITES = inplacerestart.Prerequisites()
 
 
 def status_of(lws: Obj) -> Status:
@@ -49,7 +49,7 @@ def write_body(lws: Obj) -> dict[str, Any]:
 
 
 def annotation_status(
-    lws: Obj, now: datetime, restart: inplace.Prerequisites = NO_MISSING_PREREQUISITES
+    lws: Obj, now: datetime, restart: inplacerestart.Prerequisites = NO_MISSING_PREREQUISITES
 ) -> tuple[Status, list[ControllerEvent]] | None:
     """Each of our annotations whose value cannot be used (restart back-off, not-ready events, and
     the set-annotation table's: surge fallback, disruption budget, node quarantine) or cannot be
@@ -72,7 +72,7 @@ def annotation_status(
         _taint_refusal(lws),
     ]
     reasons = {ext.CONDITION_QUARANTINE_TAINT_REFUSED: ext.REASON_NODE_PATCH_FORBIDDEN}
-    unavailable = inplace.unavailable(lws, restart)
+    unavailable = inplacerestart.unavailable(lws, restart)
     if unavailable is None:
         checks.append((ext.CONDITION_IN_PLACE_RESTART_UNAVAILABLE, None, None))
     else:

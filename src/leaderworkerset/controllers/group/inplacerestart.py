@@ -1,4 +1,4 @@
-"""In-place group restart (core/lifecycle/inplace.py): the writes behind one decision.
+"""In-place group restart (core/lifecycle/inplacerestart.py): the writes behind one decision.
 
 For a set with `leaderworkerset.dev/restart-strategy: InPlace`, a restart of a live pod of a group is
 either one the controller ordered (accounted, nothing else) or a failure: the group's state on the
@@ -19,7 +19,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.events import record
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts, patch_pod
-from leaderworkerset.core.lifecycle import inplace, ledger, restartbudget
+from leaderworkerset.core.lifecycle import inplacerestart, ledger, restartbudget
 from leaderworkerset.core.lifecycle.restart import RestartDecision
 from leaderworkerset.core.objects import (
     ControllerEvent,
@@ -54,13 +54,13 @@ class InPlaceRestarts:
     ) -> bool | None:
         """Whether the pod's reconcile stops here (False: carry on as for a healthy pod); None:
         recreate the group instead."""
-        kind = inplace.classify(pod)
-        if kind is not inplace.PodRestart.FAILURE:
-            if kind is inplace.PodRestart.ORDERED:
+        kind = inplacerestart.classify_pod_restart(pod)
+        if kind is not inplacerestart.PodRestart.FAILURE:
+            if kind is inplacerestart.PodRestart.ORDERED:
                 await patch_pod(self._client, pod, _account)
             await self._settle(lws, decision, group_pods)
             return False
-        missing = inplace.unequipped(group_pods)
+        missing = inplacerestart.unequipped(group_pods)
         if missing:
             self._fallback(lws, pod, f"pods {', '.join(missing)} have no restart agent (admitted without it)")
             return None
@@ -75,31 +75,39 @@ class InPlaceRestarts:
         fresh_lws = await self._client.get_or_none(LEADERWORKERSETS, namespace, name_of(lws))
         if leader is None or uid_of(leader) != decision.leader_uid or fresh_pod is None:
             return True  # the group is going or gone: nothing to restart
-        if uid_of(fresh_pod) != uid_of(pod) or inplace.classify(fresh_pod) is not inplace.PodRestart.FAILURE:
+        if (
+            uid_of(fresh_pod) != uid_of(pod)
+            or inplacerestart.classify_pod_restart(fresh_pod) is not inplacerestart.PodRestart.FAILURE
+        ):
             return False  # answered already (the cache lags)
         if fresh_lws is None or is_deleting(fresh_lws) or is_deleting(leader):
             return None  # teardown and retention are the recreation path's
-        state = inplace.group_state(leader)
-        failure = inplace.failure_id(fresh_pod)
+        state = inplacerestart.in_place_restart_state(leader)
+        failure = inplacerestart.failure_id(fresh_pod)
         key = restartbudget.restart_count_key(leader)
         limit = restartbudget.max_group_restarts(fresh_lws)
         spent = restartbudget.restart_counts(fresh_lws).get(key, 0) if limit is not None else None
         now = self._clock.wall()
-        choice = inplace.decide(
+        choice = inplacerestart.decide_in_place_restart(
             state, failure, name_of(fresh_pod), now=now.timestamp(),
             budget_count=None if spent is None else spent + 1, group_size=lws_size(fresh_lws),
         )  # fmt: skip
-        if choice.step is inplace.Step.RECREATE:
+        if choice.step is inplacerestart.InPlaceRestartStep.RECREATE:
             self._fallback(lws, fresh_pod, choice.reason)
             return None
-        if choice.step is inplace.Step.RESTART and limit is not None and spent is not None and spent >= limit:
+        if (
+            choice.step is inplacerestart.InPlaceRestartStep.RESTART
+            and limit is not None
+            and spent is not None
+            and spent >= limit
+        ):
             return None  # the recreation path retains the group, as for any spent budget
-        if choice.step is not inplace.Step.FINISH and choice.state != state:
+        if choice.step is not inplacerestart.InPlaceRestartStep.FINISH and choice.state != state:
             # The claim: conditional on the fresh read (a conflict fails the reconcile, which retries).
             await self._client.merge_patch(
-                PODS, namespace, name_of(leader), inplace.state_patch(leader, choice.state)
+                PODS, namespace, name_of(leader), inplacerestart.state_patch(leader, choice.state)
             )
-        if choice.step is inplace.Step.ABSORB:
+        if choice.step is inplacerestart.InPlaceRestartStep.ABSORB:
             await patch_pod(self._client, fresh_pod, _account)
             return True
         new = choice.state
@@ -119,8 +127,10 @@ class InPlaceRestarts:
         await self._record(fresh_lws, entry)
         members = [p for p in group_pods if not is_deleting(p) and uid_of(p) != uid_of(fresh_pod)]
         for member in [fresh_pod, *members]:
-            await patch_pod(self._client, member, lambda cur: inplace.order_patch(cur, new.epoch, new.origin))
-        if choice.step is inplace.Step.RESTART:
+            await patch_pod(
+                self._client, member, lambda cur: inplacerestart.order_patch(cur, new.epoch, new.origin)
+            )
+        if choice.step is inplacerestart.InPlaceRestartStep.RESTART:
             record(self._recorder, lws, _restarted_event(fresh_pod, leader, new))
         return True
 
@@ -131,15 +141,17 @@ class InPlaceRestarts:
         on a fresh read of the leader): from then on a restart is a new failure again."""
         size = lws_size(lws)
         cached = next((p for p in group_pods if name_of(p) == decision.leader_name), None)
-        if cached is None or not inplace.settles(inplace.group_state(cached), group_pods, size):
+        if cached is None or not inplacerestart.settles(
+            inplacerestart.in_place_restart_state(cached), group_pods, size
+        ):
             return
         leader = await self._client.get_or_none(PODS, namespace_of(cached), decision.leader_name)
         if leader is None or uid_of(leader) != decision.leader_uid:
             return
-        state = inplace.group_state(leader)
-        if inplace.settles(state, group_pods, size):
+        state = inplacerestart.in_place_restart_state(leader)
+        if inplacerestart.settles(state, group_pods, size):
             await self._client.merge_patch(
-                PODS, namespace_of(leader), name_of(leader), inplace.settled_patch(leader, state)
+                PODS, namespace_of(leader), name_of(leader), inplacerestart.settled_patch(leader, state)
             )
 
     def _fallback(self, lws: MutableObj, pod: MutableObj, why: str) -> None:
@@ -152,10 +164,16 @@ class InPlaceRestarts:
 
 def _account(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """Recomputed on a fresh read after a conflict: only while a restart is unaccounted."""
-    return None if inplace.classify(pod) is inplace.PodRestart.NONE else inplace.seen_patch(pod)
+    return (
+        None
+        if inplacerestart.classify_pod_restart(pod) is inplacerestart.PodRestart.NONE
+        else inplacerestart.seen_patch(pod)
+    )
 
 
-def _restarted_event(pod: MutableObj, leader: MutableObj, state: inplace.GroupState) -> ControllerEvent:
+def _restarted_event(
+    pod: MutableObj, leader: MutableObj, state: inplacerestart.InPlaceRestartState
+) -> ControllerEvent:
     group = leader.get("metadata", {}).get("labels", {}).get(c.LABEL_GROUP_INDEX, "")
     message = (
         f"Pod {name_of(pod)} restarted: restarting every container of group {group} in place "

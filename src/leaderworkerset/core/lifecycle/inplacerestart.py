@@ -27,7 +27,7 @@ triggered it: the status cannot tell a failure from an ordered restart, hence th
 The restart count of a pod is the highest of its containers' (a restart-all raises them all by one,
 not necessarily in the same status update).
 
-Everything here is pure; controllers/group/inplace.py reads, decides with these and writes.
+Everything here is pure; controllers/group/inplacerestart.py reads, decides with these and writes.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ AGENT_RESOURCES: Mapping[str, Any] = {
 # --- the annotation on the set -------------------------------------------------------------------
 
 
-def strategy_problem(value: str, lws: Obj) -> str | None:
+def restart_strategy_problem(value: str, lws: Obj) -> str | None:
     """The rule `value` breaks on `lws`, or None (the set-annotation table's check)."""
     if value != IN_PLACE:
         return f"must be {IN_PLACE!r}"
@@ -77,10 +77,10 @@ def strategy_problem(value: str, lws: Obj) -> str | None:
     return None
 
 
-def opted_in(lws: Obj) -> bool:
+def wants_in_place_restart(lws: Obj) -> bool:
     """The set asks for in-place restarts, with a value the rules accept."""
     value = annotations_of(lws).get(ext.ANNOTATION_RESTART_STRATEGY)
-    return value is not None and strategy_problem(value, lws) is None
+    return value is not None and restart_strategy_problem(value, lws) is None
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Prerequisites:
 def unavailable(lws: Obj, prerequisites: Prerequisites) -> tuple[str, str] | None:
     """(reason, message) of the condition that says an InPlace set's failed groups are recreated
     although it asks otherwise, or None: it does not ask, or nothing stands in the way."""
-    if not opted_in(lws):
+    if not wants_in_place_restart(lws):
         return None
     if prerequisites.unsupported is not None:
         return (
@@ -217,7 +217,7 @@ class PodRestart(enum.Enum):
     FAILURE = "failure"  # a restart nobody asked for: the group restarts in place
 
 
-def classify(pod: Obj) -> PodRestart:
+def classify_pod_restart(pod: Obj) -> PodRestart:
     if pod_restarts(pod) <= restarts_seen(pod):
         return PodRestart.NONE
     if _int_annotation(pod, ext.ANNOTATION_RESTART_ORDERED) is not None:
@@ -267,7 +267,7 @@ def order_patch(pod: Obj, epoch: int, origin: str) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class GroupState:
+class InPlaceRestartState:
     epoch: int = 0
     streak: int = 0  # in-place restarts in a row
     last: float | None = None  # when the last one was decided (epoch seconds)
@@ -279,14 +279,14 @@ class GroupState:
     absorbed_failure: str = ""  # the last one (a retry after a crash absorbs it once)
 
 
-def group_state(leader: Obj) -> GroupState:
+def in_place_restart_state(leader: Obj) -> InPlaceRestartState:
     """The leader's state; an unreadable one is a fresh start (never blocks recovery)."""
     raw = annotations_of(leader).get(ext.ANNOTATION_IN_PLACE_RESTARTS)
     if not raw:
-        return GroupState()
+        return InPlaceRestartState()
     try:
         data = json.loads(raw)
-        return GroupState(
+        return InPlaceRestartState(
             epoch=int(data.get("epoch", 0)),
             streak=int(data.get("streak", 0)),
             last=float(data["last"]) if data.get("last") is not None else None,
@@ -298,10 +298,10 @@ def group_state(leader: Obj) -> GroupState:
             absorbed_failure=str(data.get("absorbedFailure", "")),
         )
     except (ValueError, TypeError, AttributeError):
-        return GroupState()
+        return InPlaceRestartState()
 
 
-def state_patch(leader: Obj, state: GroupState) -> dict[str, Any]:
+def state_patch(leader: Obj, state: InPlaceRestartState) -> dict[str, Any]:
     """The claim: conditional on the read's resourceVersion, so two deciders never both win."""
     body = {k: v for k, v in vars(state).items() if v is not None}
     body["absorbedFailure"] = body.pop("absorbed_failure")
@@ -313,7 +313,7 @@ def state_patch(leader: Obj, state: GroupState) -> dict[str, Any]:
     }
 
 
-class Step(enum.Enum):
+class InPlaceRestartStep(enum.Enum):
     RESTART = "restart"  # claim the new state, count, record, order the group
     FINISH = "finish"  # this failure was claimed already (a retry): finish its writes
     ABSORB = "absorb"  # part of the restart in progress: claim it in the state, account it, no more
@@ -321,14 +321,14 @@ class Step(enum.Enum):
 
 
 @dataclass(frozen=True)
-class InPlaceDecision:
-    step: Step
-    state: GroupState
+class InPlaceRestartDecision:
+    step: InPlaceRestartStep
+    state: InPlaceRestartState
     reason: str = ""
 
 
-def decide(
-    state: GroupState,
+def decide_in_place_restart(
+    state: InPlaceRestartState,
     failure: str,
     origin: str,
     *,
@@ -337,31 +337,35 @@ def decide(
     group_size: int,
     fallback_after: int = FALLBACK_AFTER,
     reset_seconds: float = STREAK_RESET_SECONDS,
-) -> InPlaceDecision:
+) -> InPlaceRestartDecision:
     """What to do about one failure of a group. `budget_count` is the count this restart would
     consume (None without a budget; a spent budget is the recreation path's to handle)."""
     if state.failure == failure:
-        return InPlaceDecision(Step.FINISH, state, "already claimed")
+        return InPlaceRestartDecision(InPlaceRestartStep.FINISH, state, "already claimed")
     if state.epoch and not state.settled:
         if state.absorbed_failure == failure:
-            return InPlaceDecision(Step.ABSORB, state, "already absorbed")
+            return InPlaceRestartDecision(InPlaceRestartStep.ABSORB, state, "already absorbed")
         if state.absorbed < group_size:
             absorbed = replace(state, absorbed=state.absorbed + 1, absorbed_failure=failure)
-            return InPlaceDecision(Step.ABSORB, absorbed, "part of the group restart in progress")
+            return InPlaceRestartDecision(
+                InPlaceRestartStep.ABSORB, absorbed, "part of the group restart in progress"
+            )
     streak = state.streak
     if state.last is None or now - state.last >= reset_seconds:
         streak = 0
     if streak >= fallback_after:
-        return InPlaceDecision(
-            Step.RECREATE, state, f"{streak} in-place restarts in a row; recreating the group instead"
+        return InPlaceRestartDecision(
+            InPlaceRestartStep.RECREATE,
+            state,
+            f"{streak} in-place restarts in a row; recreating the group instead",
         )
-    new = GroupState(
+    new = InPlaceRestartState(
         epoch=state.epoch + 1, streak=streak + 1, last=now, failure=failure, origin=origin, count=budget_count
     )
-    return InPlaceDecision(Step.RESTART, new)
+    return InPlaceRestartDecision(InPlaceRestartStep.RESTART, new)
 
 
-def settles(state: GroupState, pods: Iterable[Obj], size: int) -> bool:
+def settles(state: InPlaceRestartState, pods: Iterable[Obj], size: int) -> bool:
     """Whether the group's restart in progress is over: `size` live pods, every one Ready, every
     restart accounted and none ordered still pending."""
     if not state.epoch or state.settled:
@@ -369,13 +373,13 @@ def settles(state: GroupState, pods: Iterable[Obj], size: int) -> bool:
     live = [p for p in pods if not is_deleting(p)]
     return len(live) == size and all(
         pod_ready(p)
-        and classify(p) is PodRestart.NONE
+        and classify_pod_restart(p) is PodRestart.NONE
         and ext.ANNOTATION_RESTART_ORDERED not in annotations_of(p)
         for p in live
     )
 
 
-def settled_patch(leader: Obj, state: GroupState) -> dict[str, Any]:
+def settled_patch(leader: Obj, state: InPlaceRestartState) -> dict[str, Any]:
     return state_patch(leader, replace(state, settled=True))
 
 

@@ -1,4 +1,4 @@
-"""core/lifecycle/inplace: which restarts are failures, the epoch bookkeeping, the fallback bound, the
+"""core/lifecycle/inplacerestart: which restarts are failures, the epoch bookkeeping, the fallback bound, the
 annotation's rule and what the webhook adds to a pod."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from leaderworkerset import agent
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.lifecycle import inplace
-from leaderworkerset.core.lifecycle.inplace import GroupState, PodRestart, Step
+from leaderworkerset.core.lifecycle import inplacerestart
+from leaderworkerset.core.lifecycle.inplacerestart import InPlaceRestartState, InPlaceRestartStep, PodRestart
 from tests.support.builders import cached_lws
 from tests.support.builders.pod import PodBuilder, pod
 
@@ -68,72 +68,112 @@ def test_classify_table_size() -> None:
 
 @pytest.mark.parametrize("case", CLASSIFY_CASES)
 def test_classify(case: ClassifyCase) -> None:
-    assert inplace.classify(case.pod.obj()) is case.want
+    assert inplacerestart.classify_pod_restart(case.pod.obj()) is case.want
 
 
 def test_init_container_restarts_count() -> None:
     p = pod("p").obj()
     p["status"] = {"initContainerStatuses": [{"name": "agent", "restartCount": 3}], "containerStatuses": []}
-    assert inplace.pod_restarts(p) == 3
+    assert inplacerestart.pod_restarts(p) == 3
 
 
 @dataclass(frozen=True)
 class DecideCase:
-    state: GroupState
+    state: InPlaceRestartState
     failure: str
     now: float
     budget_count: int | None
-    want: Step
+    want: InPlaceRestartStep
     want_epoch: int
     want_streak: int
 
 
 NOW = 10_000.0
-CLAIMED = GroupState(epoch=4, streak=2, last=NOW - 5, failure="uid-a/3", origin="a", count=4, settled=True)
-RESTARTING = GroupState(epoch=4, streak=1, last=NOW - 5, failure="uid-a/3", origin="a")  # not settled yet
+CLAIMED = InPlaceRestartState(
+    epoch=4, streak=2, last=NOW - 5, failure="uid-a/3", origin="a", count=4, settled=True
+)
+RESTARTING = InPlaceRestartState(
+    epoch=4, streak=1, last=NOW - 5, failure="uid-a/3", origin="a"
+)  # not settled yet
 DECIDE_CASES = [
-    pytest.param(DecideCase(GroupState(), "uid-a/1", NOW, None, Step.RESTART, 1, 1), id="first failure"),
-    pytest.param(DecideCase(GroupState(), "uid-a/1", NOW, 1, Step.RESTART, 1, 1), id="first, with a budget"),
-    pytest.param(DecideCase(CLAIMED, "uid-a/3", NOW, None, Step.FINISH, 4, 2), id="a retry finishes"),
-    pytest.param(DecideCase(CLAIMED, "uid-b/1", NOW, None, Step.RESTART, 5, 3), id="third in a row"),
+    pytest.param(
+        DecideCase(InPlaceRestartState(), "uid-a/1", NOW, None, InPlaceRestartStep.RESTART, 1, 1),
+        id="first failure",
+    ),
+    pytest.param(
+        DecideCase(InPlaceRestartState(), "uid-a/1", NOW, 1, InPlaceRestartStep.RESTART, 1, 1),
+        id="first, with a budget",
+    ),
+    pytest.param(
+        DecideCase(CLAIMED, "uid-a/3", NOW, None, InPlaceRestartStep.FINISH, 4, 2), id="a retry finishes"
+    ),
+    pytest.param(
+        DecideCase(CLAIMED, "uid-b/1", NOW, None, InPlaceRestartStep.RESTART, 5, 3), id="third in a row"
+    ),
     pytest.param(
         DecideCase(
-            GroupState(4, 3, NOW - 5, "uid-b/1", settled=True), "uid-a/4", NOW, None, Step.RECREATE, 4, 3
+            InPlaceRestartState(4, 3, NOW - 5, "uid-b/1", settled=True),
+            "uid-a/4",
+            NOW,
+            None,
+            InPlaceRestartStep.RECREATE,
+            4,
+            3,
         ),
         id="fourth in a row falls back",
     ),
     pytest.param(
         DecideCase(
-            GroupState(4, 3, NOW - 600, "uid-b/1", settled=True), "uid-a/4", NOW, None, Step.RESTART, 5, 1
+            InPlaceRestartState(4, 3, NOW - 600, "uid-b/1", settled=True),
+            "uid-a/4",
+            NOW,
+            None,
+            InPlaceRestartStep.RESTART,
+            5,
+            1,
         ),
         id="healthy for the reset window: a new streak",
     ),
     pytest.param(
         DecideCase(
-            GroupState(4, 3, NOW - 599, "uid-b/1", settled=True), "uid-a/4", NOW, None, Step.RECREATE, 4, 3
+            InPlaceRestartState(4, 3, NOW - 599, "uid-b/1", settled=True),
+            "uid-a/4",
+            NOW,
+            None,
+            InPlaceRestartStep.RECREATE,
+            4,
+            3,
         ),
         id="just inside the window",
     ),
-    pytest.param(DecideCase(RESTARTING, "uid-a/3", NOW, None, Step.FINISH, 4, 1), id="restarting: a retry"),
-    pytest.param(DecideCase(RESTARTING, "uid-b/1", NOW, None, Step.ABSORB, 4, 1), id="restarting: absorbed"),
+    pytest.param(
+        DecideCase(RESTARTING, "uid-a/3", NOW, None, InPlaceRestartStep.FINISH, 4, 1),
+        id="restarting: a retry",
+    ),
+    pytest.param(
+        DecideCase(RESTARTING, "uid-b/1", NOW, None, InPlaceRestartStep.ABSORB, 4, 1),
+        id="restarting: absorbed",
+    ),
     pytest.param(
         DecideCase(
             replace(RESTARTING, absorbed=1, absorbed_failure="uid-b/1"),
             "uid-b/1",
             NOW,
             None,
-            Step.ABSORB,
+            InPlaceRestartStep.ABSORB,
             4,
             1,
         ),
         id="restarting: absorbed already (a retry)",
     ),
     pytest.param(
-        DecideCase(replace(RESTARTING, absorbed=3), "uid-b/2", NOW, None, Step.RESTART, 5, 2),
+        DecideCase(replace(RESTARTING, absorbed=3), "uid-b/2", NOW, None, InPlaceRestartStep.RESTART, 5, 2),
         id="restarting: one per pod absorbed, the next is a failure",
     ),
     pytest.param(
-        DecideCase(replace(RESTARTING, streak=3, absorbed=3), "uid-b/2", NOW, None, Step.RECREATE, 4, 3),
+        DecideCase(
+            replace(RESTARTING, streak=3, absorbed=3), "uid-b/2", NOW, None, InPlaceRestartStep.RECREATE, 4, 3
+        ),
         id="a group crash-looping while it restarts still falls back",
     ),
 ]
@@ -145,14 +185,14 @@ def test_decide_table_size() -> None:
 
 @pytest.mark.parametrize("case", DECIDE_CASES)
 def test_decide(case: DecideCase) -> None:
-    got = inplace.decide(
+    got = inplacerestart.decide_in_place_restart(
         case.state, case.failure, "a", now=case.now, budget_count=case.budget_count, group_size=3
     )
     assert (got.step, got.state.epoch, got.state.streak) == (case.want, case.want_epoch, case.want_streak)
-    if case.want is Step.RESTART:
+    if case.want is InPlaceRestartStep.RESTART:
         assert (got.state.failure, got.state.last, got.state.count) == (case.failure, NOW, case.budget_count)
         assert (got.state.settled, got.state.absorbed) == (False, 0)  # a new restart starts unsettled
-    if case.want is Step.ABSORB:
+    if case.want is InPlaceRestartStep.ABSORB:
         assert (got.state.absorbed, got.state.absorbed_failure) == (max(case.state.absorbed, 1), case.failure)
 
 
@@ -170,7 +210,9 @@ SETTLE_CASES = [
         False,
         id="settled already",
     ),
-    pytest.param(GroupState(), [_ready("a", 0, seen=0), _ready("b", 0, seen=0)], False, id="never restarted"),
+    pytest.param(
+        InPlaceRestartState(), [_ready("a", 0, seen=0), _ready("b", 0, seen=0)], False, id="never restarted"
+    ),
     pytest.param(RESTARTING, [_ready("a", 1, seen=1), restarted("b", 1, seen=1)], False, id="one not Ready"),
     pytest.param(
         RESTARTING,
@@ -190,32 +232,34 @@ def test_settle_table_size() -> None:
 
 
 @pytest.mark.parametrize(("state", "pods", "want"), SETTLE_CASES)
-def test_settles(state: GroupState, pods: list[PodBuilder], want: bool) -> None:
-    assert inplace.settles(state, [p.obj() for p in pods], 2) is want
+def test_settles(state: InPlaceRestartState, pods: list[PodBuilder], want: bool) -> None:
+    assert inplacerestart.settles(state, [p.obj() for p in pods], 2) is want
 
 
 def test_group_state_round_trips_through_the_leader_and_claims_conditionally() -> None:
     leader = pod("lead").obj()
     leader["metadata"]["resourceVersion"] = "42"
-    patch = inplace.state_patch(leader, CLAIMED)
+    patch = inplacerestart.state_patch(leader, CLAIMED)
     assert patch["metadata"]["resourceVersion"] == "42"
     leader["metadata"]["annotations"] = patch["metadata"]["annotations"]
-    assert inplace.group_state(leader) == CLAIMED
+    assert inplacerestart.in_place_restart_state(leader) == CLAIMED
 
 
 @pytest.mark.parametrize("raw", ["", "{", "[]", '{"epoch": "x"}'])
 def test_an_unreadable_state_is_a_fresh_start(raw: str) -> None:
     assert (
-        inplace.group_state(pod("lead").annotation(ext.ANNOTATION_IN_PLACE_RESTARTS, raw).obj())
-        == GroupState()
+        inplacerestart.in_place_restart_state(
+            pod("lead").annotation(ext.ANNOTATION_IN_PLACE_RESTARTS, raw).obj()
+        )
+        == InPlaceRestartState()
     )
 
 
 def test_the_failed_pod_learns_the_epoch_and_is_accounted_others_are_ordered() -> None:
     failed = restarted("a", 1, 1).obj()
     other = restarted("b", 0, 0).obj()
-    mine = inplace.order_patch(failed, 5, "a")
-    theirs = inplace.order_patch(other, 5, "a")
+    mine = inplacerestart.order_patch(failed, 5, "a")
+    theirs = inplacerestart.order_patch(other, 5, "a")
     epoch, seen, ordered = (
         ext.ANNOTATION_RESTART_EPOCH,
         ext.ANNOTATION_RESTARTS_SEEN,
@@ -226,15 +270,15 @@ def test_the_failed_pod_learns_the_epoch_and_is_accounted_others_are_ordered() -
     other["metadata"]["annotations"] = {
         k: v for k, v in theirs["metadata"]["annotations"].items() if v is not None
     }
-    assert inplace.order_patch(other, 5, "a") is None  # a retry writes nothing
+    assert inplacerestart.order_patch(other, 5, "a") is None  # a retry writes nothing
     # The ordered restart happens: accounted, then nothing new.
     other["status"]["containerStatuses"][0]["restartCount"] = 1
-    assert inplace.classify(other) is PodRestart.ORDERED
-    other["metadata"]["annotations"].update(inplace.seen_patch(other)["metadata"]["annotations"])
+    assert inplacerestart.classify_pod_restart(other) is PodRestart.ORDERED
+    other["metadata"]["annotations"].update(inplacerestart.seen_patch(other)["metadata"]["annotations"])
     other["metadata"]["annotations"] = {
         k: v for k, v in other["metadata"]["annotations"].items() if v is not None
     }
-    assert inplace.classify(other) is PodRestart.NONE
+    assert inplacerestart.classify_pod_restart(other) is PodRestart.NONE
 
 
 @dataclass(frozen=True)
@@ -271,14 +315,14 @@ def test_strategy_rule(case: RuleCase) -> None:
     lws = (
         cached_lws().restart_policy(case.policy).annotation(ext.ANNOTATION_RESTART_STRATEGY, case.value).obj()
     )
-    problem = inplace.strategy_problem(case.value, lws)
+    problem = inplacerestart.restart_strategy_problem(case.value, lws)
     if case.want is None:
         assert problem is None
-        assert inplace.opted_in(lws)
+        assert inplacerestart.wants_in_place_restart(lws)
     else:
         assert problem is not None
         assert problem.startswith(case.want)
-        assert not inplace.opted_in(lws)
+        assert not inplacerestart.wants_in_place_restart(lws)
 
 
 def test_equip_adds_rules_the_agent_and_its_volume_once() -> None:
@@ -298,10 +342,10 @@ def test_equip_adds_rules_the_agent_and_its_volume_once() -> None:
             ],
         },
     }
-    inplace.equip_pod(p, "img:v1")
-    inplace.equip_pod(p, "img:v1")  # idempotent
+    inplacerestart.equip_pod(p, "img:v1")
+    inplacerestart.equip_pod(p, "img:v1")  # idempotent
     init = p["spec"]["initContainers"]
-    assert [ctr["name"] for ctr in init] == [inplace.AGENT_CONTAINER, "setup", "proxy"]
+    assert [ctr["name"] for ctr in init] == [inplacerestart.AGENT_CONTAINER, "setup", "proxy"]
     assert init[0]["image"] == "img:v1"
     assert init[0]["restartPolicy"] == "Always"
     assert init[0]["restartPolicyRules"][0]["exitCodes"]["values"] == [agent.EXIT_RESTART]
@@ -312,25 +356,27 @@ def test_equip_adds_rules_the_agent_and_its_volume_once() -> None:
     assert len(main["restartPolicyRules"]) == 1
     assert own["restartPolicy"] == "Never"  # the user's policy and first rule stay first
     assert [r["action"] for r in own["restartPolicyRules"]] == ["Restart", "RestartAllContainers"]
-    assert [v["name"] for v in p["spec"]["volumes"]] == [inplace.AGENT_VOLUME]
-    assert inplace.equipped(p)
-    assert inplace.unequipped([p, {"metadata": {"name": "x"}}]) == ["x"]
+    assert [v["name"] for v in p["spec"]["volumes"]] == [inplacerestart.AGENT_VOLUME]
+    assert inplacerestart.equipped(p)
+    assert inplacerestart.unequipped([p, {"metadata": {"name": "x"}}]) == ["x"]
     field = p["spec"]["volumes"][0]["downwardAPI"]["items"][0]["fieldRef"]["fieldPath"]
     assert field == f"metadata.annotations['{ext.ANNOTATION_RESTART_EPOCH}']"
     json.dumps(p)  # stays JSON
 
 
 def test_agent_exit_code_is_the_rule_s() -> None:
-    assert agent.EXIT_RESTART == inplace.AGENT_EXIT_CODE
+    assert agent.EXIT_RESTART == inplacerestart.AGENT_EXIT_CODE
 
 
 # --- the prerequisites a valid InPlace annotation still needs ---------------------------------------
 
-UNSUPPORTED = inplace.Prerequisites(unsupported="the API server drops container restart rules")
-NO_AGENT = inplace.Prerequisites(agent_image=False)
+UNSUPPORTED = inplacerestart.Prerequisites(unsupported="the API server drops container restart rules")
+NO_AGENT = inplacerestart.Prerequisites(agent_image=False)
 
 
-def in_place_set(strategy: str | None = inplace.IN_PLACE, policy: str | None = None) -> dict[str, object]:
+def in_place_set(
+    strategy: str | None = inplacerestart.IN_PLACE, policy: str | None = None
+) -> dict[str, object]:
     builder = cached_lws().restart_policy(policy or c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
     if strategy is not None:
         builder.annotation(ext.ANNOTATION_RESTART_STRATEGY, strategy)
@@ -340,7 +386,7 @@ def in_place_set(strategy: str | None = inplace.IN_PLACE, policy: str | None = N
 @pytest.mark.parametrize(
     ("lws", "prerequisites", "reason"),
     [
-        (in_place_set(), inplace.Prerequisites(), None),
+        (in_place_set(), inplacerestart.Prerequisites(), None),
         (in_place_set(), UNSUPPORTED, ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED),
         (in_place_set(), NO_AGENT, ext.REASON_NO_RESTART_AGENT_IMAGE),
         # the cluster is what the set cannot change: said first
@@ -355,9 +401,9 @@ def in_place_set(strategy: str | None = inplace.IN_PLACE, policy: str | None = N
     ],
 )
 def test_an_in_place_set_is_told_what_stands_in_the_way(
-    lws: dict[str, object], prerequisites: inplace.Prerequisites, reason: str | None
+    lws: dict[str, object], prerequisites: inplacerestart.Prerequisites, reason: str | None
 ) -> None:
-    found = inplace.unavailable(lws, prerequisites)
+    found = inplacerestart.unavailable(lws, prerequisites)
     assert (found[0] if found else None) == reason
     if found is not None:
         assert found[1].endswith("failed groups are recreated")

@@ -1,6 +1,6 @@
 """What this manager knows of the in-place group restart's prerequisites (docs/in-place-restart.md),
 for the `InPlaceRestartUnavailable` condition of the sets that ask for it
-(`core.lifecycle.inplace.unavailable`): an admitted `restart-strategy: InPlace` that this cluster or
+(`core.lifecycle.inplacerestart.unavailable`): an admitted `restart-strategy: InPlace` that this cluster or
 this manager cannot honour is said on the set, not only in the recreations' events.
 
 The controllers run no probe of their own: the CLI hands in the answer of the webhooks' dry-run
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from leaderworkerset.core.lifecycle import inplace
+from leaderworkerset.core.lifecycle import inplacerestart
 
 
 def _not_asked() -> str | None:
@@ -22,14 +22,16 @@ def _not_asked() -> str | None:
 
 
 @dataclass
-class RestartSupport:
+class InPlaceRestartSupport:
     # Why the cluster cannot restart all containers of a pod; None: it can, or not asked yet.
     unsupported: Callable[[], str | None] = _not_asked
     agent_image: str | None = None
     _listeners: list[Callable[[], None]] = field(default_factory=list)
 
-    def prerequisites(self) -> inplace.Prerequisites:
-        return inplace.Prerequisites(unsupported=self.unsupported(), agent_image=self.agent_image is not None)
+    def prerequisites(self) -> inplacerestart.Prerequisites:
+        return inplacerestart.Prerequisites(
+            unsupported=self.unsupported(), agent_image=self.agent_image is not None
+        )
 
     def on_change(self, listener: Callable[[], None]) -> None:
         self._listeners.append(listener)
