@@ -22,7 +22,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.rollout.inplaceupdate import CONTROLLER_REVISION_HASH
+from leaderworkerset.core.rollout.inplaceupdate.planning import CONTROLLER_REVISION_HASH
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import EVENTS, LEADERWORKERSETS, STATEFULSETS

@@ -178,7 +178,7 @@ ANNOTATION_DRAIN_SURGE: Final = _PREFIX + "drain-surge"
 EVENT_GROUP_SURGED_FOR_DRAIN: Final = "GroupSurgedForDrain"
 EVENT_DRAIN_WITHOUT_SURGE: Final = "DrainWithoutSurge"
 
-# Diff-aware in-place updates (core/rollout/inplaceupdate.py, docs/in-place-updates.md).
+# Diff-aware in-place updates (core/rollout/inplaceupdate/, docs/in-place-updates.md).
 ANNOTATION_UPDATE_STRATEGY: Final = _PREFIX + "update-strategy"
 UPDATE_STRATEGY_IN_PLACE: Final = "InPlaceIfPossible"
 UPDATE_STRATEGY_RECREATE: Final = "Recreate"

@@ -33,7 +33,7 @@ from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.objects import MutableObj, name_of
 from leaderworkerset.core.observe import readiness
-from leaderworkerset.core.rollout import inplaceupdate
+from leaderworkerset.core.rollout.inplaceupdate.classification import node_resizes
 from leaderworkerset.core.scheduling import accelerators
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client, serves_pod_resize
 from leaderworkerset.runtime.resources import (
@@ -108,7 +108,7 @@ async def plan_lws(client: KubeClient, namespace: str, live: MutableObj, new: Mu
         free=accelerators.total_free(free_by_node),
         free_by_node=free_by_node,
         # A resize needs every pod's kubelet to do it (the API server refuses it otherwise).
-        resizes_in_place=resizes and all(inplaceupdate.node_resizes(pod) for pod in pods),
+        resizes_in_place=resizes and all(node_resizes(pod) for pod in pods),
     )
 
 

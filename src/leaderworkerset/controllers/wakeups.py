@@ -85,7 +85,7 @@ def set_statefulset_update_matters(old: StatefulSet, new: StatefulSet) -> bool:
 def _held_count_moved(old: StatefulSet, new: StatefulSet) -> bool:
     """The updated count of a StatefulSet whose partition is held moved. Only an in-place update
     holds a partition at a count we wait on: it is released once the StatefulSet controller counts
-    the pods we relabelled (core/rollout/inplaceupdate.statefulset_counts_labelled)."""
+    the pods we relabelled (core/rollout/inplaceupdate/planning.statefulset_counts_labelled)."""
     return bool(_partition(new)) and old.status.updatedReplicas != new.status.updatedReplicas
 
 

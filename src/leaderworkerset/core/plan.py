@@ -31,10 +31,16 @@ from leaderworkerset.core.objects import (
     metadata,
     statefulset_replicas,
 )
-from leaderworkerset.core.rollout import inplaceupdate
 from leaderworkerset.core.rollout import partition as lws_rollout
 from leaderworkerset.core.rollout.control import rollout_control, rollout_notes
-from leaderworkerset.core.rollout.inplace import Classification, UpdatePath
+from leaderworkerset.core.rollout.inplaceupdate import planning
+from leaderworkerset.core.rollout.inplaceupdate.classification import (
+    Classification,
+    UpdatePath,
+    classify_specs,
+    in_place_reasons,
+    path_words,
+)
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
 from leaderworkerset.core.rollout.surgefallback import in_place_budget
@@ -281,8 +287,8 @@ def plan_leaderworkerset(
         summary = f"{current_groups} → {budget.replicas} groups, no group is recreated"
         return _finish(replace(base, change="scale only", summary=summary), [scaled])
     in_place_note = None
-    if revision.updated and inplaceupdate.wants_in_place(proposed):
-        kinds = inplaceupdate.classify_specs(
+    if revision.updated and planning.wants_in_place_update(proposed):
+        kinds = classify_specs(
             live.get("spec") or {}, proposed.get("spec") or {}, resizes_in_place=resizes_in_place
         )
         if kinds.in_place:
@@ -341,12 +347,12 @@ def plan_leaderworkerset(
 
 
 def _in_place_plan(base: Plan, change: Classification, budget: lws_rollout.RolloutBudget) -> Plan:
-    words = inplaceupdate.path_words(change)
+    words = path_words(change)
     summary = (
         f"in-place update of {budget.replicas} groups ({words}): max(maxUnavailable, 1) = "
         f"{max(budget.unavailable, 1)} at a time, no pod recreated"
     )
-    reasons = inplaceupdate.in_place_reasons(change)
+    reasons = in_place_reasons(change)
     notes = (f"in-place path (update-strategy {ext.UPDATE_STRATEGY_IN_PLACE}): {reasons}",)
     return replace(base, change="rollout", summary=summary, notes=notes)
 
@@ -354,7 +360,7 @@ def _in_place_plan(base: Plan, change: Classification, budget: lws_rollout.Rollo
 def _in_place_steps(budget: lws_rollout.RolloutBudget) -> list[PlanStep]:
     """Each batch of groups is patched where it runs: down and up in the same step."""
     steps, updated = [], 0
-    for batch in inplaceupdate.batches(budget.replicas, budget.unavailable):
+    for batch in planning.batches(budget.replicas, budget.unavailable):
         updated += len(batch)
         groups = tuple(str(o) for o in batch)
         capacity = (("groups", _pct(budget.replicas - len(batch), budget.replicas)),)

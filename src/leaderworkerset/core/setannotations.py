@@ -24,7 +24,8 @@ from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
 from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.quarantine import policy as quarantine
-from leaderworkerset.core.rollout import inplaceupdate, surgefallback
+from leaderworkerset.core.rollout import surgefallback
+from leaderworkerset.core.rollout.inplaceupdate.planning import update_strategy_problem
 
 # `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
 Problem = Callable[[str, Obj], str | None]
@@ -75,7 +76,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     SetAnnotationRule(
         key=ext.ANNOTATION_UPDATE_STRATEGY,
         kinds=frozenset({c.LWS_KIND}),
-        problem=inplaceupdate.strategy_problem,
+        problem=update_strategy_problem,
         condition=ext.CONDITION_UPDATE_STRATEGY_INVALID,
         event_reason=ext.EVENT_INVALID_UPDATE_STRATEGY,
         ignored="every template change recreates groups (as upstream)",

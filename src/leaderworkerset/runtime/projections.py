@@ -85,7 +85,7 @@ class SchedulingGroup(msgspec.Struct, omit_defaults=True, gc=False):
 class ContainerHead(msgspec.Struct, omit_defaults=True, gc=False):
     """What the controllers read of a container: the worker StatefulSet's TPU settings ask whether
     the leader requests TPUs (core/desired/tpu.py); an in-place update compares and patches images
-    and resources by container name (core/rollout/inplaceupdate.py)."""
+    and resources by container name (core/rollout/inplaceupdate/)."""
 
     name: str | None = None
     image: str | None = None

@@ -13,7 +13,8 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers import informers as shared
 from leaderworkerset.controllers.informers import _GROUP_INDEXES, SharedInformers, SharedViewChangedError
-from leaderworkerset.core.rollout import inplaceupdate as ip
+from leaderworkerset.core.rollout.inplaceupdate import patches
+from leaderworkerset.core.rollout.inplaceupdate.classification import node_resizes
 from leaderworkerset.runtime.codecs import DictCodec
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.projections import POD_CODEC, STATEFULSET_CODEC, Pod
@@ -194,10 +195,10 @@ def test_an_in_place_update_decides_on_the_cached_pod_as_on_the_full_one(full: d
             "tolerations": [{"key": "gpu", "operator": "Exists"}],
         },
     }
-    delta = ip.template_delta(old, new)
+    delta = patches.template_delta(old, new)
     cached = informers_with([msgspec.convert(full, Pod)]).set_pods("ns", "a")[0]
-    assert ip.pod_settled(cached) is ip.pod_settled(full)
-    assert ip.node_resizes(cached) is ip.node_resizes(full)
-    assert ip.restarts_containers(delta, cached) is ip.restarts_containers(delta, full)
-    assert ip.resize_patch(cached, delta) == ip.resize_patch(full, delta)
-    assert ip.pod_patch(cached, delta, {}) == ip.pod_patch(full, delta, {})
+    assert patches.pod_settled(cached) is patches.pod_settled(full)
+    assert node_resizes(cached) is node_resizes(full)
+    assert patches.restarts_containers(delta, cached) is patches.restarts_containers(delta, full)
+    assert patches.resize_patch(cached, delta) == patches.resize_patch(full, delta)
+    assert patches.pod_patch(cached, delta, {}) == patches.pod_patch(full, delta, {})

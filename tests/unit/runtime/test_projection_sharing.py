@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from leaderworkerset.core.rollout import inplaceupdate as ip
+from leaderworkerset.core.rollout.inplaceupdate import patches
 from leaderworkerset.runtime.codecs import SharedValues
 from leaderworkerset.runtime.projections import POD_CODEC, Pod
 from tests.support.builders.common import Obj
@@ -136,11 +136,11 @@ def test_a_changed_value_is_its_own_and_the_in_place_update_tells_it_apart(path:
     assert getattr(old_pod.spec, area) is not getattr(new_pod.spec, area)
     assert getattr(old_pod.spec, area) != getattr(new_pod.spec, area)
     assert getattr(new_again.spec, area) is getattr(new_pod.spec, area)
-    delta = ip.template_delta({"spec": TEMPLATE_SPEC}, {"spec": new_spec})
+    delta = patches.template_delta({"spec": TEMPLATE_SPEC}, {"spec": new_spec})
     old_view, new_view = msgspec.to_builtins(old_pod), msgspec.to_builtins(new_pod)
     # The pod still on the old template needs a patch (or a resize); the one on the new one does not.
-    assert (ip.pod_patch(old_view, delta, {}), ip.resize_patch(old_view, delta)) != (None, None)
-    assert (ip.pod_patch(new_view, delta, {}), ip.resize_patch(new_view, delta)) == (None, None)
+    assert (patches.pod_patch(old_view, delta, {}), patches.resize_patch(old_view, delta)) != (None, None)
+    assert (patches.pod_patch(new_view, delta, {}), patches.resize_patch(new_view, delta)) == (None, None)
 
 
 def test_change_cases_ran() -> None:

@@ -6,8 +6,8 @@ from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.children import Children
 from leaderworkerset.controllers.leaderworkerset.hash import LeaderDeployments
-from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
+from leaderworkerset.controllers.leaderworkerset.inplaceupdate import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts

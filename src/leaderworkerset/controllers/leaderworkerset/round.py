@@ -32,7 +32,7 @@ class Round:
     under_way: bool = False
     requeue_after: float | None = None
     decision: RolloutDecision | None = None
-    # Diff-aware in-place updates (opt-in, core/rollout/inplaceupdate.py): the leader StatefulSet's
+    # Diff-aware in-place updates (opt-in, core/rollout/inplaceupdate/): the leader StatefulSet's
     # partition stays at its replicas while groups wait for theirs.
     hold_partition: bool = False
     # ... and is not lowered while its controller has not counted every leader updated in place.

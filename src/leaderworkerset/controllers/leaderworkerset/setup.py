@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
-from leaderworkerset.controllers.leaderworkerset.inplace import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
+from leaderworkerset.controllers.leaderworkerset.inplaceupdate import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics

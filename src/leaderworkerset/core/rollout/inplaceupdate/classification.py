@@ -11,19 +11,20 @@ new revision is one the API server accepts on a live pod:
 * anything else (env, command, volumes, ports, accelerators, group size, network config, a plain init
   container's image, which has already run) needs new pods: the normal group rollout.
 
-`classify` is pure: two revision specs (``{"leaderWorkerTemplate": …, "networkConfig": …}``, as
-`revision.revision_spec` returns them) in, the path that covers every change and a reason per
-change out, worded for `lws plan` and the event that names the path taken.
+`classify_template_change` is pure: two revision specs (``{"leaderWorkerTemplate": …, "networkConfig":
+…}``, as `revision.revision_spec` returns them) in, the path that covers every change and a reason
+per change out, worded for `lws plan` and the event that names the path taken.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-Obj = Mapping[str, Any]
+from leaderworkerset.core.objects import Obj
+from leaderworkerset.core.rollout.revision import without_live_settings
 
 # Resources the kubelet resizes in place; every other resource (accelerators, hugepages,
 # ephemeral storage) is fixed for the pod's life.
@@ -66,7 +67,7 @@ class Classification:
         return [f"{change.where}: {change.why}" for change in self.changes if change.path is path]
 
 
-def classify(old: Obj, new: Obj, *, resizes_in_place: bool) -> Classification:
+def classify_template_change(old: Obj, new: Obj, *, resizes_in_place: bool) -> Classification:
     """The path from revision spec `old` to `new`, with one `Change` per changed field."""
     changes: list[Change] = []
     old_lwt, new_lwt = old.get("leaderWorkerTemplate") or {}, new.get("leaderWorkerTemplate") or {}
@@ -175,3 +176,67 @@ def _resize_change(where: str, old: Obj, new: Obj, resizes_in_place: bool) -> Ch
     if not resizes_in_place:
         return Change(UpdatePath.RECREATE, where, "this cluster does not resize pods in place")
     return Change(UpdatePath.RESIZE, where, f"{', '.join(sorted(changed))} resized in place")
+
+
+def node_resizes(pod: Obj) -> bool:
+    """The pod's kubelet resizes in place: its running containers report their resources (the API
+    server refuses a resize of a pod whose kubelet does not, as it does here)."""
+    for state in (pod.get("status") or {}).get("containerStatuses") or []:
+        if (state.get("state") or {}).get("running") is not None:
+            return state.get("resources") is not None
+    return True  # nothing runs yet: the API server takes the resize
+
+
+def for_group(classification: Classification, pods: Sequence[Obj]) -> Classification:
+    """The classification for one group: a resize needs every pod on a node that resizes."""
+    if all(node_resizes(pod) for pod in pods):
+        return classification
+    return Classification(
+        tuple(
+            Change(UpdatePath.RECREATE, change.where, "a node of this group does not resize pods in place")
+            if change.path is UpdatePath.RESIZE
+            else change
+            for change in classification.changes
+        )
+    )
+
+
+def classify_specs(live: Obj, proposed: Obj, *, resizes_in_place: bool = False) -> Classification:
+    """The change from one LWS spec to another, as the controller classifies their revisions (the
+    fields that are no part of a revision, like `maxGroupRestarts`, left out)."""
+
+    def revision_view(spec: Obj) -> dict[str, Any]:
+        lwt = without_live_settings(spec.get("leaderWorkerTemplate") or {})
+        return {"leaderWorkerTemplate": lwt, "networkConfig": spec.get("networkConfig")}
+
+    return classify_template_change(
+        revision_view(live), revision_view(proposed), resizes_in_place=resizes_in_place
+    )
+
+
+def path_words(classification: Classification) -> str:
+    """`image, metadata` — the in-place kinds of change, for events and `lws plan`."""
+    kinds = {
+        UpdatePath.METADATA: "metadata",
+        UpdatePath.POD_UPDATE: "pod update",
+        UpdatePath.RESIZE: "resize",
+    }
+    present = sorted({change.path for change in classification.changes if change.path in kinds})
+    return ", ".join(kinds[path] for path in present)
+
+
+def needs_new_pods_message(classification: Classification) -> str:
+    reasons = "; ".join(classification.reasons(UpdatePath.RECREATE))
+    return f"the change needs new pods, so its groups are recreated as in a rollout: {reasons}"
+
+
+def in_place_reasons(classification: Classification) -> str:
+    """Every in-place change with its reason, for the event and `lws plan`."""
+    paths = (UpdatePath.POD_UPDATE, UpdatePath.RESIZE, UpdatePath.METADATA)
+    return "; ".join(reason for path in paths for reason in classification.reasons(path))
+
+
+def updated_in_place_message(index: int, classification: Classification) -> str:
+    return (
+        f"group {index} updated in place ({path_words(classification)}): {in_place_reasons(classification)}"
+    )

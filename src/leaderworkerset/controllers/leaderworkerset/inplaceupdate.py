@@ -41,9 +41,15 @@ from leaderworkerset.core.objects import (
     revision_key_of,
     statefulset_partition,
 )
-from leaderworkerset.core.rollout import inplaceupdate as ip
 from leaderworkerset.core.rollout.control import rollout_control
-from leaderworkerset.core.rollout.inplace import Classification, classify
+from leaderworkerset.core.rollout.inplaceupdate import patches, planning
+from leaderworkerset.core.rollout.inplaceupdate.classification import (
+    Classification,
+    classify_template_change,
+    for_group,
+    needs_new_pods_message,
+    updated_in_place_message,
+)
 from leaderworkerset.core.rollout.partition import rollout_budget
 from leaderworkerset.core.rollout.revision import find_revision, revision_spec
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, serves_pod_resize
@@ -67,7 +73,7 @@ class _SetWrites:
 class InPlaceRound:
     """What `prepare` read for `advance`, within one reconcile."""
 
-    plan: ip.InPlacePlan
+    plan: planning.InPlacePlan
     pods: dict[str, MutableObj]
     workers: dict[int, list[MutableObj]]
     statefulsets: dict[str, MutableObj]
@@ -103,7 +109,7 @@ class InPlaceUpdates(Shell):
 
     async def prepare(self, round_: Round) -> InPlaceRound | None:
         lws, key = round_.lws, round_.key
-        if not ip.wants_in_place(lws) or round_.leader_sts is None or round_.revision is None:
+        if not planning.wants_in_place_update(lws) or round_.leader_sts is None or round_.revision is None:
             self.forget(key)
             return None
         leaders = round_.leader_pods(self.informers)
@@ -147,21 +153,23 @@ class InPlaceUpdates(Shell):
             worker_sts = statefulsets.get(name_of(leader))
             classification = self._classification(round_, revision_key_of(leader))
             if classification is not None:
-                classification = ip.for_group(classification, [leader, *members])
-            progress = ip.group_progress(leader, members, worker_sts, round_.revision_key, classification)
+                classification = for_group(classification, [leader, *members])
+            progress = planning.group_progress(
+                leader, members, worker_sts, round_.revision_key, classification
+            )
             available = all(pod_ready(p) for p in [leader, *members])
-            if progress is ip.GroupProgress.DONE:
-                available = available and all(ip.pod_settled(p) for p in [leader, *members])
-            groups.append(ip.GroupInPlace(index, progress, available, classification))
-            if progress is ip.GroupProgress.DONE and available:
+            if progress is planning.GroupProgress.DONE:
+                available = available and all(patches.pod_settled(p) for p in [leader, *members])
+            groups.append(planning.GroupInPlace(index, progress, available, classification))
+            if progress is planning.GroupProgress.DONE and available:
                 await self._settle([leader, *members], writes.pods)
             workers[index] = members
             if classification is not None:
                 classifications[index] = classification
         self._announce_recreate(round_, groups)
-        halted = rollout_control(lws).paused or ip.halted(lws)
+        halted = rollout_control(lws).paused or planning.halted(lws)
         counted = _counted(round_.leader_sts, [p for p in pods.values() if is_leader_pod(p)])
-        plan = ip.plan_groups(
+        plan = planning.plan_groups(
             groups, max_unavailable=rollout_budget(lws).unavailable, halted=halted, leaders_counted=counted
         )
         log.debug(
@@ -171,7 +179,9 @@ class InPlaceUpdates(Shell):
             advance=list(plan.advance),
             groups=[(g.index, g.progress.value, g.available) for g in groups],
         )
-        if plan.hold or any(not g.available and g.progress is not ip.GroupProgress.RECREATE for g in groups):
+        if plan.hold or any(
+            not g.available and g.progress is not planning.GroupProgress.RECREATE for g in groups
+        ):
             self._waiting.add(key)
         else:
             self._waiting.discard(key)  # groups left to the rollout wake it as a rollout does
@@ -193,21 +203,21 @@ class InPlaceUpdates(Shell):
 
     async def _settle(self, pods: list[MutableObj], memo: WriteMemo) -> None:
         for pod in pods:
-            patch = ip.settle_patch(pod)
+            patch = patches.settle_patch(pod)
             if patch is not None:
                 written = await self.client.merge_patch(PODS, namespace_of(pod), name_of(pod), patch)
                 memo.remember(ObjectKey(namespace_of(pod), name_of(pod)), written)
 
-    def _announce_recreate(self, round_: Round, groups: list[ip.GroupInPlace]) -> None:
+    def _announce_recreate(self, round_: Round, groups: list[planning.GroupInPlace]) -> None:
         """The event that names the path when a change cannot go in place."""
-        recreated = next((g for g in groups if g.progress is ip.GroupProgress.RECREATE), None)
+        recreated = next((g for g in groups if g.progress is planning.GroupProgress.RECREATE), None)
         memo = (str(round_.lws["metadata"].get("uid")), round_.revision_key)
         if recreated is None or recreated.classification is None or memo in self._announced:
             return
         if len(self._announced) >= KNOWN_CLASSIFICATIONS:
             self._announced.clear()
         self._announced.add(memo)
-        message = ip.needs_new_pods_message(recreated.classification)
+        message = needs_new_pods_message(recreated.classification)
         event = ControllerEvent(
             c.EVENT_TYPE_NORMAL, ext.EVENT_UPDATE_NEEDS_NEW_PODS, c.EVENT_ACTION_UPDATE, message
         )
@@ -221,7 +231,7 @@ class InPlaceUpdates(Shell):
             old = self._revision(round_, old_key)
             if old is None or round_.revision is None:
                 return None  # not remembered (yet): the normal rollout, which needs no old template
-            self._known[memo] = classify(
+            self._known[memo] = classify_template_change(
                 revision_spec(round_.lws, old),
                 revision_spec(round_.lws, round_.revision),
                 resizes_in_place=self.resizes_in_place is True,
@@ -249,16 +259,16 @@ class InPlaceUpdates(Shell):
         old_spec, new_spec = revision_spec(round_.lws, old), revision_spec(round_.lws, round_.revision)
         new_key = round_.revision_key
         worker_sts = state.statefulsets.get(name_of(leader))
-        leader_delta = ip.template_delta(
-            ip.pod_template(old_spec, c.ROLE_LEADER), ip.pod_template(new_spec, c.ROLE_LEADER)
+        leader_delta = patches.template_delta(
+            patches.pod_template(old_spec, c.ROLE_LEADER), patches.pod_template(new_spec, c.ROLE_LEADER)
         )
         if worker_sts is not None:
-            delta = ip.template_delta(
-                ip.pod_template(old_spec, c.ROLE_WORKER), ip.pod_template(new_spec, c.ROLE_WORKER)
+            delta = patches.template_delta(
+                patches.pod_template(old_spec, c.ROLE_WORKER), patches.pod_template(new_spec, c.ROLE_WORKER)
             )
-            knock_on = int(ip.restarts_containers(leader_delta, leader))
+            knock_on = int(patches.restarts_containers(leader_delta, leader))
             workers = state.workers.get(index, [])
-            old_template = ip.pod_template(old_spec, c.ROLE_WORKER)
+            old_template = patches.pod_template(old_spec, c.ROLE_WORKER)
             if not await self._workers_updated(
                 state.writes, worker_sts, workers, old_template, delta, new_key, knock_on
             ):
@@ -273,7 +283,7 @@ class InPlaceUpdates(Shell):
                 c.EVENT_TYPE_NORMAL,
                 ext.EVENT_GROUP_UPDATED_IN_PLACE,
                 c.EVENT_ACTION_UPDATE,
-                ip.updated_in_place_message(index, classification),
+                updated_in_place_message(index, classification),
             ),
         )
 
@@ -283,7 +293,7 @@ class InPlaceUpdates(Shell):
         worker_sts: MutableObj,
         workers: list[MutableObj],
         old_template: Obj,
-        delta: ip.TemplateDelta,
+        delta: patches.TemplateDelta,
         new_key: str,
         knock_on: int,
     ) -> bool:
@@ -302,7 +312,7 @@ class InPlaceUpdates(Shell):
         for pod in workers:
             await self._patch(writes, pod, delta, labels, knock_on)
         if statefulset_partition(worker_sts):
-            if not ip.statefulset_counts_labelled(worker_sts, len(workers)):
+            if not planning.statefulset_counts_labelled(worker_sts, len(workers)):
                 return False  # its controller has not seen our labels yet: its status wakes us
             # Every pod is at the update revision, as its controller sees: releasing the partition
             # recreates none.
@@ -315,18 +325,18 @@ class InPlaceUpdates(Shell):
         self,
         writes: _SetWrites,
         pod: Obj,
-        delta: ip.TemplateDelta,
+        delta: patches.TemplateDelta,
         labels: Mapping[str, str],
         knock_on: int = 0,
     ) -> None:
         key = ObjectKey(namespace_of(pod), name_of(pod))
-        resize = ip.resize_patch(pod, delta)
+        resize = patches.resize_patch(pod, delta)
         if resize is not None:  # before the revision labels, which mark the pod updated
             written = await self.client.patch(
                 PODS, key.namespace, key.name, resize, patch_type=STRATEGIC_PATCH, subresource="resize"
             )
             writes.pods.remember(key, written)
-        patch = ip.pod_patch(pod, delta, labels, knock_on=knock_on)
+        patch = patches.pod_patch(pod, delta, labels, knock_on=knock_on)
         if patch is not None:
             written = await self.client.patch(
                 PODS, key.namespace, key.name, patch, patch_type=STRATEGIC_PATCH
@@ -342,7 +352,9 @@ def _freshest(cached: list[MutableObj], memo: WriteMemo, cache_version: str) -> 
 
 def _counted(leader_sts: Obj, leaders: Iterable[Obj]) -> bool:
     """The leader StatefulSet's controller counts every leader labelled with its update revision."""
-    return ip.statefulset_counts_labelled(leader_sts, ip.labelled_at_update_revision(leader_sts, leaders))
+    return planning.statefulset_counts_labelled(
+        leader_sts, planning.labelled_at_update_revision(leader_sts, leaders)
+    )
 
 
 def _published(sts: Obj, key: str) -> bool:
@@ -361,12 +373,12 @@ def _published(sts: Obj, key: str) -> bool:
 def _revision_labels(key: str, sts: Obj) -> dict[str, str]:
     return {
         c.LABEL_TEMPLATE_REVISION_HASH: key,
-        ip.CONTROLLER_REVISION_HASH: str((sts.get("status") or {}).get("updateRevision")),
+        planning.CONTROLLER_REVISION_HASH: str((sts.get("status") or {}).get("updateRevision")),
     }
 
 
 def _held_worker_statefulset(
-    sts: MutableObj, old_template: Obj, delta: ip.TemplateDelta, key: str
+    sts: MutableObj, old_template: Obj, delta: patches.TemplateDelta, key: str
 ) -> dict[str, Any]:
     """The strategic-merge patch that puts the worker StatefulSet on the new template, its partition
     holding every pod where it is. It names only what the delta changes, so it needs no full
@@ -378,5 +390,8 @@ def _held_worker_statefulset(
     }
     return {
         "metadata": {"labels": revision},
-        "spec": {"template": ip.template_patch(old_template, delta, revision), "updateStrategy": strategy},
+        "spec": {
+            "template": patches.template_patch(old_template, delta, revision),
+            "updateStrategy": strategy,
+        },
     }

@@ -1,5 +1,5 @@
-"""Diff-aware updates, pure (core/rollout/inplace.py): every class of template field, the path it
-needs, and the reason `lws plan` prints for it."""
+"""Diff-aware updates, pure (core/rollout/inplaceupdate/classification.py): every class of template
+field, the path it needs, and the reason `lws plan` prints for it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from leaderworkerset.core.rollout.inplace import UpdatePath, classify
+from leaderworkerset.core.rollout.inplaceupdate.classification import UpdatePath, classify_template_change
 from tests.support.builders import LeaderWorkerSetBuilder
 
 Obj = dict[str, Any]
@@ -188,7 +188,7 @@ def test_each_field_class_takes_its_path(case: Case) -> None:
     old = base()
     new = copy.deepcopy(old)
     case.change(new)
-    got = classify(old, new, resizes_in_place=case.resizes)
+    got = classify_template_change(old, new, resizes_in_place=case.resizes)
     assert got.path is case.path
     assert got.in_place is (UpdatePath.NONE < case.path < UpdatePath.RECREATE)
     if case.where:
@@ -205,7 +205,7 @@ def test_without_a_leader_template_worker_changes_are_named_once() -> None:
     old["leaderWorkerTemplate"].pop("leaderTemplate")
     new = copy.deepcopy(old)
     image(new)
-    got = classify(old, new, resizes_in_place=True)
+    got = classify_template_change(old, new, resizes_in_place=True)
     assert got.reasons(UpdatePath.POD_UPDATE) == [
         "workerTemplate.spec.containers[main].image: the kubelet restarts this container"
     ]

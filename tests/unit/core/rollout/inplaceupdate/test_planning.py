@@ -1,4 +1,4 @@
-"""In-place updates of groups, pure (core/rollout/inplaceupdate.py): the annotation's rule, the pod
+"""In-place updates of groups, pure (core/rollout/inplaceupdate/): the annotation's rule, the pod
 patch, the restart allowance, when a pod has settled, and which groups move each round."""
 
 from __future__ import annotations
@@ -10,8 +10,15 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.lifecycle.restart import restart_triggered
-from leaderworkerset.core.rollout import inplaceupdate as ip
-from leaderworkerset.core.rollout.inplace import Change, Classification, UpdatePath
+from leaderworkerset.core.rollout.inplaceupdate import patches, planning
+from leaderworkerset.core.rollout.inplaceupdate.classification import (
+    Change,
+    Classification,
+    UpdatePath,
+    for_group,
+    node_resizes,
+    updated_in_place_message,
+)
 from leaderworkerset.core.setannotations import annotation_errors, invalid_message
 from tests.support.builders import LeaderWorkerSetBuilder
 
@@ -28,7 +35,7 @@ NEW = {
         "tolerations": [{"key": "gpu", "operator": "Exists"}],
     },
 }
-REVISION = {c.LABEL_TEMPLATE_REVISION_HASH: "new", ip.CONTROLLER_REVISION_HASH: "sts-2"}
+REVISION = {c.LABEL_TEMPLATE_REVISION_HASH: "new", planning.CONTROLLER_REVISION_HASH: "sts-2"}
 
 
 def pod(image: str = "vllm:1", *, restarts: int = 0, reported: str | None = None, ready: bool = True) -> Obj:
@@ -70,13 +77,13 @@ def test_the_annotation_rule(value: str, hash_identity: bool, problem: str | Non
     builder = LeaderWorkerSetBuilder()
     if hash_identity:
         builder.spec["groupIdentity"] = c.GROUP_IDENTITY_HASH
-    found = ip.strategy_problem(value, builder.obj())
+    found = planning.update_strategy_problem(value, builder.obj())
     assert (found if found is None else found.split(" (")[0]) == problem
 
 
 def test_the_pod_patch_carries_the_images_metadata_tolerations_and_revision_labels() -> None:
-    delta = ip.template_delta(OLD, NEW)
-    patch = ip.pod_patch(pod(restarts=2), delta, REVISION)
+    delta = patches.template_delta(OLD, NEW)
+    patch = patches.pod_patch(pod(restarts=2), delta, REVISION)
     assert patch == {
         "metadata": {
             "labels": {"team": "b", "tier": None, **REVISION},
@@ -91,23 +98,23 @@ def test_the_pod_patch_carries_the_images_metadata_tolerations_and_revision_labe
 
 
 def test_a_pod_already_patched_needs_nothing() -> None:
-    delta = ip.template_delta(OLD, NEW)
+    delta = patches.template_delta(OLD, NEW)
     patched = pod("vllm:2")
     patched["metadata"]["labels"] = {"team": "b", **REVISION}
     patched["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
-    assert ip.pod_patch(patched, delta, REVISION) is None
+    assert patches.pod_patch(patched, delta, REVISION) is None
 
 
 def test_the_worker_template_gets_the_same_delta_as_a_patch_naming_only_the_changes() -> None:
     revision = {c.LABEL_TEMPLATE_REVISION_HASH: "new"}
-    assert ip.template_patch(OLD, ip.template_delta(OLD, NEW), revision) == {
+    assert patches.template_patch(OLD, patches.template_delta(OLD, NEW), revision) == {
         "metadata": {"labels": {"team": "b", "tier": None, **revision}},
         "spec": {
             "containers": [{"name": "main", "image": "vllm:2"}],  # merged by name: `side` stays
             "tolerations": [{"key": "gpu", "operator": "Exists"}],
         },
     }
-    assert ip.template_patch(OLD, ip.template_delta(OLD, OLD), {}) == {}
+    assert patches.template_patch(OLD, patches.template_delta(OLD, OLD), {}) == {}
 
 
 @pytest.mark.parametrize(
@@ -143,22 +150,22 @@ def test_restarts_an_in_place_update_accounts_for_recreate_no_group(
 def test_a_pod_settles_once_its_containers_run_the_new_images_and_it_is_ready(
     case: Obj, settled: bool
 ) -> None:
-    assert ip.pod_settled(case) is settled
+    assert patches.pod_settled(case) is settled
 
 
 IN_PLACE = Classification((Change(UpdatePath.POD_UPDATE, "workerTemplate.spec.containers[main].image", "x"),))
 RECREATE = Classification((Change(UpdatePath.RECREATE, "workerTemplate.spec.containers[main].env", "y"),))
 
 
-def group(index: int, progress: ip.GroupProgress, available: bool = True) -> ip.GroupInPlace:
-    return ip.GroupInPlace(index, progress, available, IN_PLACE)
+def group(index: int, progress: planning.GroupProgress, available: bool = True) -> planning.GroupInPlace:
+    return planning.GroupInPlace(index, progress, available, IN_PLACE)
 
 
 P, S, D, R = (
-    ip.GroupProgress.PENDING,
-    ip.GroupProgress.STARTED,
-    ip.GroupProgress.DONE,
-    ip.GroupProgress.RECREATE,
+    planning.GroupProgress.PENDING,
+    planning.GroupProgress.STARTED,
+    planning.GroupProgress.DONE,
+    planning.GroupProgress.RECREATE,
 )
 PLANS = [
     # (groups, maxUnavailable, halted) -> (hold, advance)
@@ -178,9 +185,13 @@ PLANS = [
 
 @pytest.mark.parametrize(("groups", "max_unavailable", "halted", "hold", "advance"), PLANS)
 def test_which_groups_move(
-    groups: list[ip.GroupInPlace], max_unavailable: int, halted: bool, hold: bool, advance: tuple[int, ...]
+    groups: list[planning.GroupInPlace],
+    max_unavailable: int,
+    halted: bool,
+    hold: bool,
+    advance: tuple[int, ...],
 ) -> None:
-    plan = ip.plan_groups(groups, max_unavailable=max_unavailable, halted=halted, leaders_counted=True)
+    plan = planning.plan_groups(groups, max_unavailable=max_unavailable, halted=halted, leaders_counted=True)
     assert (plan.hold, plan.advance) == (hold, advance)
 
 
@@ -190,9 +201,9 @@ def test_every_plan_case_ran() -> None:
 
 def test_the_partition_is_kept_until_the_statefulset_controller_counts_the_leaders() -> None:
     done = [group(0, D), group(1, D)]
-    plan = ip.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=False)
+    plan = planning.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=False)
     assert (plan.hold, plan.keep, plan.advance) == (False, True, ())
-    plan = ip.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=True)
+    plan = planning.plan_groups(done, max_unavailable=1, halted=False, leaders_counted=True)
     assert (plan.hold, plan.keep, plan.advance) == (False, False, ())
 
 
@@ -201,7 +212,7 @@ def _sts(update_revision: str, updated: int) -> dict[str, Any]:
 
 
 def _labelled(revision: str) -> dict[str, Any]:
-    return {"metadata": {"labels": {ip.CONTROLLER_REVISION_HASH: revision}}}
+    return {"metadata": {"labels": {planning.CONTROLLER_REVISION_HASH: revision}}}
 
 
 COUNTED = [
@@ -220,7 +231,9 @@ def test_a_partition_waits_for_the_statefulset_controller_to_count_our_labels(
 ) -> None:
     sts = _sts("sts-new", updated)
     pods = [_labelled(label) for label in labels]
-    assert ip.statefulset_counts_labelled(sts, ip.labelled_at_update_revision(sts, pods)) is counted
+    assert (
+        planning.statefulset_counts_labelled(sts, planning.labelled_at_update_revision(sts, pods)) is counted
+    )
 
 
 def test_every_counted_case_ran() -> None:
@@ -229,20 +242,20 @@ def test_every_counted_case_ran() -> None:
 
 def test_group_progress_reads_the_revision_labels() -> None:
     leader, worker = pod(), pod()
-    assert ip.group_progress(leader, [worker], None, "new", IN_PLACE) is P
-    assert ip.group_progress(leader, [worker], None, "new", RECREATE) is R
-    assert ip.group_progress(leader, [worker], None, "new", None) is R
+    assert planning.group_progress(leader, [worker], None, "new", IN_PLACE) is P
+    assert planning.group_progress(leader, [worker], None, "new", RECREATE) is R
+    assert planning.group_progress(leader, [worker], None, "new", None) is R
     worker["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = "new"
-    assert ip.group_progress(leader, [worker], None, "new", IN_PLACE) is S
+    assert planning.group_progress(leader, [worker], None, "new", IN_PLACE) is S
     leader["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = "new"
-    assert ip.group_progress(leader, [worker], None, "new", IN_PLACE) is D
+    assert planning.group_progress(leader, [worker], None, "new", IN_PLACE) is D
 
 
 def test_the_event_names_the_path_and_every_change() -> None:
     both = Classification(
         (*IN_PLACE.changes, Change(UpdatePath.METADATA, "workerTemplate.metadata.labels", "z"))
     )
-    assert ip.updated_in_place_message(3, both) == (
+    assert updated_in_place_message(3, both) == (
         "group 3 updated in place (metadata, pod update): "
         "workerTemplate.spec.containers[main].image: x; workerTemplate.metadata.labels: z"
     )
@@ -259,7 +272,7 @@ def test_with_the_webhooks_off_a_bad_value_is_flagged_in_its_condition_and_ignor
         f"annotation {ext.ANNOTATION_UPDATE_STRATEGY}: 'Sometimes' is invalid: must be one of "
         "InPlaceIfPossible, Recreate; every template change recreates groups (as upstream)"
     )
-    assert not ip.wants_in_place(bad)
+    assert not planning.wants_in_place_update(bad)
 
 
 @pytest.mark.parametrize(
@@ -273,10 +286,10 @@ def test_a_pod_whose_containers_or_leader_restart_is_pending_until_its_group_set
         **NEW,
         "spec": {"containers": [{"name": "main", "image": new_image}, {"name": "side", "image": "proxy:1"}]},
     }
-    patch = ip.pod_patch(pod(), ip.template_delta(OLD, new), REVISION, knock_on=knock_on)
+    patch = patches.pod_patch(pod(), patches.template_delta(OLD, new), REVISION, knock_on=knock_on)
     assert patch is not None
     assert patch["metadata"].get("annotations", {}).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) == allowance
-    assert ip.restarts_containers(ip.template_delta(OLD, new), pod()) is (new_image != "vllm:1")
+    assert patches.restarts_containers(patches.template_delta(OLD, new), pod()) is (new_image != "vllm:1")
 
 
 def test_new_cpu_and_memory_go_through_the_resize_subresource_and_the_template() -> None:
@@ -286,15 +299,15 @@ def test_new_cpu_and_memory_go_through_the_resize_subresource_and_the_template()
     new = {
         "spec": {"containers": [{"name": "main", "image": "vllm:1", "resources": {"requests": {"cpu": "2"}}}]}
     }
-    delta = ip.template_delta(old, new)
+    delta = patches.template_delta(old, new)
     running = pod()
     running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
-    assert ip.resize_patch(running, delta) == {
+    assert patches.resize_patch(running, delta) == {
         "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "2"}}}]}
     }
     running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
-    assert ip.resize_patch(running, delta) is None  # resized already
-    assert ip.template_patch(old, delta, {}) == {
+    assert patches.resize_patch(running, delta) is None  # resized already
+    assert patches.template_patch(old, delta, {}) == {
         "spec": {"containers": [{"name": "main", "resources": {"requests": {"cpu": "2"}}}]}
     }
 
@@ -303,7 +316,7 @@ def test_a_resource_the_new_template_drops_is_removed_from_the_worker_template()
     main = {"name": "main", "image": "vllm:1"}
     old = {"spec": {"containers": [{**main, "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
     new = {"spec": {"containers": [{**main, "resources": {"limits": {"cpu": "2"}}}]}}
-    assert ip.template_patch(old, ip.template_delta(old, new), {}) == {
+    assert patches.template_patch(old, patches.template_delta(old, new), {}) == {
         "spec": {"containers": [{"name": "main", "resources": {"requests": None, "limits": {"cpu": "2"}}}]}
     }
 
@@ -311,7 +324,7 @@ def test_a_resource_the_new_template_drops_is_removed_from_the_worker_template()
 def test_a_pod_whose_resize_the_kubelet_has_not_applied_has_not_settled() -> None:
     resizing = pod()
     resizing["status"]["conditions"].append({"type": "PodResizeInProgress", "status": "True"})
-    assert not ip.pod_settled(resizing)
+    assert not patches.pod_settled(resizing)
 
 
 RESIZE = Classification((Change(UpdatePath.RESIZE, "workerTemplate.spec.containers[main].resources", "r"),))
@@ -328,16 +341,16 @@ RESIZE = Classification((Change(UpdatePath.RESIZE, "workerTemplate.spec.containe
 def test_a_group_resizes_in_place_only_where_every_kubelet_does(statuses: list[Obj], resizes: bool) -> None:
     member = pod()
     member["status"]["containerStatuses"] = statuses
-    assert ip.node_resizes(member) is resizes
-    assert ip.for_group(RESIZE, [pod(), member]).in_place is resizes
-    assert ip.for_group(IN_PLACE, [member]) == IN_PLACE
+    assert node_resizes(member) is resizes
+    assert for_group(RESIZE, [pod(), member]).in_place is resizes
+    assert for_group(IN_PLACE, [member]) == IN_PLACE
 
 
 def test_a_settled_pod_keeps_the_restarts_its_update_caused_and_no_more() -> None:
     settled = pod(restarts=2)
     settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = "pending"
-    assert ip.settle_patch(settled) == {
+    assert patches.settle_patch(settled) == {
         "metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "2"}}
     }
     settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = "2"
-    assert ip.settle_patch(settled) is None
+    assert patches.settle_patch(settled) is None
