@@ -43,9 +43,9 @@ from leaderworkerset.core.rollout.inplaceupdate.classification import (
 )
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
-from leaderworkerset.core.rollout.surgefallback import in_place_budget
+from leaderworkerset.core.rollout.surgefallback.decision import in_place_budget
 from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
-from leaderworkerset.core.scheduling.surgecapacity import SurgePath, surge_path
+from leaderworkerset.core.scheduling.surgefallback import SurgePath, surge_path
 
 ChangeKind = Literal["rollout", "scale only", "no rollout", "no change"]
 

@@ -24,8 +24,8 @@ from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
 from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
 from leaderworkerset.core.quarantine import policy as quarantine
-from leaderworkerset.core.rollout import surgefallback
 from leaderworkerset.core.rollout.inplaceupdate.planning import update_strategy_problem
+from leaderworkerset.core.rollout.surgefallback import decision as surgefallback
 
 # `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
 Problem = Callable[[str, Obj], str | None]

@@ -1,4 +1,4 @@
-"""Capacity-aware surge against the real API server (core/rollout/surgefallback.py): the test plays
+"""Capacity-aware surge against the real API server (core/rollout/surgefallback/decision.py): the test plays
 the StatefulSet controller, the scheduler and the kubelet; the LWS controller runs in-process with
 the webhooks off, so a bad annotation value reaches it. kube-scheduler itself decides in the e2e
 journey (tests/e2e/test_capacity_aware_surge.py)."""

@@ -9,7 +9,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.desired.statuswrite import annotation_status
 from leaderworkerset.core.lifecycle import inplacerestart
-from leaderworkerset.core.rollout.surgefallback import fallback_seconds
+from leaderworkerset.core.rollout.surgefallback.decision import fallback_seconds
 from leaderworkerset.core.setannotations import RULES, annotation_errors, flag_checks
 from tests.support.builders import cached_lws
 

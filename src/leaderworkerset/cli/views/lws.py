@@ -30,7 +30,7 @@ from leaderworkerset.core.objects import MutableObj, labels_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.rollout.control import rollout_notes
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
-from leaderworkerset.core.rollout.surgefallback import surge_notes
+from leaderworkerset.core.rollout.surgefallback.decision import surge_notes
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import (

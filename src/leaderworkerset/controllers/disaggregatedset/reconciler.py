@@ -24,7 +24,7 @@ from leaderworkerset.controllers.disaggregatedset.executor import ROLLOUT_REQUEU
 from leaderworkerset.controllers.disaggregatedset.informers import DisaggregatedSetInformers
 from leaderworkerset.controllers.disaggregatedset.scalers import Scalers
 from leaderworkerset.controllers.disaggregatedset.services import Services
-from leaderworkerset.controllers.disaggregatedset.surge import DsSurge
+from leaderworkerset.controllers.disaggregatedset.surgefallback import DsSurgeFallback
 from leaderworkerset.core.desired import statuswrite
 from leaderworkerset.core.disaggregated.children import (
     build_child,
@@ -46,7 +46,7 @@ from leaderworkerset.core.disaggregated.naming import role_names, slice_count, s
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
 from leaderworkerset.core.disaggregated.status import plan_status
 from leaderworkerset.core.objects import ControllerEvent, Obj, is_deleting, name_of
-from leaderworkerset.core.rollout.surgefallback import SURGE, SurgeMode
+from leaderworkerset.core.rollout.surgefallback.decision import SURGE, SurgeMode
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock, RealClock
 from leaderworkerset.runtime.controller import Result
@@ -77,7 +77,7 @@ class _Round:
     revision: str
     slices: int
     roles: list[str]
-    # Capacity-aware surge (opt-in, core/rollout/dssurge.py): this round's mode.
+    # Capacity-aware surge (opt-in, core/rollout/surgefallback/disaggregated.py): this round's mode.
     surge: SurgeMode = SURGE
 
 
@@ -99,7 +99,7 @@ class DisaggregatedSetReconciler:
         self._scalers = Scalers(client, informers, recorder)
         self._services = Services(client, informers)
         self._executor = RolloutExecutor(self.children, recorder)
-        self._surge = DsSurge(client, self._clock)
+        self._surge = DsSurgeFallback(client, self._clock)
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         cached = self._informers.sets.store.get(key)

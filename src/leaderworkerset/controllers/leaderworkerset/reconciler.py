@@ -15,7 +15,7 @@ from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.status import StatusWriter, spec_problem
-from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
+from leaderworkerset.controllers.leaderworkerset.surgefallback import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents
 from leaderworkerset.controllers.quarantine import NodeQuarantine
 from leaderworkerset.controllers.quarantinemetrics import QuarantineMetrics

@@ -14,7 +14,7 @@ from leaderworkerset.controllers.events import error_text, lws_ref, record
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
-from leaderworkerset.controllers.leaderworkerset.surge import SurgeFallback
+from leaderworkerset.controllers.leaderworkerset.surgefallback import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.desired.statefulsets import leader_statefulset
 from leaderworkerset.core.objects import MutableObj, lws_replicas, name_of, statefulset_partition

@@ -10,7 +10,7 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, revision_key_of
 from leaderworkerset.core.rollout.control import NO_ROLLOUT_CONTROL, RolloutControl, Stall
 from leaderworkerset.core.rollout.partition import RolloutDecision
-from leaderworkerset.core.rollout.surgefallback import SURGE, SurgeMode
+from leaderworkerset.core.rollout.surgefallback.decision import SURGE, SurgeMode
 from leaderworkerset.runtime.objects import ObjectKey
 
 
@@ -37,7 +37,7 @@ class Round:
     hold_partition: bool = False
     # ... and is not lowered while its controller has not counted every leader updated in place.
     keep_partition: bool = False
-    # Capacity-aware surge (opt-in, core/rollout/surgefallback.py): this round's mode.
+    # Capacity-aware surge (opt-in, core/rollout/surgefallback/decision.py): this round's mode.
     surge: SurgeMode = SURGE
     # The status write: whether a step changed the status, and the events of those transitions,
     # recorded once the write lands (status.py).

@@ -28,7 +28,7 @@ from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.observe import notready
 from leaderworkerset.core.quarantine.taint import refusal_message
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
-from leaderworkerset.core.rollout.surgefallback import SurgeMode, surge_conditions
+from leaderworkerset.core.rollout.surgefallback.decision import SurgeMode, surge_conditions
 
 Status = dict[str, Any]
 NO_MISSING_PREREQUISITES = inplacerestart.Prerequisites()

@@ -149,7 +149,7 @@ def role_budget(role: RoleTarget) -> Budget:
 
 
 def in_place_role(role: RoleTarget) -> RoleTarget:
-    """The role while its surge is given back (capacity-aware surge, core/rollout/surgefallback.py):
+    """The role while its surge is given back (capacity-aware surge, core/rollout/surgefallback/decision.py):
     no surge, `max(maxUnavailable, 1)` at a time. The planner never shrinks the new side, so a Pending
     new replica stays and an old one drains to make room for it."""
     budget = role_budget(role)

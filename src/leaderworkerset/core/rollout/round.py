@@ -35,7 +35,7 @@ from leaderworkerset.core.rollout.partition import (
     rollout_budget,
 )
 from leaderworkerset.core.rollout.revision import owned_revisions
-from leaderworkerset.core.rollout.surgefallback import fallback_decision
+from leaderworkerset.core.rollout.surgefallback.decision import fallback_decision
 
 
 def rollout_under_way(lws: Obj, revisions: Sequence[Obj], current_key: str) -> bool:
@@ -66,7 +66,7 @@ class RolloutInputs:
     leader_pods: Sequence[Obj] = ()  # read only when the leader StatefulSet exists
     statefulsets: Sequence[Obj] = ()  # likewise
     pods: Sequence[Obj] = ()  # every pod of the set, read only when `reads_pods`
-    # Capacity-aware surge (core/rollout/surgefallback.py) gave the surge back: replace in place.
+    # Capacity-aware surge (core/rollout/surgefallback/decision.py) gave the surge back: replace in place.
     in_place: bool = False
 
 

@@ -20,8 +20,6 @@ Once no group waits, the normal rollout decision takes over and finds every grou
 partition drops to 0 and the StatefulSets report the update revision as current, which is what
 upstream's controller sees after a swap.
 
-Everything here is pure: the controller (`controllers/leaderworkerset/inplace.py`) reads and writes.
-
 The modules, all pure (the controller, `controllers/leaderworkerset/inplaceupdate.py`, reads and writes):
 
 * `classification` — which template changes reach running pods without recreating them, and why;

@@ -1,4 +1,5 @@
-"""The nodes and the pods holding their resources, read for capacity-aware surge (both controllers).
+"""The nodes and the pods holding their resources, read for capacity-aware surge: shared by the LWS and
+DisaggregatedSet controllers (`leaderworkerset/surgefallback.py`, `disaggregatedset/surgefallback.py`).
 
 A direct LIST (not a cache: only sets whose surge was given back ask, at most once per poll
 period), of every node and of the bound, non-terminated pods, which the scheduler counts against a

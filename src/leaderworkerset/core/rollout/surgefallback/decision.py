@@ -16,7 +16,7 @@ capacity). A resumed surge that cannot schedule again falls back again after the
 The one piece of state is when the fallback happened: an annotation the controller writes on the
 LWS (`surge-fallback-since`), so a restarted manager carries on. It is metadata, not template: it
 starts no rollout and upstream's controller ignores it. Everything else is read from the pods and
-nodes each round. The decision below is pure; `controllers/leaderworkerset/surge.py` gathers its
+nodes each round. The decision below is pure; `controllers/leaderworkerset/surgefallback.py` gathers its
 inputs and applies it.
 """
 

@@ -1,4 +1,4 @@
-"""Capacity-aware surge, pure (core/rollout/surgefallback.py): when to give the surge back, when to
+"""Capacity-aware surge, pure (core/rollout/surgefallback/decision.py): when to give the surge back, when to
 surge again, the in-place steps, and what the condition and events say."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import MISSING_GROUP, GroupState
-from leaderworkerset.core.rollout import surgefallback as sf
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
     RolloutBudget,
     RolloutDecision,
     plan_rollout,
 )
+from leaderworkerset.core.rollout.surgefallback import decision as sf
 from tests.support.builders import cached_lws, leader_pod, leader_sts, pod
 
 Obj = dict[str, Any]

@@ -1,5 +1,5 @@
 """Capacity-aware surge of a DisaggregatedSet: the same decision as an LWS's
-(`core/rollout/surgefallback.py`), read from a DS's rollout.
+(`core/rollout/surgefallback/decision.py`), read from a DS's rollout.
 
 A DS surges by role: the target revision's child LeaderWorkerSet is scaled up before an old one is
 scaled down (`core/disaggregated/planner.py`). Its surge pods are the target children's pods; when
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget, role_budget
 from leaderworkerset.core.objects import Obj
-from leaderworkerset.core.rollout.surgefallback import (
+from leaderworkerset.core.rollout.surgefallback.decision import (
     Signals,
     SurgeCapacity,
     fallback_seconds,
@@ -73,7 +73,7 @@ def role_as_lws(role: Obj) -> Obj:
     return {"spec": role.get("spec") or {}}
 
 
-def reads_pods(ds: Obj, children: Sequence[ChildView], revision: str) -> bool:
+def ds_reads_pods(ds: Obj, children: Sequence[ChildView], revision: str) -> bool:
     """Whether the surge pods' scheduling state is worth a LIST: opted in, rolling, not fallen back
     yet, and a target child has replicas that are not Ready."""
     return (

@@ -16,8 +16,8 @@ from leaderworkerset.core.disaggregated.rollout import (
     in_place_role,
     role_budget,
 )
-from leaderworkerset.core.rollout import dssurge
-from leaderworkerset.core.rollout import surgefallback as sf
+from leaderworkerset.core.rollout.surgefallback import decision as sf
+from leaderworkerset.core.rollout.surgefallback import disaggregated
 from tests.support.builders import ds, pod
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
@@ -102,12 +102,12 @@ SIGNAL_CASES = [
 def test_signals_of_a_disaggregatedset(
     annotations: dict[str, str], pods: dict, want: tuple[bool, int]
 ) -> None:
-    signals = dssurge.ds_signals(
+    signals = disaggregated.ds_signals(
         _ds(**annotations), revision="new", roles=[ROLE], children=[OLD, NEW], pods_by_child=pods
     )
     assert (signals.active, len(signals.blocked)) == want
     assert not signals.quiet  # the new replica is not Ready
-    assert dssurge.reads_pods(_ds(**annotations), [OLD, NEW], "new") is bool(annotations)
+    assert disaggregated.ds_reads_pods(_ds(**annotations), [OLD, NEW], "new") is bool(annotations)
 
 
 def test_every_signal_case_ran() -> None:
@@ -115,7 +115,7 @@ def test_every_signal_case_ran() -> None:
 
 
 def test_an_unschedulable_role_falls_back_naming_the_role() -> None:
-    signals = dssurge.ds_signals(
+    signals = disaggregated.ds_signals(
         _ds(**{ext.ANNOTATION_SURGE_FALLBACK_SECONDS: "5"}),
         revision="new",
         roles=[ROLE],

@@ -1,6 +1,6 @@
 """Capacity-aware surge of an Ordinal LWS: gather the decision's inputs, keep its one piece of state.
 
-The decision is `core.rollout.surgefallback.decide_surge`. A set without the annotation (and
+The decision is `core.rollout.surgefallback.decision.decide_surge`. A set without the annotation (and
 without the controller's `surge-fallback-since`) costs nothing here: no pod is read, no LIST made.
 The surge groups' pods come from the pod cache; the nodes' free capacity is a direct LIST of nodes
 and bound pods, made only while the surge is given back and the decision wants to know whether it
@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, replace
 
-from leaderworkerset.controllers.capacity import nodes_and_holding_pods
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
+from leaderworkerset.controllers.surgefallback import nodes_and_holding_pods
 from leaderworkerset.core.groups.state import group_states
 from leaderworkerset.core.objects import MutableObj, Obj, lws_size
-from leaderworkerset.core.rollout import surgefallback as sf
 from leaderworkerset.core.rollout.partition import LeaderStatefulSetView, rollout_budget
+from leaderworkerset.core.rollout.surgefallback import decision as sf
 from leaderworkerset.core.scheduling import accelerators
-from leaderworkerset.core.scheduling.surgecapacity import surge_capacity
+from leaderworkerset.core.scheduling.surgefallback import surge_capacity
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
 

@@ -1,8 +1,10 @@
-"""Whether surge groups fit on the nodes: the capacity side of capacity-aware surge.
+"""Whether surge groups fit on the nodes: the capacity side of capacity-aware surge (the decision is
+`core/rollout/surgefallback/`).
 
 One computation for the controller (may it surge again?) and `lws plan` (which path will the
 rollout take?): the accelerators each pod of a group requests, placed pod by pod on the free
-accelerators of the nodes the templates select (`accelerators.group_fits`).
+accelerators of the nodes the templates select (`accelerators.group_fits`). It lives on the
+scheduling floor, beside that arithmetic, because the rollout floor (where the decision is) is below.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.objects import Obj
 from leaderworkerset.core.rollout.partition import RolloutBudget
-from leaderworkerset.core.rollout.surgefallback import (
+from leaderworkerset.core.rollout.surgefallback.decision import (
     SurgeCapacity,
     describe,
     fallback_seconds,

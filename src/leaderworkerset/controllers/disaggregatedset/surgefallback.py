@@ -1,6 +1,7 @@
 """Capacity-aware surge of a DisaggregatedSet: gather the decision's inputs, keep its state.
 
-The decision is `core.rollout.surgefallback.decide_surge` over `core.rollout.dssurge.ds_signals`.
+The decision is `core.rollout.surgefallback.decision.decide_surge` over
+`core.rollout.surgefallback.disaggregated.ds_signals`.
 A DS without the annotation (and without our `surge-fallback-since`) costs nothing here. The DS
 controller watches no pods (its caches are its own, so it runs without the LWS controller): the
 target children's pods are LISTed by label while the rollout waits on them, and nodes and bound pods
@@ -14,19 +15,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.capacity import nodes_and_holding_pods
+from leaderworkerset.controllers.surgefallback import nodes_and_holding_pods
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.objects import MutableObj, Obj, labels_of, namespace_of
-from leaderworkerset.core.rollout import dssurge
-from leaderworkerset.core.rollout import surgefallback as sf
+from leaderworkerset.core.rollout.surgefallback import decision as sf
+from leaderworkerset.core.rollout.surgefallback import disaggregated
 from leaderworkerset.core.scheduling import accelerators
-from leaderworkerset.core.scheduling.surgecapacity import surge_capacity
+from leaderworkerset.core.scheduling.surgefallback import surge_capacity
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, PODS
 
 
-class DsSurge:
+class DsSurgeFallback:
     def __init__(self, client: KubeClient, clock: Clock) -> None:
         self._client = client
         self._clock = clock
@@ -39,13 +40,13 @@ class DsSurge:
             return sf.SURGE
         views = child_views(children)
         pods_by_child: dict[str, list[Obj]] = {}
-        if dssurge.reads_pods(ds, views, revision):
-            names = ",".join(view.name for view in dssurge.waiting_children(views, revision))
+        if disaggregated.ds_reads_pods(ds, views, revision):
+            names = ",".join(view.name for view in disaggregated.waiting_children(views, revision))
             selector = f"{c.LABEL_SET_NAME} in ({names})"
             for pod in await self._client.list(PODS, namespace_of(ds), selector):
                 pods_by_child.setdefault(labels_of(pod).get(c.LABEL_SET_NAME, ""), []).append(pod)
         roles = role_targets(ds, targets)
-        signals = dssurge.ds_signals(
+        signals = disaggregated.ds_signals(
             ds, revision=revision, roles=roles, children=views, pods_by_child=pods_by_child
         )
         now = self._clock.wall()
@@ -62,7 +63,7 @@ class DsSurge:
         nodes, bound = read
         fits, needs = True, dict[str, int]()
         for role in (ds.get("spec") or {}).get("roles") or []:
-            lws = dssurge.role_as_lws(role)
+            lws = disaggregated.role_as_lws(role)
             selector = accelerators.template_node_selector(lws)
             capacity = surge_capacity(lws, accelerators.free_accelerators_by_node(nodes, bound, selector))
             if capacity is None:
