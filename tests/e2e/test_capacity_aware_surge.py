@@ -5,15 +5,16 @@ test's own, tainted and labelled, so no other test's pod lands there) filled by 
 
 1. without the annotation, as upstream: the surge group stays Pending, the leader StatefulSet sits
    at 4 replicas and partition 3, and no old group is replaced (`lws plan` warned it would be so);
-2. with `surge-fallback-seconds: "5"` the surge is given back and groups 2 and 1 are replaced in
-   place, never more than one of them down at a time; a SurgeFallback event and condition say so;
-   the manager is killed and restarted: it carries on in place (the state is on the LWS);
+2. with `surge-fallback-seconds: "5"` the surge is given back and groups 2 and 1 are replaced
+   without surge, never more than one of them down at a time; a SurgeFallback event and condition
+   say so;
+   the manager is killed and restarted: it carries on without surge (the state is on the LWS);
 3. a fourth node joins: the controller surges again (SurgeResumed event, condition False), the
    surge group is placed on the new node;
 4. the user's partition is lowered to 0 and the rollout completes with surge.
 
-The partition of 1 keeps group 0 on the old template through steps 2 and 3: without it the in-place
-rollout of three quick kwok groups could end before the fourth node is noticed.
+The partition of 1 keeps group 0 on the old template through steps 2 and 3: without it the
+rollout without surge of three quick kwok groups could end before the fourth node is noticed.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ def reconciled(manager: ManagerProcess) -> bool:
     )
 
 
-async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with_capacity(
+async def test_a_surge_that_cannot_schedule_falls_back_without_surge_and_resumes_with_capacity(
     api: KubeClient, ns: str, full_cluster: LocalCluster, tmp_path: Path, restartable_manager: ManagerProcess
 ) -> None:
     nodes = [pool_node(ns, i) for i in range(4)]
@@ -187,7 +188,7 @@ async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with
         await consistently(stalled, duration=HOLD, interval=0.5)
         assert not [e for e in await api.list(EVENTS, ns) if e.get("reason") == ext.EVENT_SURGE_FALLBACK]
 
-        # 2. With the annotation: in place, one group at a time.
+        # 2. With the annotation: without surge, one group at a time.
         annotated = gpu_lws(ns, NEW_IMAGE)
         annotated["metadata"]["annotations"] = {ext.ANNOTATION_SURGE_FALLBACK_SECONDS: "5"}
         out = await plan(full_cluster, ns, annotated, tmp_path, "with-annotation")
@@ -212,7 +213,7 @@ async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with
             [note] = await event_notes(api, ns, ext.EVENT_SURGE_FALLBACK)
             assert note.startswith(f"Rollout of {NAME}: surge group 3 unschedulable for "), note
 
-            async def groups_1_and_2_in_place() -> bool:
+            async def groups_1_and_2_replaced_without_surge() -> bool:
                 pods = await leaders(api, ns)
                 revision = {o: labels(p)[c.LABEL_TEMPLATE_REVISION_HASH] for o, p in pods.items()}
                 assert sorted(pods) == [0, 1, 2], sorted(pods)
@@ -221,7 +222,7 @@ async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with
                 assert await leader_sts(api, ns) == (1, 3)
                 return True
 
-            await eventually(groups_1_and_2_in_place, timeout=LONG_TIMEOUT)
+            await eventually(groups_1_and_2_replaced_without_surge, timeout=LONG_TIMEOUT)
         assert max(down) == 1, f"groups down at once: {max(down)}"
         lws = await api.get(LEADERWORKERSETS, ns, NAME)
         assert ext.ANNOTATION_SURGE_FALLBACK_SINCE in lws["metadata"]["annotations"]
@@ -229,20 +230,20 @@ async def test_a_surge_that_cannot_schedule_falls_back_in_place_and_resumes_with
         print(f"\n$ lws status {NAME}\n{status}")
         assert "surge given back since" in " ".join(status.split())
 
-        # The fallback survives a manager crash: the restarted one keeps replacing in place (a
+        # The fallback survives a manager crash: the restarted one keeps replacing without surge (a
         # manager that lost the state would surge again at once, then fall back a second time).
         since = lws["metadata"]["annotations"][ext.ANNOTATION_SURGE_FALLBACK_SINCE]
         restartable_manager.kill()
         await restartable_manager.start()
         await eventually(lambda: reconciled(restartable_manager), timeout=LONG_TIMEOUT)
 
-        async def still_in_place() -> bool:
+        async def still_without_surge() -> bool:
             assert await leader_sts(api, ns) == (1, 3)
             stored = await api.get(LEADERWORKERSETS, ns, NAME)
             assert stored["metadata"]["annotations"][ext.ANNOTATION_SURGE_FALLBACK_SINCE] == since
             return True
 
-        await consistently(still_in_place, duration=HOLD, interval=0.5)
+        await consistently(still_without_surge, duration=HOLD, interval=0.5)
 
         # 3. Capacity returns: surge again, the surge group lands on the new node.
         await api.create(NODES, nodes[3])

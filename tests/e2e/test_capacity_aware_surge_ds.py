@@ -74,7 +74,7 @@ async def ds_surge_condition(api: KubeClient, ns: str, status: str) -> Obj:
     return result
 
 
-async def test_a_disaggregatedset_whose_surge_cannot_schedule_rolls_in_place(
+async def test_a_disaggregatedset_whose_surge_cannot_schedule_rolls_without_surge(
     api: KubeClient, ns: str
 ) -> None:
     nodes = [pool_node(ns, i) for i in range(3)]
@@ -108,7 +108,7 @@ async def test_a_disaggregatedset_whose_surge_cannot_schedule_rolls_in_place(
 
         await consistently(stalled, duration=HOLD, interval=0.5)
 
-        # Opted in: in place, never more than one replica of the role down.
+        # Opted in: without surge, never more than one replica of the role down.
         lowest: list[int] = []
 
         def observe(children: dict[str, Obj]) -> None:

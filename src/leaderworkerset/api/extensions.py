@@ -89,8 +89,8 @@ EVENT_GROUP_READY: Final = "GroupReady"
 EVENT_INVALID_NOT_READY_EVENTS: Final = "InvalidNotReadyEvents"
 
 # Capacity-aware surge (core/rollout/surgefallback/, docs/capacity-aware-surge.md): a rolling update
-# whose surge groups stay unschedulable this many seconds gives the surge back and replaces groups in
-# place; the controller keeps when it did so in the second key, removed when surge resumes.
+# whose surge groups stay unschedulable this many seconds gives the surge back and replaces groups
+# without surge; the controller keeps when it did so in the second key, removed when surge resumes.
 ANNOTATION_SURGE_FALLBACK_SECONDS: Final = _PREFIX + "surge-fallback-seconds"
 ANNOTATION_SURGE_FALLBACK_SINCE: Final = _PREFIX + "surge-fallback-since"
 CONDITION_SURGE_FALLBACK: Final = "SurgeFallback"

@@ -4,7 +4,7 @@ DisaggregatedSet controllers (`leaderworkerset/surgefallback.py`, `disaggregated
 A direct LIST (not a cache: only sets whose surge was given back ask, at most once per poll
 period), of every node and of the bound, non-terminated pods, which the scheduler counts against a
 node until they are gone. None when the LIST fails (a namespace-scoped manager may not list nodes):
-the caller stays on the safe side, in place.
+the caller stays on the safe side, without surge.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from leaderworkerset.core.rollout.inplaceupdate.classification import (
 )
 from leaderworkerset.core.rollout.leaderreplacement import emulation_note
 from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision
-from leaderworkerset.core.rollout.surgefallback.decision import in_place_budget
+from leaderworkerset.core.rollout.surgefallback.decision import without_surge_budget
 from leaderworkerset.core.scheduling.accelerators import Accelerators, _add, group_accelerators
 from leaderworkerset.core.scheduling.surgefallback import SurgePath, surge_path
 
@@ -297,9 +297,9 @@ def plan_leaderworkerset(
         in_place_note = f"recreate path (update-strategy {ext.UPDATE_STRATEGY_IN_PLACE}): {reasons}"
     path = surge_path(live, proposed, budget, free_by_node)
     steps_budget = budget
-    if path.in_place:
-        # The controller's in-place step: the surge is gone (the simulation starts without it).
-        steps_budget = in_place_budget(budget)
+    if path.without_surge:
+        # The controller's step without surge: the surge is gone (the simulation starts without it).
+        steps_budget = without_surge_budget(budget)
         current_groups = min(current_groups, budget.replicas)
         baseline = {}  # the Pending surge groups hold no accelerators
         _add(baseline, old_group, current_groups)
@@ -430,8 +430,8 @@ def plan_disaggregatedset(
     baseline = in_use(state)
     steps = []
     paths = _ds_surge_paths(live, new, new_roles, role_targets, free_by_node)
-    if any(path.in_place for path in paths):
-        role_targets = [ds_rollout.in_place_role(role) for role in role_targets]
+    if any(path.without_surge for path in paths):
+        role_targets = [ds_rollout.without_surge_role(role) for role in role_targets]
     for decision in simulation.simulate_rollout(target, role_targets, children):
         if decision.kind != "scale":
             continue
@@ -483,7 +483,7 @@ def _ds_surge_paths(
     targets: Sequence[ds_rollout.RoleTarget],
     free_by_node: Mapping[str, Accelerators] | None,
 ) -> list[SurgePath]:
-    """Each role's surge path (capacity-aware surge: in place for all roles as soon as one is)."""
+    """Each role's surge path (capacity-aware surge: without surge for all roles as soon as one is)."""
     paths = []
     for target in targets:
         budget = ds_rollout.role_budget(target)

@@ -84,7 +84,7 @@ async def test_an_unschedulable_surge_is_given_back_and_the_state_kept_on_the_lw
 ) -> None:
     lws = await _start(api, ns, **{ext.ANNOTATION_SURGE_FALLBACK_SECONDS: "5"})
     await _surge_pod_unschedulable(api, lws, seconds_ago=30)
-    # The surge goes and group 1 is released for an in-place update.
+    # The surge goes and group 1 is released for an update without surge.
     await _expect_sts(api, ns, partition=REPLICAS - 1, replicas=REPLICAS)
     cond = await _condition(api, ns, ext.CONDITION_SURGE_FALLBACK)
     assert (cond["status"], cond["reason"]) == (c.CONDITION_TRUE, ext.REASON_SURGE_UNSCHEDULABLE)
@@ -105,7 +105,7 @@ async def test_an_unschedulable_surge_is_given_back_and_the_state_kept_on_the_lw
     await kubelet.set_group_ready(api, ns, f"{NAME}-0")
     await expect.expect_status_replicas(api, ns, ready=REPLICAS, updated=REPLICAS)
 
-    # The rollout ended in place: the state goes, the condition says why.
+    # The rollout ended without surge: the state goes, the condition says why.
     async def ended() -> bool:
         done = await api.get(LEADERWORKERSETS, ns, NAME)
         assert ext.ANNOTATION_SURGE_FALLBACK_SINCE not in done["metadata"].get("annotations", {})

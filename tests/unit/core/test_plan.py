@@ -635,7 +635,7 @@ PATH_CASES = [
         ((1, 4), (2, 3), (3, 2), (4, 1), (5, 0), (4, 0)),
     ),
     PathCase(
-        "does not fit, annotated: in place, one at a time",
+        "does not fit, annotated: without surge, one at a time",
         {"a": {GPU: 0}},
         {SURGE_KEY: "30"},
         "in-place path: the 1 surge group(s) do not fit",
@@ -643,7 +643,7 @@ PATH_CASES = [
         ((1, 3), (2, 2), (3, 1), (4, 0)),
     ),
     PathCase(
-        "already given back: in place whatever the nodes say",
+        "already given back: without surge whatever the nodes say",
         {"a": {GPU: 8}},
         {SURGE_KEY: "30"},
         "surge path: given back since 2026-12-01T12:00:00+00:00",
@@ -675,7 +675,9 @@ def test_every_path_case_ran() -> None:
 
 DS_PATH_CASES = [
     pytest.param({}, {"a": {GPU: 8}}, "surge path: role prefill: the 1 surge group(s) fit", 100, id="fits"),
-    pytest.param({SURGE_KEY: "30"}, {"a": {GPU: 0}}, "in-place path: role prefill: the 1", 50, id="in place"),
+    pytest.param(
+        {SURGE_KEY: "30"}, {"a": {GPU: 0}}, "in-place path: role prefill: the 1", 50, id="without surge"
+    ),
 ]
 
 

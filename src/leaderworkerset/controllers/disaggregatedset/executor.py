@@ -20,7 +20,7 @@ from leaderworkerset.core.disaggregated.rollout import (
     RolloutDecision,
     ScaleChange,
     decide_rollout,
-    in_place_role,
+    without_surge_role,
 )
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
 from leaderworkerset.core.objects import Obj, name_of
@@ -43,13 +43,13 @@ class RolloutExecutor:
         targets: Mapping[str, int],
         mine: Sequence[Obj],
         *,
-        in_place: bool = False,
+        without_surge: bool = False,
     ) -> Result | None:
         """Advance the rollout of one slice; None once it completed (old children deleted).
-        `in_place`: the surge was given back (capacity-aware surge), every role rolls without it."""
+        `without_surge`: the surge was given back (capacity-aware surge), every role rolls without it."""
         roles = role_targets(ds, targets)
-        if in_place:
-            roles = [in_place_role(role) for role in roles]
+        if without_surge:
+            roles = [without_surge_role(role) for role in roles]
         decision = decide_rollout(revision, roles, child_views(mine))
         ref = object_ref(ds, api_version=c.DS_API_VERSION, kind=c.DS_KIND)
         by_name = {name_of(lws): lws for lws in mine}

@@ -165,9 +165,9 @@ class DisaggregatedSetReconciler:
         mine = slice_children(self.children.of(round_.ds), index)
         result: Result | None = None
         if old_children(mine, round_.revision):
-            in_place = round_.surge.fallback
+            without_surge = round_.surge.fallback
             result = await self._executor.step(
-                round_.ds, index, round_.revision, targets, mine, in_place=in_place
+                round_.ds, index, round_.revision, targets, mine, without_surge=without_surge
             )
         else:
             plan = plan_current_revision(round_.ds, index, round_.revision, targets, mine)

@@ -46,7 +46,7 @@ class Rollout(Shell):
         inputs = self._gather(round_)
         round_.surge = surge = await self.surge.decide(round_)
         await self.surge.remember(round_, surge)  # before the StatefulSet moves
-        inputs = replace(inputs, lws=round_.lws, in_place=surge.fallback)
+        inputs = replace(inputs, lws=round_.lws, without_surge=surge.fallback)
         outcome = rolloutround.decide_rollout_round(inputs, self.clock.wall())
         decision = outcome.decision
         if round_.hold_partition:

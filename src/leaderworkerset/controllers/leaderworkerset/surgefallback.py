@@ -69,7 +69,7 @@ class SurgeFallback(Shell):
 
     async def _capacity(self, lws: Obj) -> sf.SurgeCapacity | None:
         """Whether a surge group fits on the nodes its templates select; None when unknown (the
-        LIST failed, or the group requests no accelerators: it stays in place)."""
+        LIST failed, or the group requests no accelerators: it stays without surge)."""
         if not any(accelerators.group_accelerators(lws).values()):
             return None
         read = await nodes_and_holding_pods(self.client)

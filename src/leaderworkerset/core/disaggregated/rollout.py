@@ -44,9 +44,9 @@ __all__ = [
     "coordinate_drain",
     "decide_rollout",
     "group_by_revision",
-    "in_place_role",
     "plan_scale_down",
     "role_budget",
+    "without_surge_role",
 ]
 
 IntOrPercent = int | str | None
@@ -148,9 +148,9 @@ def role_budget(role: RoleTarget) -> Budget:
     return Budget(DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE)
 
 
-def in_place_role(role: RoleTarget) -> RoleTarget:
-    """The role while its surge is given back (capacity-aware surge, core/rollout/surgefallback/decision.py):
-    no surge, `max(maxUnavailable, 1)` at a time. The planner never shrinks the new side, so a Pending
+def without_surge_role(role: RoleTarget) -> RoleTarget:
+    """The role while its surge is given back (capacity-aware surge, core/rollout/surgefallback/): no
+    surge, `max(maxUnavailable, 1)` at a time. The planner never shrinks the new side, so a Pending
     new replica stays and an old one drains to make room for it."""
     budget = role_budget(role)
     return replace(

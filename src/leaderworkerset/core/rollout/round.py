@@ -66,8 +66,8 @@ class RolloutInputs:
     leader_pods: Sequence[Obj] = ()  # read only when the leader StatefulSet exists
     statefulsets: Sequence[Obj] = ()  # likewise
     pods: Sequence[Obj] = ()  # every pod of the set, read only when `reads_pods`
-    # Capacity-aware surge (core/rollout/surgefallback/decision.py) gave the surge back: replace in place.
-    in_place: bool = False
+    # Capacity-aware surge (core/rollout/surgefallback/) gave the surge back: replace without surge.
+    without_surge: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,8 @@ def decide_rollout_round(inputs: RolloutInputs, now: datetime) -> RolloutRound:
 
 
 def _step(inputs: RolloutInputs) -> RolloutDecision:
-    """Upstream's step, or the in-place step while the surge is given back."""
-    if not inputs.in_place or inputs.leader_sts is None:
+    """Upstream's step, or the step without surge while the surge is given back."""
+    if not inputs.without_surge or inputs.leader_sts is None:
         return plan_rollout_for(
             inputs.lws,
             inputs.leader_sts,

@@ -44,7 +44,7 @@ def surge_capacity(lws: Obj, by_node: Mapping[str, Accelerators], groups: int = 
 class SurgePath:
     """Which way a rolling update with surge goes on this cluster, and why."""
 
-    in_place: bool
+    without_surge: bool
     note: str | None = None
     warning: str | None = None
 
@@ -58,7 +58,7 @@ def surge_path(
     group: Obj | None = None,
     role: str = "",
 ) -> SurgePath:
-    """Surge, or groups replaced in place: the latter when the controller already gave the surge
+    """Surge, or groups replaced without surge: the latter when the controller already gave the surge
     back, or when the surge groups do not fit on the eligible nodes and the set opted in. `live`
     and `proposed` are the set (LWS or DS: the annotations); `group` what one group is made of (an
     LWS, or a DS role as an LWS; default `proposed`), named `role` in the messages."""
@@ -69,10 +69,10 @@ def surge_path(
     group = proposed if group is None else group
     of = f"role {role}: " if role else ""
     step = max(budget.unavailable, 1)
-    in_place = f"groups are replaced in place, {step} at a time"
+    replaced = f"groups are replaced in place, {step} at a time"
     if seconds is not None and since is not None:
         return SurgePath(
-            True, f"surge path: given back since {since.isoformat()}; {in_place} until capacity returns"
+            True, f"surge path: given back since {since.isoformat()}; {replaced} until capacity returns"
         )
     capacity = None if free_by_node is None else surge_capacity(group, free_by_node, budget.surge)
     if capacity is None:
@@ -93,5 +93,5 @@ def surge_path(
         )
         return SurgePath(False, warning=warning)
     return SurgePath(
-        True, f"in-place path: {why}; after {seconds}s unschedulable the surge is given back and {in_place}"
+        True, f"in-place path: {why}; after {seconds}s unschedulable the surge is given back and {replaced}"
     )

@@ -5,12 +5,12 @@ Ready before it replaces a single old group; on a cluster without free accelerat
 Pending and the rollout never moves. With the annotation, the controller watches the surge groups'
 pods: once one has been unschedulable (PodScheduled=False, reason Unschedulable) for the given
 seconds, it gives the surge back (the leader StatefulSet returns to spec.replicas) and replaces old
-groups in place, `max(maxUnavailable, 1)` at a time: the annotation is the user's consent to that
+groups without surge, `max(maxUnavailable, 1)` at a time: the annotation is the user's consent to that
 one group. It surges again when the eligible nodes have a surge group's accelerators free.
 
 Hysteresis, so it does not flap: it falls back only after the surge was unschedulable for the whole
 period; it checks for capacity only once the fallback is that old, and only while no group is being
-replaced in place (a recreated group frees its accelerators for a moment, which would look like
+replaced without surge (a recreated group frees its accelerators for a moment, which would look like
 capacity). A resumed surge that cannot schedule again falls back again after the full period.
 
 The one piece of state is when the fallback happened: an annotation the controller writes on the
@@ -166,7 +166,7 @@ class SurgeInputs:
 
 @dataclass(frozen=True)
 class SurgeMode:
-    """Whether this round replaces groups in place, the `since` to store, and why."""
+    """Whether this round replaces groups without surge, the `since` to store, and why."""
 
     fallback: bool = False
     since: datetime | None = None
@@ -188,13 +188,13 @@ class Signals:
     ended: bool  # no rollout is under way (any more)
     blocked: Sequence[Unschedulable] = ()  # surge pods the scheduler could not place
     quiet: bool = False  # nothing is being replaced: free capacity means capacity
-    step: int = 1  # groups replaced at a time in place
+    step: int = 1  # groups replaced at a time without surge
     capacity: SurgeCapacity | None = None  # read only when `wants_capacity` said so; None: unknown
 
 
 def lws_signals(inputs: SurgeInputs) -> Signals:
     """An LWS's signals: surge groups are the ordinals at or above spec.replicas; quiet when every
-    group below them is Ready (a group recreated in place frees its accelerators for a moment)."""
+    group below them is Ready (a group recreated without surge frees its accelerators for a moment)."""
     replicas, states = inputs.budget.replicas, inputs.states
     return Signals(
         seconds=inputs.seconds,
@@ -234,7 +234,7 @@ def wants_capacity(inputs: SurgeInputs | Signals, now: datetime) -> bool:
 
 
 def decide_surge(inputs: SurgeInputs | Signals, now: datetime) -> SurgeMode:
-    """Surge (upstream's arithmetic) or fall back (replace in place); see the module's docstring."""
+    """Surge (upstream's arithmetic) or fall back (replace without surge); see the module's docstring."""
     signals = lws_signals(inputs) if isinstance(inputs, SurgeInputs) else inputs
     if not signals.active:
         if signals.since is None:
@@ -288,7 +288,7 @@ def _while_fallen_back(signals: Signals, seconds: int, now: datetime) -> SurgeMo
     return SurgeMode(transition=Transition.RESUMED, message=message)
 
 
-def in_place_budget(budget: RolloutBudget) -> RolloutBudget:
+def without_surge_budget(budget: RolloutBudget) -> RolloutBudget:
     """The rollout knobs while the surge is given back: no surge, at least one group at a time."""
     return replace(budget, surge=0, unavailable=max(budget.unavailable, 1))
 
@@ -300,10 +300,10 @@ def fallback_decision(
     plan: PlanFn, *, lws_name: str, budget: RolloutBudget, sts: LeaderStatefulSetView
 ) -> RolloutDecision:
     """Upstream's arithmetic without surge and with `max(maxUnavailable, 1)`: partition and replicas
-    when groups are replaced in place. The StatefulSet is seen without its surge ordinals (they go
+    when groups are replaced without surge. The StatefulSet is seen without its surge ordinals (they go
     now), so the first step releases one group, not one more per surge group given back."""
     seen = replace(sts, replicas=min(sts.replicas, budget.replicas))
-    decision = plan(in_place_budget(budget), seen)
+    decision = plan(without_surge_budget(budget), seen)
     reclaim = surge_reclaim_events(lws_name, sts.replicas, decision.replicas)
     return replace(decision, events=(*reclaim, *decision.events))
 

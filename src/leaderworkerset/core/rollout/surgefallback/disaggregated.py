@@ -3,8 +3,8 @@
 
 A DS surges by role: the target revision's child LeaderWorkerSet is scaled up before an old one is
 scaled down (`core/disaggregated/planner.py`). Its surge pods are the target children's pods; when
-one has been unschedulable for the annotation's seconds, every role rolls in place
-(`core.disaggregated.rollout.in_place_role`): an old replica drains first and the Pending new one
+one has been unschedulable for the annotation's seconds, every role rolls without surge
+(`core.disaggregated.rollout.without_surge_role`): an old replica drains first and the Pending new one
 takes its place. Quiet means every child, old and new, has all its replicas Ready.
 """
 

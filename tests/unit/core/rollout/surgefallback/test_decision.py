@@ -1,5 +1,5 @@
 """Capacity-aware surge, pure (core/rollout/surgefallback/decision.py): when to give the surge back, when to
-surge again, the in-place steps, and what the condition and events say."""
+surge again, the steps without surge, and what the condition and events say."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def test_every_decide_case_ran() -> None:
     assert len(DECIDE_CASES) == 15
 
 
-# --- the in-place steps ------------------------------------------------------------------------------
+# --- the steps without surge --------------------------------------------------------------------------
 
 
 def _plan(states: list[GroupState]) -> sf.PlanFn:
@@ -238,7 +238,7 @@ def _plan(states: list[GroupState]) -> sf.PlanFn:
         ),
     ],
 )
-def test_in_place_steps(
+def test_steps_without_surge(
     budget: RolloutBudget,
     sts: LeaderStatefulSetView,
     states: list[GroupState],
@@ -250,7 +250,7 @@ def test_in_place_steps(
 
 
 @pytest.mark.parametrize(("replicas", "unavailable", "want_down"), [(3, 0, 1), (5, 0, 1), (6, 2, 2)])
-def test_the_in_place_rollout_replaces_max_unavailable_or_one_at_a_time(
+def test_the_rollout_without_surge_replaces_max_unavailable_or_one_at_a_time(
     replicas: int, unavailable: int, want_down: int
 ) -> None:
     """The issue's scenario as a whole: from the stalled surge to every group updated, playing the
@@ -364,7 +364,7 @@ UPSTREAM = {"type": "Available", "status": "True"}
             "False",
             "RolloutComplete",
             [],
-            id="the rollout ended in place",
+            id="the rollout ended without surge",
         ),
         pytest.param(
             [UPSTREAM, TRUE_CONDITION],

@@ -1,5 +1,5 @@
 """Capacity-aware surge of a DisaggregatedSet, pure: the signals read from its children and pods,
-and the in-place roles that let the planner finish a rollout on full nodes."""
+and the roles without surge that let the planner finish a rollout on full nodes."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from leaderworkerset.core.disaggregated.rollout import (
     ChildView,
     RoleTarget,
     decide_rollout,
-    in_place_role,
     role_budget,
+    without_surge_role,
 )
 from leaderworkerset.core.rollout.surgefallback import decision as sf
 from leaderworkerset.core.rollout.surgefallback import disaggregated
@@ -47,31 +47,31 @@ def _pending(child: str) -> dict:
 @pytest.mark.parametrize(
     ("role", "want"),
     [
-        pytest.param(ROLE, (0, 1), id="surge 1, unavailable 0: one at a time in place"),
+        pytest.param(ROLE, (0, 1), id="surge 1, unavailable 0: one at a time without surge"),
         pytest.param(replace(ROLE, max_surge=2, max_unavailable=2), (0, 2), id="unavailable 2 stays"),
         pytest.param(RoleTarget("decode", 3), (0, 1), id="no rolling update config: upstream's 1/0 default"),
     ],
 )
-def test_a_role_in_place_has_no_surge_and_at_least_one_unavailable(
+def test_a_role_without_surge_has_no_surge_and_at_least_one_unavailable(
     role: RoleTarget, want: tuple[int, int]
 ) -> None:
-    budget = role_budget(in_place_role(role))
+    budget = role_budget(without_surge_role(role))
     assert (budget.max_surge, budget.max_unavailable) == want
 
 
-def test_with_the_surge_the_planner_waits_in_place_it_drains_one_old_replica() -> None:
+def test_with_the_surge_the_planner_waits_without_it_drains_one_old_replica() -> None:
     assert decide_rollout("new", [ROLE], [OLD, NEW]).kind == "wait"
-    decision = decide_rollout("new", [in_place_role(ROLE)], [OLD, NEW])
+    decision = decide_rollout("new", [without_surge_role(ROLE)], [OLD, NEW])
     assert [(c.lws, c.replicas) for c in decision.scale_down] == [(OLD.name, 2)]
     assert decision.scale_up == ()
 
 
-def test_an_in_place_rollout_on_full_nodes_completes_one_replica_down_at_a_time() -> None:
+def test_a_rollout_without_surge_on_full_nodes_completes_one_replica_down_at_a_time() -> None:
     """Three nodes, each holding one replica: a new replica is Ready only once an old one left."""
     old, new = OLD, NEW
     lowest = 3
     for _ in range(20):
-        decision = decide_rollout("new", [in_place_role(ROLE)], [old, new])
+        decision = decide_rollout("new", [without_surge_role(ROLE)], [old, new])
         if decision.kind == "complete":
             break
         for change in decision.scale_down:
