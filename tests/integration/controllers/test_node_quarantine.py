@@ -19,7 +19,7 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.core.lifecycle.ledger import Action, Cause, Trigger, entry_for
-from leaderworkerset.core.quarantine.policy import opted_in as quarantine_opted_in
+from leaderworkerset.core.quarantine.policy import quarantine_opted_in
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, PODS, STATEFULSETS
 from tests.support import expect, kubelet

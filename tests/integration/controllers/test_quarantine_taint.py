@@ -18,7 +18,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.controllers.quarantinetaints import NodeTaints
+from leaderworkerset.controllers.quarantine.taints import NodeTaints
 from leaderworkerset.core.conditions import format_time_ms
 from leaderworkerset.core.quarantine.taint import REFUSED, TAINTED
 from leaderworkerset.devcluster.cluster import LocalCluster

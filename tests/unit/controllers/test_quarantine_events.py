@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.controllers.quarantine import decision_events
+from leaderworkerset.controllers.quarantine.writes import decision_events
 from leaderworkerset.core.quarantine.decision import Evidence, Quarantine, QuarantineDecision
 
 FAILURES = (

@@ -37,7 +37,7 @@ from leaderworkerset.controllers.group.startup import Startup
 from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger
-from leaderworkerset.controllers.quarantine import NodeQuarantine
+from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
 from leaderworkerset.core.lifecycle.restart import GroupRestartError, check_group_pod

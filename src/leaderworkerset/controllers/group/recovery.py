@@ -24,7 +24,7 @@ from leaderworkerset.controllers.group.reads import lws_of
 from leaderworkerset.controllers.group.retention import Retention
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
-from leaderworkerset.controllers.quarantine import NodeQuarantine
+from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
 from leaderworkerset.core.lifecycle import backoff, inplacerestart, ledger, restartbudget
@@ -35,7 +35,7 @@ from leaderworkerset.core.lifecycle.restart import (
     restart_lookup,
 )
 from leaderworkerset.core.objects import MutableObj, is_deleting, name_of, namespace_of, uid_of
-from leaderworkerset.core.quarantine.policy import opted_in as quarantine_opted_in
+from leaderworkerset.core.quarantine.policy import quarantine_opted_in
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.events import EventRecorder

@@ -17,8 +17,8 @@ from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.status import StatusWriter, spec_problem
 from leaderworkerset.controllers.leaderworkerset.surgefallback import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents
-from leaderworkerset.controllers.quarantine import NodeQuarantine
-from leaderworkerset.controllers.quarantinemetrics import QuarantineMetrics
+from leaderworkerset.controllers.quarantine.metrics import QuarantineMetrics
+from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites

@@ -11,7 +11,7 @@ from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRe
 from leaderworkerset.controllers.leaderworkerset.inplaceupdate import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
 from leaderworkerset.controllers.memos import WriteMemo
-from leaderworkerset.controllers.quarantinemetrics import new_quarantine_metrics
+from leaderworkerset.controllers.quarantine.metrics import new_quarantine_metrics
 from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.wakeups import (

@@ -117,6 +117,6 @@ def quarantine_policy(lws: Obj) -> QuarantinePolicy | None:
     return QuarantinePolicy(int(after.partition("/")[0]), window, cooldown or window)
 
 
-def opted_in(lws: Obj) -> bool:
+def quarantine_opted_in(lws: Obj) -> bool:
     """The set asks for quarantine (valid or not): its failures must be kept in the ledger."""
     return ext.ANNOTATION_QUARANTINE_AFTER in annotations_of(lws)

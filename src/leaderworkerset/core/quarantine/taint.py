@@ -10,7 +10,7 @@ Whether a node was tainted is recorded in the set's quarantine state (`Quarantin
 * at the end of a cool-down only nodes this set tainted are untainted (`to_untaint`), and only when
   no other set still holds the node tainted; only our key is removed, never another taint.
 
-Pure: the controller (controllers/quarantinetaints.py) does the node reads and patches.
+Pure: the controller (controllers/quarantine/taints.py) does the node reads and patches.
 """
 
 from __future__ import annotations

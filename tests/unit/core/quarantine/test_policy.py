@@ -9,8 +9,8 @@ import pytest
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.quarantine.policy import (
     QuarantinePolicy,
-    opted_in,
     quarantine_errors,
+    quarantine_opted_in,
     quarantine_policy,
 )
 from tests.support.builders import lws
@@ -73,4 +73,4 @@ def test_quarantine_policy(case: Case) -> None:
         (key, next(e.rule for e in errors if e.key == key and part in e.rule))
         for key, part in case.want_errors
     ]
-    assert opted_in(obj) == (case.after is not None)
+    assert quarantine_opted_in(obj) == (case.after is not None)

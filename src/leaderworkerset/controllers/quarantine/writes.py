@@ -22,8 +22,8 @@ import structlog
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.controllers.events import error_text, record
-from leaderworkerset.controllers.quarantinemetrics import QuarantineMetrics
-from leaderworkerset.controllers.quarantinetaints import NodeTaints
+from leaderworkerset.controllers.quarantine.metrics import QuarantineMetrics
+from leaderworkerset.controllers.quarantine.taints import NodeTaints
 from leaderworkerset.controllers.restartbudget import mutate_lws_annotations
 from leaderworkerset.core.lifecycle.ledger import LedgerEntry
 from leaderworkerset.core.objects import ControllerEvent, MutableObj, annotations_of, name_of, namespace_of
