@@ -49,7 +49,7 @@ REASON_INVALID_ANNOTATION: Final = "InvalidAnnotation"
 # Event reasons of the back-off and the failure ledger (our own; upstream records neither).
 EVENT_GROUP_RESTART_BACKOFF: Final = "GroupRestartBackOff"
 EVENT_INVALID_RESTART_BACKOFF: Final = "InvalidRestartBackoff"
-# The per-LWS failure ledger ConfigMap (controllers/ledger.py): `<lws>-failure-ledger`, owned by the
+# The per-LWS failure ledger ConfigMap (controllers/group/ledger.py): `<lws>-failure-ledger`, owned by the
 # LWS, created on its first group recreation.
 LEDGER_CONFIGMAP_SUFFIX: Final = "-failure-ledger"
 LABEL_FAILURE_LEDGER: Final = _PREFIX + "failure-ledger"

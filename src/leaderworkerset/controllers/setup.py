@@ -46,7 +46,7 @@ def register_controllers(
     caches) to one namespace; None watches all. `scheduler_provider` is the Configuration's
     gangSchedulingManagement.schedulerProvider. Upstream always runs all three controllers; the
     switches let a manager (or a test) run one side without the other's caches.
-    `failure_ledger=False` keeps no per-LWS failure history (controllers/ledger.py).
+    `failure_ledger=False` keeps no per-LWS failure history (controllers/group/ledger.py).
     `restart_support`: what this manager knows of the in-place restart's prerequisites (None: the
     LWS controller flags none).
     Every controller reads its time from the manager's clock (runtime/clock.py).

@@ -14,7 +14,7 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.controllers.ledger import FailureLedger
+from leaderworkerset.controllers.group.ledger import FailureLedger
 from leaderworkerset.controllers.setup import RegisteredControllers
 from leaderworkerset.core.lifecycle.ledger import Action, Cause, Trigger, entry_for, ledger_name
 from leaderworkerset.runtime.client import KubeClient

@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.controllers.conditionmetrics import STATUS_CONDITION, ConditionMetrics
+from leaderworkerset.controllers.leaderworkerset.conditionmetrics import STATUS_CONDITION, ConditionMetrics
 from leaderworkerset.runtime.objects import ObjectKey
 
 KEY = ObjectKey("ns", "lws")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from prometheus_client import CollectorRegistry
 
-from leaderworkerset.controllers.rolloutmetrics import RolloutTracker, new_rollout_metrics
+from leaderworkerset.controllers.leaderworkerset.rolloutmetrics import RolloutTracker, new_rollout_metrics
 from leaderworkerset.runtime.objects import ObjectKey
 
 KEY = ObjectKey("ns", "lws")

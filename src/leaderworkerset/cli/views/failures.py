@@ -1,7 +1,7 @@
 """``lws status NAME --failures``: the LWS's failure ledger as a table (or ``-o json``), and the
 one-line back-off note the group tree shows for a group waiting out its restart back-off.
 
-The ledger is the ConfigMap the pod controller keeps (controllers/ledger.py); this module only
+The ledger is the ConfigMap the pod controller keeps (controllers/group/ledger.py); this module only
 renders what one GET of it returns. Pure apart from that read.
 """
 

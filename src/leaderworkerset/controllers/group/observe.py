@@ -1,6 +1,6 @@
 """What the pod controller reports about a group without changing it: opt-in GroupNotReady events
 (core/observe/notready.py), each group incarnation's time to ready, and the recreation counter
-(controllers/groupmetrics.py)."""
+(controllers/group/metrics.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import structlog
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import record
+from leaderworkerset.controllers.group.metrics import GroupMetrics
 from leaderworkerset.controllers.group.reads import lws_of
-from leaderworkerset.controllers.groupmetrics import GroupMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.core.groups.naming import leader_name_for_worker
 from leaderworkerset.core.groups.state import is_leader_pod, pod_ready

@@ -28,15 +28,15 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.group.cleanup import WorkerCleanup
 from leaderworkerset.controllers.group.identity import HashIdentity
 from leaderworkerset.controllers.group.leaders import LeaderDeletions
+from leaderworkerset.controllers.group.ledger import FailureLedger
+from leaderworkerset.controllers.group.metrics import GroupMetrics, new_group_metrics
 from leaderworkerset.controllers.group.observe import GroupObserver
 from leaderworkerset.controllers.group.reads import set_of
 from leaderworkerset.controllers.group.recovery import Recovery
 from leaderworkerset.controllers.group.retention import Retention
 from leaderworkerset.controllers.group.snapshots import DeletionSnapshots
 from leaderworkerset.controllers.group.startup import Startup
-from leaderworkerset.controllers.groupmetrics import GroupMetrics, new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers
-from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod

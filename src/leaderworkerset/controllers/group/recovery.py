@@ -19,11 +19,11 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.events import error_text, record
 from leaderworkerset.controllers.group.inplacerestart import InPlaceRestarts
 from leaderworkerset.controllers.group.leaders import LeaderDeletions
+from leaderworkerset.controllers.group.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.group.observe import GroupObserver
 from leaderworkerset.controllers.group.reads import lws_of
 from leaderworkerset.controllers.group.retention import Retention
 from leaderworkerset.controllers.informers import SharedInformers
-from leaderworkerset.controllers.ledger import FailureLedger, LedgerNotOwnedError
 from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod

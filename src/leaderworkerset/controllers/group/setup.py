@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.controllers.group.ledger import FailureLedger
+from leaderworkerset.controllers.group.metrics import new_group_metrics
 from leaderworkerset.controllers.group.reconciler import GroupReconciler
-from leaderworkerset.controllers.groupmetrics import new_group_metrics
 from leaderworkerset.controllers.informers import SharedInformers, behind_replacement_gate
-from leaderworkerset.controllers.ledger import FailureLedger
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.wakeups import (
     idle_worker,

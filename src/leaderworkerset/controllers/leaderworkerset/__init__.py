@@ -15,6 +15,13 @@ One reconcile of `<namespace>/<lws>` (`reconciler.py`, Ordinal identity):
 
 Hash identity (spec §3.B) takes the same steps with a leader Deployment `<lws>` instead of the
 StatefulSet (`hash.py`); its status is read from that Deployment (core/hashidentity.py).
+
+The opt-in features each have their module: `inplaceupdate.py` (diff-aware in-place updates, around
+step 4), `surgefallback.py` (capacity-aware surge: the round's surge mode), `inplacerestart.py` (what
+the manager knows of in-place restart's prerequisites, for the sets' condition). `round.py` is one
+round's state, `shell.py` what every collaborator shares, `replacement.py` leader replacement under
+`MaxUnavailableStatefulSet`; `rolloutmetrics.py` and `conditionmetrics.py` the set's metric
+families; `setup.py` the watches.
 All decisions are `core` functions; these modules read caches, write through the API and record events.
 Import the defining module (`...leaderworkerset.setup`, `...leaderworkerset.reconciler`): this
 package re-exports nothing.

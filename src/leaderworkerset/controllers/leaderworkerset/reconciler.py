@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.leaderworkerset.children import Children
+from leaderworkerset.controllers.leaderworkerset.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.leaderworkerset.hash import LeaderDeployments
 from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.leaderworkerset.inplaceupdate import InPlaceUpdates
-from leaderworkerset.controllers.leaderworkerset.metrics import RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.replacement import LeaderReplacement
 from leaderworkerset.controllers.leaderworkerset.restarts import RestartCounts
 from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.rollout import Rollout
+from leaderworkerset.controllers.leaderworkerset.rolloutmetrics import RolloutMetrics, RolloutObserver
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.status import StatusWriter, spec_problem
 from leaderworkerset.controllers.leaderworkerset.surgefallback import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents
 from leaderworkerset.controllers.quarantine.metrics import QuarantineMetrics
 from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
-from leaderworkerset.controllers.rolloutmetrics import RolloutMetrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.scheduling.prerequisites import reconcile_prerequisites
 from leaderworkerset.core.desired import statuswrite

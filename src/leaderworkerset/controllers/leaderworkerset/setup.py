@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.controllers.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.informers import SharedInformers
+from leaderworkerset.controllers.leaderworkerset.conditionmetrics import ConditionMetrics
 from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.controllers.leaderworkerset.inplaceupdate import InPlaceUpdates
 from leaderworkerset.controllers.leaderworkerset.reconciler import LeaderWorkerSetReconciler
+from leaderworkerset.controllers.leaderworkerset.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.memos import WriteMemo
 from leaderworkerset.controllers.quarantine.metrics import new_quarantine_metrics
-from leaderworkerset.controllers.rolloutmetrics import new_rollout_metrics
 from leaderworkerset.controllers.scheduling import SchedulerProvider
 from leaderworkerset.controllers.wakeups import (
     set_pod_update_matters,

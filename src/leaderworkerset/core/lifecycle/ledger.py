@@ -16,7 +16,7 @@ the restart policy acted on, most specific signal first:
    a plain `deletion` (kubectl delete, a drain, a controller);
 5. otherwise `unknown` (e.g. a restart the kubelet reported without the terminated state).
 
-Pure: JSON dicts in, entries and ConfigMap documents out; the shell (controllers/ledger.py) reads
+Pure: JSON dicts in, entries and ConfigMap documents out; the shell (controllers/group/ledger.py) reads
 and writes.
 """
 

@@ -4,17 +4,23 @@ Registered on the manager's injectable registry, like the runtime families (`run
 A step is the time between two moves of the leader StatefulSet's `(partition, replicas)` while a
 rollout is under way (the set still has a ControllerRevision of another template); the last step
 ends when the rollout is done. The tracker keeps the step start in memory: a controller restarted
-mid-step observes no duration for that step rather than a made-up one.
+mid-step observes no duration for that step rather than a made-up one. `RolloutObserver` feeds the
+tracker from an Ordinal round: what it applied, how many groups were ready.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram
 
+from leaderworkerset.controllers.leaderworkerset.round import Round
+from leaderworkerset.core.objects import lws_replicas
+from leaderworkerset.runtime.clock import Clock
 from leaderworkerset.runtime.objects import ObjectKey
 
 # Steps wait for groups to get ready: seconds to hours.
@@ -102,3 +108,26 @@ class RolloutTracker:
         for family in (self._metrics.step_duration, self._metrics.min_ready_ratio):
             with contextlib.suppress(KeyError):  # never observed
                 family.remove(*labels)
+
+
+class RolloutObserver:
+    def __init__(self, metrics: RolloutMetrics | None, clock: Clock) -> None:
+        self._tracker = None if metrics is None else RolloutTracker(metrics)
+        self._clock = clock
+
+    def observe(self, round_: Round, status: Mapping[str, Any], update_done: bool) -> None:
+        if self._tracker is None or round_.decision is None:
+            return
+        self._tracker.observe(
+            round_.key,
+            under_way=round_.under_way and not update_done,
+            step=(round_.revision_key, round_.decision.partition, round_.decision.replicas),
+            ready=int(status.get("readyReplicas") or 0),
+            target=lws_replicas(round_.lws),
+            now=self._clock.wall(),
+        )
+
+    def forget(self, key: ObjectKey) -> None:
+        """The LWS is gone: drop its series."""
+        if self._tracker is not None:
+            self._tracker.forget(key)
