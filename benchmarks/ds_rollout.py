@@ -27,7 +27,7 @@ from tests.support.wait import eventually
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
-from leaderworkerset.core.disaggregated.simulation import simulate_rollout
+from leaderworkerset.core.disaggregated.simulation import simulate_ds_rollout
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
@@ -71,7 +71,7 @@ def simulated(roles: int, replicas: int) -> tuple[int, int]:
         )
         for t in targets
     ]
-    decisions = [d for d in simulate_rollout("new", targets, old) if d.kind == "scale"]
+    decisions = [d for d in simulate_ds_rollout("new", targets, old) if d.kind == "scale"]
     return len(decisions), sum(len(d.scale_down) + len(d.scale_up) for d in decisions)
 
 

@@ -3,7 +3,7 @@
 Nothing here re-derives a rollout. Whether a change rolls out is decided by the revision
 functions the controllers run (`core.rollout.revision.plan_revision` for an LWS,
 `disaggregated_revision` for a DisaggregatedSet); the steps are the controllers' simulations
-(`core.rollout.partition.simulate_rollout`, `core.disaggregated.simulation.simulate_rollout`). This
+(`core.rollout.partition.simulate_rollout`, `core.disaggregated.simulation.simulate_ds_rollout`). This
 module only annotates those steps with what an operator asks before applying: which groups go down
 and come up, how much ready capacity is left, how many extra accelerators the surge needs and
 whether the nodes have them, and how long it may take given how long groups took to get ready so
@@ -432,7 +432,7 @@ def plan_disaggregatedset(
     paths = _ds_surge_paths(live, new, new_roles, role_targets, free_by_node)
     if any(path.without_surge for path in paths):
         role_targets = [ds_rollout.without_surge_role(role) for role in role_targets]
-    for decision in simulation.simulate_rollout(target, role_targets, children):
+    for decision in simulation.simulate_ds_rollout(target, role_targets, children):
         if decision.kind != "scale":
             continue
         # Down is from the live revision unless an older rollout left others; up is the target.

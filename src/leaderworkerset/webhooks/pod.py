@@ -80,7 +80,7 @@ def default_pod(
         pod_group_injector(mutated)
     elif c.ANNOTATION_WORKLOAD_AWARE_SCHEDULING in pm.annotations(mutated):
         # The pod waits for a PodGroup nobody would create: refuse it instead of leaving it pending.
-        ref = f"{pm.metadata(mutated).get('namespace') or ''}/{pm.pod_name(mutated)}"
+        ref = f"{pm.pod_metadata(mutated).get('namespace') or ''}/{pm.pod_name(mutated)}"
         raise pm.PodMutationError(
             f"pod {ref} requests workload-aware scheduling but no scheduler provider is configured"
         )
@@ -89,7 +89,7 @@ def default_pod(
             tpu.add_tpu_variables(mutated, size)
         except (tpu.TPUEnvError, GoParseError) as err:
             raise pm.PodMutationError(str(err)) from err
-    pm.add_lws_env(mutated, pm.leader_address(mutated))
+    pm.add_lws_env(mutated, pm.pod_leader_address(mutated))
     avoid_nodes(pm.spec(mutated), avoided_nodes)
     return mutated
 

@@ -18,15 +18,17 @@ from rich.tree import Tree
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli.views import lws as lws_view
-from leaderworkerset.core.disaggregated.children import (
-    owned_children,
-    resolve_targets,
-    spec_replicas,
-    status_count,
-)
+from leaderworkerset.core.disaggregated.children import owned_children, resolve_targets, status_count
 from leaderworkerset.core.disaggregated.naming import revision_of, role_names, role_of, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
-from leaderworkerset.core.objects import MutableObj, is_controlled_by, labels_of, metadata, name_of
+from leaderworkerset.core.objects import (
+    MutableObj,
+    is_controlled_by,
+    labels_of,
+    lws_replicas,
+    metadata,
+    name_of,
+)
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import is_not_found
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, DS_ROLE_SCALERS, LEADERWORKERSETS
@@ -64,7 +66,7 @@ async def collect(client: KubeClient, namespace: str, name: str) -> DSSnapshot |
 
 def _role_line(role: str, children: list[MutableObj], desired: int | None, slices: int) -> str:
     ready = sum(status_count(lws, "readyReplicas") for lws in children)
-    asked = sum(spec_replicas(lws) for lws in children if not metadata(lws).get("deletionTimestamp"))
+    asked = sum(lws_replicas(lws) for lws in children if not metadata(lws).get("deletionTimestamp"))
     if desired is None:
         return f"[bold]role {role}[/bold]  ready {ready}  [red]target unresolved (no scaler)[/red]"
     total = desired * slices

@@ -11,19 +11,15 @@ from collections.abc import Mapping, Sequence
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.controllers.disaggregatedset.children import Children
-from leaderworkerset.core.disaggregated.children import (
-    build_child,
-    old_children,
-    spec_replicas,
-)
+from leaderworkerset.core.disaggregated.children import build_child, old_children
 from leaderworkerset.core.disaggregated.rollout import (
-    RolloutDecision,
+    DsRolloutDecision,
     ScaleChange,
     decide_rollout,
     without_surge_role,
 )
 from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
-from leaderworkerset.core.objects import Obj, name_of
+from leaderworkerset.core.objects import Obj, lws_replicas, name_of
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
 
@@ -79,7 +75,7 @@ class RolloutExecutor:
         ref: ObjectReference,
         slice_index: int,
         revision: str,
-        decision: RolloutDecision,
+        decision: DsRolloutDecision,
     ) -> None:
         if decision.started:
             note = c.MSG_ROLLING_UPDATE_STARTED % revision
@@ -90,7 +86,7 @@ class RolloutExecutor:
             await self._children.create(ds, body)
 
     async def _backfill(
-        self, ds: Obj, ref: ObjectReference, decision: RolloutDecision, by_name: Mapping[str, Obj]
+        self, ds: Obj, ref: ObjectReference, decision: DsRolloutDecision, by_name: Mapping[str, Obj]
     ) -> None:
         for lws_name, value in decision.backfill:
             lws = by_name[lws_name]
@@ -109,7 +105,7 @@ class RolloutExecutor:
     ) -> None:
         for change in changes:
             lws = by_name[change.lws]
-            current = spec_replicas(lws)
+            current = lws_replicas(lws)
             if current == change.replicas:
                 continue
             await self._children.scale(ds, lws, change.replicas)
@@ -118,7 +114,7 @@ class RolloutExecutor:
 
     async def _delete_drained(self, ref: ObjectReference, revision: str, mine: Sequence[Obj]) -> None:
         for lws in old_children(mine, revision):
-            if spec_replicas(lws) != 0:
+            if lws_replicas(lws) != 0:
                 continue  # only a fully drained child may go
             await self._children.delete(lws)
             note = c.MSG_LWS_DELETED_DRAINED % name_of(lws)

@@ -44,7 +44,7 @@ from leaderworkerset.core.disaggregated.current import (
 )
 from leaderworkerset.core.disaggregated.naming import role_names, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
-from leaderworkerset.core.disaggregated.status import plan_status
+from leaderworkerset.core.disaggregated.status import plan_ds_status
 from leaderworkerset.core.objects import ControllerEvent, Obj, is_deleting, name_of
 from leaderworkerset.core.rollout.surgefallback.decision import SURGE, SurgeMode
 from leaderworkerset.runtime.client import KubeClient
@@ -213,7 +213,7 @@ class DisaggregatedSetReconciler:
         self, round_: _Round, children: Sequence[Obj], targets: Mapping[str, int], unresolved: Sequence[str]
     ) -> None:
         now = self._clock.wall()
-        plan = plan_status(round_.ds, children, round_.revision, targets, unresolved, round_.slices, now)
+        plan = plan_ds_status(round_.ds, children, round_.revision, targets, unresolved, round_.slices, now)
         status, ours_changed, events = _with_our_conditions(round_, plan.status, now)
         if not plan.changed and not ours_changed:
             return

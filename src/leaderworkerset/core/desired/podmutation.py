@@ -33,12 +33,12 @@ def _writable(parent: MutableObj, key: str) -> MutableObj:
     return child
 
 
-def metadata(pod: MutableObj) -> MutableObj:
+def pod_metadata(pod: MutableObj) -> MutableObj:
     return _writable(pod, "metadata")
 
 
 def labels(pod: MutableObj) -> dict[str, str]:
-    return _writable(metadata(pod), "labels")
+    return _writable(pod_metadata(pod), "labels")
 
 
 def spec(pod: MutableObj) -> MutableObj:
@@ -67,14 +67,14 @@ def label_ordinal_leader(pod: MutableObj) -> str:
     """Ordinal leader: group-index from the name, group-key from namespace/name (both overwritten)."""
     pod_labels = labels(pod)
     pod_labels[c.LABEL_GROUP_INDEX] = str(name_ordinal(pod))
-    key = keys.group_key(str(metadata(pod).get("namespace") or ""), pod_name(pod))
+    key = keys.group_key(str(pod_metadata(pod).get("namespace") or ""), pod_name(pod))
     pod_labels[c.LABEL_GROUP_KEY] = key
     return key
 
 
 def label_hash_leader(pod: MutableObj, token: str) -> str:
     """Hash leader: a random key names the group; the hostname is fixed now, as it is immutable."""
-    key = keys.hash_group_key(str(metadata(pod).get("namespace") or ""), token)
+    key = keys.hash_group_key(str(pod_metadata(pod).get("namespace") or ""), token)
     pod_labels = labels(pod)
     pod_labels[c.LABEL_GROUP_KEY] = key
     pod_labels[c.LABEL_GROUP_INDEX] = key
@@ -93,7 +93,7 @@ def gate_hash_leader(pod: MutableObj) -> None:
     if all(gate.get("name") != c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
         gates.append({"name": c.SCHEDULING_GATE_GROUP_REPLACEMENT})
     pod_spec["schedulingGates"] = gates
-    meta = metadata(pod)
+    meta = pod_metadata(pod)
     meta["annotations"] = {
         **(meta.get("annotations") or {}),
         c.ANNOTATION_POD_DELETION_COST: c.POD_DELETION_COST_WAITING_LEADER,
@@ -160,7 +160,7 @@ def label_worker(pod: MutableObj, size: int) -> None:
     _set_subgroup(pod, subgroup.worker_subgroup_index(size, subgroup_size, worker_index), anchor)
 
 
-def leader_address(pod: MutableObj) -> str:
+def pod_leader_address(pod: MutableObj) -> str:
     """LWS_LEADER_ADDRESS: the stamped annotation (workers), else derived from the pod's own DNS name."""
     stamped = annotations(pod).get(c.ANNOTATION_LEADER_ADDRESS, "")
     if stamped:
@@ -176,7 +176,7 @@ def leader_address(pod: MutableObj) -> str:
 
 
 def _klog_ref(pod: MutableObj) -> str:
-    namespace = metadata(pod).get("namespace") or ""
+    namespace = pod_metadata(pod).get("namespace") or ""
     return f"{namespace}/{pod_name(pod)}" if namespace else pod_name(pod)
 
 

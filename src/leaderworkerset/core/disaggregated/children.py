@@ -26,6 +26,7 @@ from leaderworkerset.core.objects import (
     is_controlled_by,
     is_deleting,
     labels_of,
+    lws_replicas,
     metadata,
 )
 
@@ -41,12 +42,6 @@ _DS_ENV_NAMES = (
 
 
 # --- reading children -------------------------------------------------------------------------------
-
-
-def spec_replicas(lws: Obj) -> int:
-    """`spec.replicas` of an LWS (nil means 1, the API default)."""
-    value = (lws.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
 
 
 def status_count(lws: Obj, field: str) -> int:
@@ -111,7 +106,7 @@ def resolve_targets(ds: Obj, scalers: Mapping[str, Obj]) -> dict[str, int]:
                 continue
             count = int((scaler.get("spec") or {}).get("replicas") or 0)
         else:
-            count = spec_replicas(role)
+            count = lws_replicas(role)
         if count >= 0:
             targets[name] = count
     return targets

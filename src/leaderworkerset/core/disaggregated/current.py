@@ -8,13 +8,9 @@ the revision is current) and the role's groupReplacementPolicy (the one live-syn
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from leaderworkerset.core.disaggregated.children import (
-    group_replacement_policy,
-    initial_replicas,
-    spec_replicas,
-)
+from leaderworkerset.core.disaggregated.children import group_replacement_policy, initial_replicas
 from leaderworkerset.core.disaggregated.naming import child_lws_name, role_of
-from leaderworkerset.core.objects import Obj, metadata, name_of
+from leaderworkerset.core.objects import Obj, lws_replicas, metadata, name_of
 
 
 @dataclass(frozen=True)
@@ -65,7 +61,7 @@ def plan_current_revision(
         name = name_of(existing)
         if initial_replicas(existing) != desired:
             actions.append(SetInitialReplicas(name, desired))
-        current = spec_replicas(existing)
+        current = lws_replicas(existing)
         if current != desired:
             actions.append(ScaleChild(name, role_name, current, desired))
         wanted = group_replacement_policy(role.get("spec") or {})

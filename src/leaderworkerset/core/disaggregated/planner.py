@@ -34,7 +34,7 @@ __all__ = [
     "step_count",
 ]
 
-Counts = list[int]
+ReplicaCounts = list[int]
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ def _window_of(counts: Sequence[int], progress: Sequence[int]) -> _Window | None
 
 def _bound_growth_to_window(
     current: Sequence[int], targets: Sequence[int], proposed: Sequence[int]
-) -> Counts:
+) -> ReplicaCounts:
     """Cap proposed growth at the window; never below what is already requested."""
     window = _window_of(targets, proposed)
     if window is None:
@@ -189,7 +189,7 @@ def _bound_growth_to_window(
 
 def _bound_drain_to_window(
     current_old: Sequence[int], initial_old: Sequence[int], proposed_old: Sequence[int]
-) -> Counts:
+) -> ReplicaCounts:
     """Cap proposed drain at the window (progress = replicas removed from the baseline); never
     scales an old role back up."""
     drained = [
@@ -210,7 +210,7 @@ def _bound_drain_to_window(
 # --------------------------------------------------------------------------------------------------
 
 
-def hard_new_limits(snapshot: Sequence[RoleSnapshot]) -> Counts:
+def hard_new_limits(snapshot: Sequence[RoleSnapshot]) -> ReplicaCounts:
     """The largest new-revision Spec each role may have right now (J9): within the surge ceiling
     ``max(initial, target) + maxSurge - oldSpec`` and no further than the projected
     ``maxSurge + maxUnavailable`` ahead of new Ready; never below the current new Spec."""
@@ -267,7 +267,7 @@ def _fractional_proposal(
     new_now: Sequence[int],
     targets: Sequence[int],
     budgets: Sequence[Budget],
-) -> tuple[Counts, Counts] | None:
+) -> tuple[ReplicaCounts, ReplicaCounts] | None:
     """The Spec-based schedule (J6-J8) before readiness is looked at; None if complete/unchanged."""
     if _complete(old_now, new_now, targets):
         return None
@@ -286,8 +286,8 @@ def _fractional_proposal(
     old_step = min(next_old + unavailable, old_steps)
     budget_steps = max(new_steps, old_steps)
 
-    past: Counts = []
-    new: Counts = []
+    past: ReplicaCounts = []
+    new: ReplicaCounts = []
     for initial, old, have, target, budget in zip(
         initial_old, old_now, new_now, targets, budgets, strict=True
     ):

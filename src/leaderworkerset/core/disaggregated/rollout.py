@@ -35,10 +35,10 @@ from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 
 __all__ = [
     "ChildView",
+    "DsRolloutDecision",
     "IntOrPercent",
     "RevisionGroup",
     "RoleTarget",
-    "RolloutDecision",
     "ScaleChange",
     "committed_ready",
     "coordinate_drain",
@@ -53,8 +53,8 @@ IntOrPercent = int | str | None
 DecisionKind = Literal["create", "backfill", "scale", "complete", "blocked", "wait"]
 
 # Upstream's defaults when a role has no rollingUpdateConfiguration (J2): replace one at a time.
-DEFAULT_MAX_SURGE = 1
-DEFAULT_MAX_UNAVAILABLE = 0
+ROLE_DEFAULT_MAX_SURGE = 1
+ROLE_DEFAULT_MAX_UNAVAILABLE = 0
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class ScaleChange:
 
 
 @dataclass(frozen=True)
-class RolloutDecision:
+class DsRolloutDecision:
     """What one reconcile of a slice in rollout writes, in this order: ``backfill`` (whatever the
     kind), ``sync_initial``, then ``create`` or ``scale_down`` and, after every scale-down
     succeeded, ``scale_up``.
@@ -138,14 +138,14 @@ def role_budget(role: RoleTarget) -> Budget:
     """maxSurge scaled on the desired replicas rounding up, maxUnavailable rounding down; surge is
     taken alone only when unavailable is 0 and surge positive, so 0/0 keeps the default surge 1."""
     if not role.has_rolling_update_config:
-        return Budget(DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE)
+        return Budget(ROLE_DEFAULT_MAX_SURGE, ROLE_DEFAULT_MAX_UNAVAILABLE)
     surge = _scaled_or_zero(role.max_surge, role.desired, round_up=True)
     unavailable = _scaled_or_zero(role.max_unavailable, role.desired, round_up=False)
     if unavailable > 0:
         return Budget(surge, unavailable)
     if surge > 0:
-        return Budget(surge, DEFAULT_MAX_UNAVAILABLE)
-    return Budget(DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE)
+        return Budget(surge, ROLE_DEFAULT_MAX_UNAVAILABLE)
+    return Budget(ROLE_DEFAULT_MAX_SURGE, ROLE_DEFAULT_MAX_UNAVAILABLE)
 
 
 def without_surge_role(role: RoleTarget) -> RoleTarget:
@@ -369,7 +369,7 @@ def plan_scale_down(
 
 def decide_rollout(
     target_revision: str, roles: Sequence[RoleTarget], children: Sequence[ChildView]
-) -> RolloutDecision:
+) -> DsRolloutDecision:
     """One executor step (J1) for one slice that has LWS at a revision other than the target.
 
     Terminating children are ignored for old revisions (deletion is irreversible, so they are
@@ -382,7 +382,7 @@ def decide_rollout(
         child for child in children if child.revision != target_revision and not child.terminating
     )
     if not old_groups:
-        return RolloutDecision(kind="wait", message="no old revision left in this slice")
+        return DsRolloutDecision(kind="wait", message="no old revision left in this slice")
 
     # Back-fill missing baselines from the current Spec, then plan as if they had been there.
     backfill = tuple(
@@ -399,7 +399,9 @@ def decide_rollout(
     missing = tuple((role.name, role.desired) for role in roles if role.name not in target_children)
     if missing or not target_children:
         # Plan only once the created objects have been observed, never on assumed state.
-        return RolloutDecision(kind="create", create=missing, backfill=backfill, started=not target_children)
+        return DsRolloutDecision(
+            kind="create", create=missing, backfill=backfill, started=not target_children
+        )
 
     sync_initial = tuple(
         (target_children[role.name].name, role.desired)
@@ -413,7 +415,7 @@ def decide_rollout(
     snapshot = _snapshot(role_names, spec_roles, old, target_children)
 
     # Every later decision carries the baseline writes that precede it in the same reconcile.
-    base = RolloutDecision(kind="wait", backfill=backfill, sync_initial=sync_initial)
+    base = DsRolloutDecision(kind="wait", backfill=backfill, sync_initial=sync_initial)
 
     if is_spec_complete(snapshot):
         if not is_ready_complete(snapshot):

@@ -2,15 +2,10 @@
 
 from collections.abc import Iterable, Mapping
 
-from leaderworkerset.core.disaggregated.children import (
-    initial_replicas,
-    is_external,
-    spec_replicas,
-    status_count,
-)
+from leaderworkerset.core.disaggregated.children import initial_replicas, is_external, status_count
 from leaderworkerset.core.disaggregated.naming import revision_of, role_of
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
-from leaderworkerset.core.objects import Obj, is_deleting, metadata, name_of
+from leaderworkerset.core.objects import Obj, is_deleting, lws_replicas, metadata, name_of
 
 
 def child_view(lws: Obj) -> ChildView:
@@ -18,7 +13,7 @@ def child_view(lws: Obj) -> ChildView:
         name=name_of(lws),
         role=role_of(lws),
         revision=revision_of(lws),
-        spec_replicas=spec_replicas(lws),
+        spec_replicas=lws_replicas(lws),
         status_replicas=status_count(lws, "replicas"),
         ready_replicas=status_count(lws, "readyReplicas"),
         initial_replicas=initial_replicas(lws),

@@ -17,7 +17,7 @@ from typing import Any
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.conditions import format_time
-from leaderworkerset.core.disaggregated.children import is_external, spec_replicas, status_count
+from leaderworkerset.core.disaggregated.children import is_external, status_count
 from leaderworkerset.core.disaggregated.naming import role_of, scaler_name, scaler_selector
 from leaderworkerset.core.objects import (
     Obj,
@@ -25,6 +25,7 @@ from leaderworkerset.core.objects import (
     controller_reference,
     is_controlled_by,
     labels_of,
+    lws_replicas,
     metadata,
     name_of,
     uid_of,
@@ -45,7 +46,7 @@ def seed_replicas(role: str, children: Iterable[Obj]) -> int:
     mine = [lws for lws in children if role_of(lws) == role]
     if not mine:
         return FRESH_ROLE_SEED
-    return sum(spec_replicas(lws) for lws in mine)
+    return sum(lws_replicas(lws) for lws in mine)
 
 
 def is_left_by_earlier_set(scaler: Obj, ds: Obj) -> bool:

@@ -14,8 +14,8 @@ from leaderworkerset.core.disaggregated.planner import (
 from leaderworkerset.core.disaggregated.rollout import (
     GO_ZERO_TIME,
     ChildView,
+    DsRolloutDecision,
     RoleTarget,
-    RolloutDecision,
     baseline,
     created_at,
     decide_rollout,
@@ -32,19 +32,19 @@ def _later_than(children: Sequence[ChildView]) -> str:
     return (latest.replace(microsecond=0) + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def simulate_rollout(
+def simulate_ds_rollout(
     target_revision: str,
     roles: Sequence[RoleTarget],
     children: Sequence[ChildView],
     max_steps: int | None = None,
-) -> list[RolloutDecision]:
+) -> list[DsRolloutDecision]:
     """Run a rollout to its end with every write observed at once and every replica Ready at once
     (upstream's ``ComputeAllSteps`` harness, lifted to objects). Stops at ``complete``, at a
     decision that cannot progress in this model (``wait``/``blocked``), or after ``max_steps``
     decisions (default: upstream's bound ``4·max(step counts)+10`` plus the create step)."""
     limit = max_steps if max_steps is not None else _simulation_bound(roles, children) + 1
     state = {child.name: child for child in children}
-    decisions: list[RolloutDecision] = []
+    decisions: list[DsRolloutDecision] = []
     while len(decisions) < limit:
         decision = decide_rollout(target_revision, roles, list(state.values()))
         decisions.append(decision)
@@ -54,7 +54,7 @@ def simulate_rollout(
     return decisions
 
 
-def _observe(state: dict[str, ChildView], target_revision: str, decision: RolloutDecision) -> None:
+def _observe(state: dict[str, ChildView], target_revision: str, decision: DsRolloutDecision) -> None:
     for name, value in decision.backfill + decision.sync_initial:
         state[name] = replace(state[name], initial_replicas=value)
     created = _later_than(list(state.values()))

@@ -75,7 +75,7 @@ def desired_condition(available: bool, unresolved: Sequence[str], generation: in
     }
 
 
-def set_condition(conditions: list[Condition], new: Condition, now: datetime) -> bool:
+def _set_condition(conditions: list[Condition], new: Condition, now: datetime) -> bool:
     """Merge `new` (a True condition) in place, flipping its exclusive partner; True if changed."""
     stamp = format_time(now)
     changed = found = False
@@ -112,13 +112,13 @@ def set_condition(conditions: list[Condition], new: Condition, now: datetime) ->
 
 
 @dataclass(frozen=True)
-class StatusPlan:
+class DsStatusPlan:
     status: dict[str, Any]
     changed: bool
     available: bool
 
 
-def plan_status(
+def plan_ds_status(
     ds: Obj,
     children: Sequence[Obj],
     revision: str,
@@ -126,7 +126,7 @@ def plan_status(
     unresolved: Sequence[str],
     slices: int,
     now: datetime,
-) -> StatusPlan:
+) -> DsStatusPlan:
     """The status to write (all of it) and whether it differs from the stored one."""
     roles = [str(role.get("name")) for role in (ds.get("spec") or {}).get("roles") or []]
     stored: dict[str, Any] = copy.deepcopy(dict(ds.get("status") or {}))
@@ -135,8 +135,8 @@ def plan_status(
     available = not unresolved and is_available(statuses, targets, slices)
     changed = (stored.get("roleStatuses") or []) != statuses
     conditions: list[Condition] = list(stored.get("conditions") or [])
-    changed = set_condition(conditions, desired_condition(available, unresolved, generation), now) or changed
+    changed = _set_condition(conditions, desired_condition(available, unresolved, generation), now) or changed
     if int(stored.get("observedGeneration") or 0) != generation:
         changed = True
     status = {**stored, "observedGeneration": generation, "roleStatuses": statuses, "conditions": conditions}
-    return StatusPlan(status=status, changed=changed, available=available)
+    return DsStatusPlan(status=status, changed=changed, available=available)

@@ -12,16 +12,16 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.disaggregated.planner import Budget, RoleSnapshot, Step
 from leaderworkerset.core.disaggregated.rollout import (
     ChildView,
+    DsRolloutDecision,
     RevisionGroup,
     RoleTarget,
-    RolloutDecision,
     committed_ready,
     coordinate_drain,
     decide_rollout,
     plan_scale_down,
     role_budget,
 )
-from leaderworkerset.core.disaggregated.simulation import simulate_rollout
+from leaderworkerset.core.disaggregated.simulation import simulate_ds_rollout
 
 T0 = "2026-09-17T10:00:00Z"
 T1 = "2026-09-17T11:00:00Z"
@@ -62,7 +62,7 @@ def static(
     return RoleTarget(name, desired, surge, unavailable, has_rolling_update_config=configured)
 
 
-def applied(children: Sequence[ChildView], decision: RolloutDecision) -> dict[str, int]:
+def applied(children: Sequence[ChildView], decision: DsRolloutDecision) -> dict[str, int]:
     """Spec replicas of every child after the decision's scale changes."""
     replicas = {child.name: child.spec_replicas for child in children}
     for change in decision.scale_down + decision.scale_up:
@@ -656,7 +656,7 @@ def _with(
     ]
 
 
-def _apply(children: list[ChildView], decision: RolloutDecision) -> list[ChildView]:
+def _apply(children: list[ChildView], decision: DsRolloutDecision) -> list[ChildView]:
     """Write the decision's spec changes; status is left as it was (a slow LWS controller)."""
     after = applied(children, decision)
     return [replace(child, spec_replicas=after[child.name]) for child in children]
@@ -698,7 +698,7 @@ def test_upstream_retirement_waits_for_slow_role_readiness() -> None:
     assert (specs[lws("oldhash", P)], specs[lws("oldhash", D)]) == (0, 0)
 
 
-def _final(decisions: list[RolloutDecision], children: list[ChildView]) -> dict[str, int]:
+def _final(decisions: list[DsRolloutDecision], children: list[ChildView]) -> dict[str, int]:
     replicas = {child.name: child.spec_replicas for child in children}
     for decision in decisions:
         for role, _initial in decision.create:
@@ -716,7 +716,7 @@ def test_upstream_mid_rollout_abc() -> None:
         kid("B", P, 1, initial=2, created=T1),
         kid("B", D, 2, initial=4, created=T1),
     ]
-    decisions = simulate_rollout("hashC", [static(P, 2, 1, 0), static(D, 4, 1, 0)], children)
+    decisions = simulate_ds_rollout("hashC", [static(P, 2, 1, 0), static(D, 4, 1, 0)], children)
     assert decisions[-1].kind == "complete"
     final = _final(decisions, children)
     assert [final[lws(r, role)] for r in "AB" for role in PD] == [0, 0, 0, 0]
@@ -731,7 +731,7 @@ def test_upstream_asymmetric_sizes_coordinated_drain() -> None:
         kid("B", P, 3, initial=4, created=T1),
         kid("B", D, 1, initial=3, created=T1),
     ]
-    decisions = simulate_rollout("hashC", [static(P, 4, 1, 0), static(D, 3, 2, 0)], children)
+    decisions = simulate_ds_rollout("hashC", [static(P, 4, 1, 0), static(D, 3, 2, 0)], children)
     assert decisions[-1].kind == "complete"
     replicas = {child.name: child.spec_replicas for child in children}
     for decision in decisions:

@@ -1,18 +1,18 @@
-"""docs/disaggregatedset-rollout.md shows a rollout; it must be the one simulate_rollout produces."""
+"""docs/disaggregatedset-rollout.md shows a rollout; it must be the one simulate_ds_rollout produces."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget, RolloutDecision
-from leaderworkerset.core.disaggregated.simulation import simulate_rollout
+from leaderworkerset.core.disaggregated.rollout import ChildView, DsRolloutDecision, RoleTarget
+from leaderworkerset.core.disaggregated.simulation import simulate_ds_rollout
 
 DOC = Path(__file__).resolve().parents[4] / "docs" / "disaggregatedset-rollout.md"
 ROLES = ("prefill", "decode")
 
 
-def _writes(decision: RolloutDecision) -> str:
+def _writes(decision: DsRolloutDecision) -> str:
     if decision.kind == "create":
         return "create " + ", ".join(role for role, _ in decision.create) + " at 0 replicas"
     if decision.kind == "complete":
@@ -40,7 +40,7 @@ def test_documented_rollout_is_the_simulated_one() -> None:
     roles = [RoleTarget(role, n, 1, 0, True) for role, n in zip(ROLES, (4, 2), strict=True)]
     old, new = {"prefill": 4, "decode": 2}, {"prefill": 0, "decode": 0}
     rows = []
-    for step, decision in enumerate(simulate_rollout("new", roles, children)):
+    for step, decision in enumerate(simulate_ds_rollout("new", roles, children)):
         for change in decision.scale_down:
             old[change.role] = change.replicas
         for change in decision.scale_up:

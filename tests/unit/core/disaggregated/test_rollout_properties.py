@@ -1,6 +1,6 @@
 """Guarantees of the lockstep rollout (spec §3.J J11) over generated role sets (hypothesis).
 
-Every example runs ``simulate_rollout`` (each write observed at once, every replica Ready at once,
+Every example runs ``simulate_ds_rollout`` (each write observed at once, every replica Ready at once,
 upstream's ComputeAllSteps model lifted to child objects) and checks every intermediate state.
 """
 
@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from leaderworkerset.core.disaggregated.planner import Budget, Step, compute_all_steps
 from leaderworkerset.core.disaggregated.rollout import (
     ChildView,
+    DsRolloutDecision,
     RoleTarget,
-    RolloutDecision,
     decide_rollout,
     role_budget,
 )
-from leaderworkerset.core.disaggregated.simulation import simulate_rollout
+from leaderworkerset.core.disaggregated.simulation import simulate_ds_rollout
 
 OLD, NEW = "old", "new"
 
@@ -86,7 +86,7 @@ def role_sets(draw: st.DrawFn, admissible: bool = False) -> list[Role]:
     return roles
 
 
-def run(roles: list[Role]) -> tuple[list[RolloutDecision], list[dict[str, tuple[int, int]]]]:
+def run(roles: list[Role]) -> tuple[list[DsRolloutDecision], list[dict[str, tuple[int, int]]]]:
     """The decisions and, after each, every role's (old Spec, new Spec)."""
     children = [
         ChildView(
@@ -95,7 +95,7 @@ def run(roles: list[Role]) -> tuple[list[RolloutDecision], list[dict[str, tuple[
         for r in roles
         if r.in_old
     ]
-    decisions = simulate_rollout(NEW, [r.spec() for r in roles if r.in_new], children)
+    decisions = simulate_ds_rollout(NEW, [r.spec() for r in roles if r.in_new], children)
     old = {r.name: r.baseline for r in roles}
     new = {r.name: 0 for r in roles}
     states = []
@@ -257,11 +257,11 @@ def _drive(
     check_floor: bool,
     created: str = "2026-06-01T00:00:00Z",
     allow_planner_stall: bool = False,
-) -> tuple[list[ChildView], list[RolloutDecision]]:
+) -> tuple[list[ChildView], list[DsRolloutDecision]]:
     """Apply decisions like a cluster where removals are immediate and a new replica becomes Ready
     only when the test grants it (``ready_order`` decides when, and which pending LWS)."""
     state = {child.name: child for child in children}
-    decisions: list[RolloutDecision] = []
+    decisions: list[DsRolloutDecision] = []
     grants = itertools.cycle(ready_order)
     spec = [r.spec() for r in roles if r.in_new]
     for _ in range(limit):

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
-from leaderworkerset.core.disaggregated.status import plan_status, role_statuses
+from leaderworkerset.core.disaggregated.status import plan_ds_status, role_statuses
 from tests.support.builders import DisaggregatedSetBuilder
 from tests.unit.core.disaggregated.helpers import NS, child
 
@@ -82,15 +82,15 @@ PROGRESSING = cond(
 def test_first_status(
     children: list[dict[str, Any]], targets: dict[str, int], unresolved: list[str], want_conditions: list[Any]
 ) -> None:
-    plan = plan_status(_ds(), children, REV, targets, unresolved, 1, T0)
+    plan = plan_ds_status(_ds(), children, REV, targets, unresolved, 1, T0)
     assert plan.changed
     assert plan.status["conditions"] == want_conditions
     assert plan.status["observedGeneration"] == 1
 
 
 def test_flip_writes_the_partner_false_with_the_same_reason_and_message() -> None:
-    first = plan_status(_ds(), READY[:1], REV, TARGETS, [], 1, T0)
-    second = plan_status(_ds(status=first.status), READY, REV, TARGETS, [], 1, T1)
+    first = plan_ds_status(_ds(), READY[:1], REV, TARGETS, [], 1, T0)
+    second = plan_ds_status(_ds(status=first.status), READY, REV, TARGETS, [], 1, T1)
     assert second.status["conditions"] == [
         cond(
             c.CONDITION_PROGRESSING,
@@ -104,14 +104,14 @@ def test_flip_writes_the_partner_false_with_the_same_reason_and_message() -> Non
 
 
 def test_unchanged_status_is_not_rewritten_and_generation_bump_keeps_transition_time() -> None:
-    first = plan_status(_ds(), READY, REV, TARGETS, [], 1, T0)
-    again = plan_status(_ds(status=first.status), READY, REV, TARGETS, [], 1, T1)
+    first = plan_ds_status(_ds(), READY, REV, TARGETS, [], 1, T0)
+    again = plan_ds_status(_ds(status=first.status), READY, REV, TARGETS, [], 1, T1)
     assert not again.changed
-    bumped = plan_status(_ds(generation=2, status=first.status), READY, REV, TARGETS, [], 1, T1)
+    bumped = plan_ds_status(_ds(generation=2, status=first.status), READY, REV, TARGETS, [], 1, T1)
     assert bumped.changed
     assert bumped.status["conditions"] == [{**AVAILABLE, "observedGeneration": 2}]
 
 
 def test_slices_multiply_the_desired_count() -> None:
-    plan = plan_status(_ds(), READY, REV, TARGETS, [], 2, T0)
+    plan = plan_ds_status(_ds(), READY, REV, TARGETS, [], 2, T0)
     assert not plan.available

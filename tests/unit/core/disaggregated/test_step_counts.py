@@ -7,7 +7,7 @@ import pytest
 
 from leaderworkerset.core.disaggregated.planner import Budget, compute_all_steps
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
-from leaderworkerset.core.disaggregated.simulation import simulate_rollout
+from leaderworkerset.core.disaggregated.simulation import simulate_ds_rollout
 
 ROLES = ("prefill", "decode", "router")
 
@@ -21,7 +21,7 @@ def executor_steps(replicas: int, surge: int | None) -> int:
         RoleTarget(role, replicas, surge, 0 if surge is not None else None, surge is not None)
         for role in ROLES
     ]
-    decisions = simulate_rollout("new", roles, children)
+    decisions = simulate_ds_rollout("new", roles, children)
     assert decisions[0].kind == "create"
     assert decisions[-1].kind == "complete"
     return sum(1 for decision in decisions if decision.kind == "scale")
