@@ -166,6 +166,9 @@ class AnnotationError:
     key: str
     value: str
     rule: str
+    # Which part of a rule with several parts the value breaks, as a stable identifier (restart
+    # back-off's `base-positive`); "" for a rule of one part.
+    part: str = ""
 
     @property
     def message(self) -> str:

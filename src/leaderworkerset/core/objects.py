@@ -92,6 +92,10 @@ def is_deleting(obj: Obj) -> bool:
     return metadata(obj).get("deletionTimestamp") is not None
 
 
+# The rule of an opt-in feature that steers the rollout of an Ordinal set's leader StatefulSet.
+ORDINAL_ONLY_RULE = "only supported with groupIdentity Ordinal (a Hash set rolls through its Deployment)"
+
+
 def is_hash(lws: Obj) -> bool:
     """The set keys its groups by Hash identity (a leader Deployment), not by ordinal."""
     return spec_is_hash(lws.get("spec") or {})

@@ -8,8 +8,9 @@ A new annotation adds a row here (and its key to `api/extensions.py`): admission
 the event follow without a second list to keep in step. Rows may share a condition (the two node
 quarantine annotations): it then names every bad one, in one message and one event.
 
-The older annotations (restart back-off, rollout control, not-ready events) keep their own modules
-for now; their rules would move here unchanged, as node quarantine's did.
+The rule itself stays with its feature (the `*_problem` functions), where the feature reads the
+annotation with it too. Rollout control's two rows name no condition here: its own conditions
+(`core/rollout/control.py`) report a bad value, with a False state once it is fixed.
 """
 
 from __future__ import annotations
@@ -21,14 +22,17 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
-from leaderworkerset.core.lifecycle import inplacerestart
+from leaderworkerset.core.lifecycle import backoff, inplacerestart
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
+from leaderworkerset.core.observe import notready
 from leaderworkerset.core.quarantine import policy as quarantine
+from leaderworkerset.core.rollout import control as rolloutcontrol
 from leaderworkerset.core.rollout.inplaceupdate.planning import update_strategy_problem
 from leaderworkerset.core.rollout.surgefallback import decision as surgefallback
 
 # `problem(value, object)`: the rule the value breaks on this object, or None when it is valid.
 Problem = Callable[[str, Obj], str | None]
+LWS_ONLY = frozenset({c.LWS_KIND})
 
 
 @dataclass(frozen=True)
@@ -36,12 +40,56 @@ class SetAnnotationRule:
     key: str
     kinds: frozenset[str]  # the kinds of set that may carry it
     problem: Problem
-    condition: str  # the condition type that flags a bad value (webhooks off)
-    event_reason: str  # the Warning event that says so
-    ignored: str  # what the controller does with a bad value, for the condition's message (one per condition)
+    # The condition type that flags a bad value (webhooks off); None: the feature's own conditions do.
+    condition: str | None
+    event_reason: str = ""  # the Warning event that says so
+    # What the controller does with a bad value, for the condition's message (one per condition).
+    ignored: str = ""
+    code: str = "set-annotation"  # the rule identifier of admission's field error
+    # A rule of several parts: which one a value breaks, appended to `code` and named by `message`.
+    part: Callable[[str, Obj], str] | None = None
+    # The condition's and event's words for a bad value, where they are not "<error>; <ignored>".
+    message: Callable[[AnnotationError], str] | None = None
+    event_action: str = c.EVENT_ACTION_RECONCILE
+
+    def admission_code(self, error: AnnotationError) -> str:
+        return f"{self.code}-{error.part}" if error.part else self.code
 
 
 RULES: tuple[SetAnnotationRule, ...] = (
+    SetAnnotationRule(
+        key=ext.ANNOTATION_RESTART_BACKOFF,
+        kinds=LWS_ONLY,
+        problem=backoff.backoff_problem,
+        condition=ext.CONDITION_RESTART_BACKOFF_INVALID,
+        event_reason=ext.EVENT_INVALID_RESTART_BACKOFF,
+        code="restart-backoff",
+        part=backoff.broken_part,
+        message=backoff.ignored_message,
+        event_action=c.EVENT_ACTION_DELETE,
+    ),
+    *(
+        SetAnnotationRule(
+            key=key,
+            kinds=LWS_ONLY,
+            problem=problem,
+            condition=None,
+            code="rollout-annotation",
+        )
+        for key, problem in (
+            (ext.ANNOTATION_ROLLOUT_PAUSED, rolloutcontrol.paused_problem),
+            (ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE, rolloutcontrol.deadline_problem),
+        )
+    ),
+    SetAnnotationRule(
+        key=ext.ANNOTATION_NOT_READY_EVENTS,
+        kinds=LWS_ONLY,
+        problem=notready.not_ready_events_problem,
+        condition=ext.CONDITION_NOT_READY_EVENTS_INVALID,
+        event_reason=ext.EVENT_INVALID_NOT_READY_EVENTS,
+        ignored="no GroupNotReady events are recorded",
+        code="not-ready-events",
+    ),
     SetAnnotationRule(
         key=ext.ANNOTATION_SURGE_FALLBACK_SECONDS,
         kinds=frozenset({c.LWS_KIND, c.DS_KIND}),
@@ -52,7 +100,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     ),
     SetAnnotationRule(
         key=ext.ANNOTATION_DISRUPTION_BUDGET,
-        kinds=frozenset({c.LWS_KIND}),
+        kinds=LWS_ONLY,
         problem=disruptionbudget.budget_problem,
         condition=ext.CONDITION_DISRUPTION_BUDGET_INVALID,
         event_reason=ext.EVENT_INVALID_DISRUPTION_BUDGET,
@@ -61,7 +109,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     *(
         SetAnnotationRule(
             key=key,
-            kinds=frozenset({c.LWS_KIND}),
+            kinds=LWS_ONLY,
             problem=problem,
             condition=ext.CONDITION_QUARANTINE_ANNOTATION_INVALID,
             event_reason=ext.EVENT_INVALID_QUARANTINE,
@@ -75,7 +123,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     ),
     SetAnnotationRule(
         key=ext.ANNOTATION_UPDATE_STRATEGY,
-        kinds=frozenset({c.LWS_KIND}),
+        kinds=LWS_ONLY,
         problem=update_strategy_problem,
         condition=ext.CONDITION_UPDATE_STRATEGY_INVALID,
         event_reason=ext.EVENT_INVALID_UPDATE_STRATEGY,
@@ -83,7 +131,7 @@ RULES: tuple[SetAnnotationRule, ...] = (
     ),
     SetAnnotationRule(
         key=ext.ANNOTATION_RESTART_STRATEGY,
-        kinds=frozenset({c.LWS_KIND}),
+        kinds=LWS_ONLY,
         problem=inplacerestart.restart_strategy_problem,
         condition=ext.CONDITION_RESTART_STRATEGY_INVALID,
         event_reason=ext.EVENT_INVALID_RESTART_STRATEGY,
@@ -102,30 +150,34 @@ def annotation_errors(obj: Obj, kind: str) -> list[tuple[SetAnnotationRule, Anno
         value = str(annotations[rule.key])
         problem = rule.problem(value, obj)
         if problem is not None:
-            found.append((rule, AnnotationError(rule.key, value, problem)))
+            part = rule.part(value, obj) if rule.part is not None else ""
+            found.append((rule, AnnotationError(rule.key, value, problem, part)))
     return found
 
 
 def invalid_message(rule: SetAnnotationRule, *errors: AnnotationError) -> str:
+    if rule.message is not None:
+        return "; ".join(rule.message(error) for error in errors)
     return "; ".join([*(error.message for error in errors), rule.ignored])
 
 
 def invalid_event(rule: SetAnnotationRule, *errors: AnnotationError) -> ControllerEvent:
     return ControllerEvent(
-        c.EVENT_TYPE_WARNING, rule.event_reason, c.EVENT_ACTION_RECONCILE, invalid_message(rule, *errors)
+        c.EVENT_TYPE_WARNING, rule.event_reason, rule.event_action, invalid_message(rule, *errors)
     )
 
 
 def flag_checks(obj: Obj, kind: str) -> list[tuple[str, str | None, ControllerEvent | None]]:
-    """(condition type, message or None to clear, event) per rule of `kind`: what the controller
-    writes for each with the webhooks off (`core.desired.statuswrite.annotation_status`)."""
+    """(condition type, message or None to clear, event) per condition of `kind`'s rules: what the
+    controller writes for each with the webhooks off (`core.desired.statuswrite.annotation_status`)."""
     bad: dict[str, list[AnnotationError]] = {}
     for rule, error in annotation_errors(obj, kind):
-        bad.setdefault(rule.condition, []).append(error)
+        if rule.condition is not None:
+            bad.setdefault(rule.condition, []).append(error)
     checks: list[tuple[str, str | None, ControllerEvent | None]] = []
     seen: set[str] = set()
     for rule in RULES:
-        if kind not in rule.kinds or rule.condition in seen:
+        if kind not in rule.kinds or rule.condition is None or rule.condition in seen:
             continue
         seen.add(rule.condition)
         if errors := bad.get(rule.condition):

@@ -12,9 +12,6 @@ from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.gocompat.strconv import go_mod
 from leaderworkerset.core.objects import MutableObj, spec_is_hash, spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
-from leaderworkerset.webhooks.notready import validate_not_ready_events
-from leaderworkerset.webhooks.restartbackoff import validate_restart_backoff
-from leaderworkerset.webhooks.rolloutcontrol import validate_rollout_annotations
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
 from leaderworkerset.webhooks.setannotations import validate_set_annotations
 
@@ -120,10 +117,7 @@ def _general(lws: MutableObj) -> list[FieldError]:
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
     errors += _pod_termination_policy(spec)
-    # this project's own annotations, opt-in (api/extensions.py)
-    errors += validate_restart_backoff(lws)
-    errors += validate_rollout_annotations(lws)
-    errors += validate_not_ready_events(lws)
+    # this project's own annotations, opt-in (api/extensions.py, core/setannotations.py's table)
     errors += validate_set_annotations(lws, c.LWS_KIND)
     return errors
 

@@ -15,6 +15,11 @@ from leaderworkerset.core.setannotations import annotation_errors
 def validate_set_annotations(obj: Obj, kind: str) -> list[v.FieldError]:
     """One error per bad annotation, naming the annotation and the rule it breaks."""
     return [
-        v.invalid(f"metadata.annotations.{error.key}", v.go_quote(error.value), error.rule, "set-annotation")
-        for _, error in annotation_errors(obj, kind)
+        v.invalid(
+            f"metadata.annotations.{error.key}",
+            v.go_quote(error.value),
+            error.rule,
+            rule.admission_code(error),
+        )
+        for rule, error in annotation_errors(obj, kind)
     ]

@@ -23,9 +23,7 @@ from leaderworkerset.core.conditions import (
     invalid_spec_conditions,
 )
 from leaderworkerset.core.lifecycle import inplacerestart
-from leaderworkerset.core.lifecycle.backoff import backoff_error, invalid_backoff_event, invalid_message
 from leaderworkerset.core.objects import ControllerEvent, Obj
-from leaderworkerset.core.observe import notready
 from leaderworkerset.core.quarantine.taint import refusal_message
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
 from leaderworkerset.core.rollout.surgefallback.decision import SurgeMode, surge_conditions
@@ -51,26 +49,13 @@ def write_body(lws: Obj) -> dict[str, Any]:
 def annotation_status(
     lws: Obj, now: datetime, restart: inplacerestart.Prerequisites = NO_MISSING_PREREQUISITES
 ) -> tuple[Status, list[ControllerEvent]] | None:
-    """Each of our annotations whose value cannot be used (restart back-off, not-ready events, and
-    the set-annotation table's: surge fallback, disruption budget, node quarantine) or cannot be
-    honoured (an in-place restart strategy without its `restart` prerequisites) flagged, or cleared,
+    """Each of our annotations whose value cannot be used (the set-annotation table's rows: restart
+    back-off, not-ready events, surge fallback, disruption budget, node quarantine, update and
+    restart strategies) or cannot be honoured (node quarantine's taints where nodes may not be
+    patched, an in-place restart strategy without its `restart` prerequisites) flagged, or cleared,
     in a condition of our own, with the events of the new flags; None when nothing changes (always,
     for an LWS without such a value now or before)."""
-    backoff, not_ready = backoff_error(lws), notready.not_ready_events_error(lws)
-    checks = [
-        (
-            ext.CONDITION_RESTART_BACKOFF_INVALID,
-            invalid_message(backoff) if backoff else None,
-            invalid_backoff_event(backoff) if backoff else None,
-        ),
-        (
-            ext.CONDITION_NOT_READY_EVENTS_INVALID,
-            notready.invalid_message(not_ready) if not_ready else None,
-            notready.invalid_event(not_ready) if not_ready else None,
-        ),
-        *setannotations.flag_checks(lws, c.LWS_KIND),
-        _taint_refusal(lws),
-    ]
+    checks = [*setannotations.flag_checks(lws, c.LWS_KIND), _taint_refusal(lws)]
     reasons = {ext.CONDITION_QUARANTINE_TAINT_REFUSED: ext.REASON_NODE_PATCH_FORBIDDEN}
     unavailable = inplacerestart.unavailable(lws, restart)
     if unavailable is None:

@@ -20,10 +20,11 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.config import parse_go_duration
-from leaderworkerset.core.conditions import invalid_annotation_conditions
+from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of, name_of
 
 DEFAULT_CAP_SECONDS = 300.0
+_HASH_RULE = "restart back-off is supported with groupIdentity Ordinal only"
 _KEYS = ("base", "cap", "reset")
 
 
@@ -90,16 +91,30 @@ def backoff_policy(lws: Obj) -> BackoffPolicy | None:
         return None
     policy = parse_backoff(raw)
     if is_hash(lws):
-        raise BackoffError("hash-identity", "restart back-off is supported with groupIdentity Ordinal only")
+        raise BackoffError("hash-identity", _HASH_RULE)
     return policy
 
 
-def backoff_error(lws: Obj) -> BackoffError | None:
+def _broken(value: str, lws: Obj) -> BackoffError | None:
+    """What `backoff_policy` would raise for `value` on `lws` (the parse first, then the identity)."""
     try:
-        backoff_policy(lws)
+        parse_backoff(value)
     except BackoffError as err:
         return err
-    return None
+    return BackoffError("hash-identity", _HASH_RULE) if is_hash(lws) else None
+
+
+def backoff_problem(value: str, lws: Obj) -> str | None:
+    """The rule `value` breaks on `lws`, or None (the set-annotation table's check)."""
+    err = _broken(value, lws)
+    return None if err is None else str(err)
+
+
+def broken_part(value: str, lws: Obj) -> str:
+    """Which part of the rule `value` breaks (`base-positive`, `hash-identity`, ...): the
+    set-annotation table names it in admission's error and in the condition."""
+    err = _broken(value, lws)
+    return "" if err is None else err.rule
 
 
 def delay_before(policy: BackoffPolicy, streak: int) -> float:
@@ -199,19 +214,14 @@ def backoff_event(leader: Obj, decision: BackoffDecision, *, now: float) -> Cont
     )  # fmt: skip
 
 
-def invalid_message(err: BackoffError) -> str:
-    return f"annotation {ext.ANNOTATION_RESTART_BACKOFF} ignored ({err.rule}): {err}"
+def ignored_message(error: AnnotationError) -> str:
+    """What the condition and the event say of a bad value (admitted with the webhooks off)."""
+    return f"annotation {ext.ANNOTATION_RESTART_BACKOFF} ignored ({error.part}): {error.rule}"
 
 
 def invalid_backoff_event(err: BackoffError) -> ControllerEvent:
+    """The event of a recreation that does not back off because the value is unusable."""
+    error = AnnotationError(ext.ANNOTATION_RESTART_BACKOFF, "", str(err), err.rule)
     return ControllerEvent(
-        c.EVENT_TYPE_WARNING, ext.EVENT_INVALID_RESTART_BACKOFF, c.EVENT_ACTION_DELETE, invalid_message(err)
+        c.EVENT_TYPE_WARNING, ext.EVENT_INVALID_RESTART_BACKOFF, c.EVENT_ACTION_DELETE, ignored_message(error)
     )
-
-
-def backoff_conditions(lws: Obj, now: str) -> list[dict[str, Any]] | None:
-    """The LWS's conditions with `RestartBackoffInvalid` set (a bad annotation admitted with the
-    webhooks off) or removed (fixed, or dropped); None when nothing changes."""
-    err = backoff_error(lws)
-    message = invalid_message(err) if err is not None else None
-    return invalid_annotation_conditions(lws, ext.CONDITION_RESTART_BACKOFF_INVALID, message, now)

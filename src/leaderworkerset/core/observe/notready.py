@@ -12,7 +12,8 @@ not, or every group start would write a handful of events. While a reported grou
 between such steps (a crash-looping container running again for a while), nothing more is said; the
 problem coming back with the same line says nothing either, a changed line is a new event.
 
-The webhook and the controller parse the annotation with the same function here.
+The annotation's rule is here (`not_ready_events_problem`), a row of `core/setannotations.py`'s
+table: the webhook refuses a bad value, and with the webhooks off the controller flags it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from dataclasses import dataclass
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_deleting, metadata, name_of
 from leaderworkerset.core.observe import diagnosis as d
@@ -45,29 +45,13 @@ REPORTED_CAUSES = frozenset(
 _RULE = f'must be "{ext.NOT_READY_EVENTS_TRUE}" or "{ext.NOT_READY_EVENTS_FALSE}"'
 
 
-def not_ready_events_error(lws: Obj) -> AnnotationError | None:
-    """The annotation's value breaks its rule (None when absent or valid)."""
-    value = annotations_of(lws).get(ext.ANNOTATION_NOT_READY_EVENTS)
-    if value is None or value in (ext.NOT_READY_EVENTS_TRUE, ext.NOT_READY_EVENTS_FALSE):
-        return None
-    return AnnotationError(ext.ANNOTATION_NOT_READY_EVENTS, str(value), _RULE)
+def not_ready_events_problem(value: str, _lws: Obj) -> str | None:
+    """The rule `value` breaks, or None (the set-annotation table's check)."""
+    return None if value in (ext.NOT_READY_EVENTS_TRUE, ext.NOT_READY_EVENTS_FALSE) else _RULE
 
 
 def wants_not_ready_events(lws: Obj) -> bool:
     return annotations_of(lws).get(ext.ANNOTATION_NOT_READY_EVENTS) == ext.NOT_READY_EVENTS_TRUE
-
-
-def invalid_message(error: AnnotationError) -> str:
-    return f"{error.message}; no GroupNotReady events are recorded"
-
-
-def invalid_event(error: AnnotationError) -> ControllerEvent:
-    return ControllerEvent(
-        c.EVENT_TYPE_WARNING,
-        ext.EVENT_INVALID_NOT_READY_EVENTS,
-        c.EVENT_ACTION_RECONCILE,
-        invalid_message(error),
-    )
 
 
 @dataclass(frozen=True)

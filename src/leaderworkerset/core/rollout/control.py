@@ -26,7 +26,15 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError, Condition, format_time, parse_time
 from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
 from leaderworkerset.core.groups.state import GroupState, ready_since
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of, metadata
+from leaderworkerset.core.objects import (
+    ORDINAL_ONLY_RULE,
+    ControllerEvent,
+    Obj,
+    annotations_of,
+    is_hash,
+    labels_of,
+    metadata,
+)
 from leaderworkerset.core.observe.diagnosis import Diagnosis
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
@@ -80,28 +88,37 @@ def _parse_deadline(value: str) -> tuple[int | None, str | None]:
     return seconds, None
 
 
+def paused_problem(value: str, lws: Obj) -> str | None:
+    """The rule a `rollout-paused` value breaks on `lws`, or None (the set-annotation table's check)."""
+    return ORDINAL_ONLY_RULE if is_hash(lws) else _parse_paused(value)[1]
+
+
+def deadline_problem(value: str, lws: Obj) -> str | None:
+    """The rule a `rollout-progress-deadline-seconds` value breaks on `lws`, or None."""
+    return ORDINAL_ONLY_RULE if is_hash(lws) else _parse_deadline(value)[1]
+
+
 def rollout_control(lws: Obj) -> RolloutControl:
-    """Parse the rollout-control annotations of an LWS (the webhook and the controller both call
-    this, so a value means the same in both)."""
+    """Parse the rollout-control annotations of an LWS with the rules the webhook applies
+    (`paused_problem`, `deadline_problem`), so a value means the same in both."""
     annotations = annotations_of(lws)
     errors: list[AnnotationError] = []
     paused: bool | None = None
     deadline: int | None = None
-    hash_identity = is_hash(lws)
-    for key in (ext.ANNOTATION_ROLLOUT_PAUSED, ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE):
+    for key, problem_of in (
+        (ext.ANNOTATION_ROLLOUT_PAUSED, paused_problem),
+        (ext.ANNOTATION_ROLLOUT_PROGRESS_DEADLINE, deadline_problem),
+    ):
         if key not in annotations:
             continue
         value = str(annotations[key])
-        if hash_identity:
-            rule = "only supported with groupIdentity Ordinal (a Hash set rolls through its Deployment)"
-            errors.append(AnnotationError(key, value, rule))
-            continue
-        if key == ext.ANNOTATION_ROLLOUT_PAUSED:
-            paused, problem = _parse_paused(value)
-        else:
-            deadline, problem = _parse_deadline(value)
+        problem = problem_of(value, lws)
         if problem is not None:
             errors.append(AnnotationError(key, value, problem))
+        elif key == ext.ANNOTATION_ROLLOUT_PAUSED:
+            paused = _parse_paused(value)[0]
+        else:
+            deadline = _parse_deadline(value)[0]
     return RolloutControl(paused, deadline, tuple(errors))
 
 

@@ -1,4 +1,5 @@
-"""core/backoff: the annotation's rules, the delay arithmetic, the decision and the condition."""
+"""core/lifecycle/backoff: the annotation's rules, the delay arithmetic, the decision and the
+condition (written from the set-annotation table's row)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.core.conditions import Condition, invalid_annotation_conditions
 from leaderworkerset.core.lifecycle.backoff import (
     BackoffError,
     BackoffPolicy,
     GroupBackoff,
-    backoff_conditions,
     backoff_policy,
     decide_backoff,
     delay_before,
@@ -19,7 +21,17 @@ from leaderworkerset.core.lifecycle.backoff import (
     parse_backoff,
     recreated_state,
 )
+from leaderworkerset.core.objects import Obj
+from leaderworkerset.core.setannotations import flag_checks
 from tests.support.builders import cached_lws
+
+
+def backoff_conditions(lws: Obj, now: str) -> list[Condition] | None:
+    """The LWS's conditions as the controller writes `RestartBackoffInvalid` from the table's row."""
+    [(_, message, _)] = [
+        check for check in flag_checks(lws, c.LWS_KIND) if check[0] == ext.CONDITION_RESTART_BACKOFF_INVALID
+    ]
+    return invalid_annotation_conditions(lws, ext.CONDITION_RESTART_BACKOFF_INVALID, message, now)
 
 
 @dataclass(frozen=True)

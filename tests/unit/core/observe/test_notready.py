@@ -10,9 +10,11 @@ import pytest
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
-from leaderworkerset.core.conditions import invalid_annotation_conditions
+from leaderworkerset.core.conditions import AnnotationError, invalid_annotation_conditions
+from leaderworkerset.core.objects import ControllerEvent
 from leaderworkerset.core.observe import diagnosis as d
 from leaderworkerset.core.observe import notready
+from leaderworkerset.core.setannotations import RULES, annotation_errors, invalid_event, invalid_message
 from tests.support.builders import cached_lws, leader_pod
 
 Obj = dict[str, Any]
@@ -113,6 +115,22 @@ def test_every_cause_is_either_reported_or_a_step_of_a_normal_start() -> None:
     assert len(causes) == 20
 
 
+ROW = next(rule for rule in RULES if rule.key == ext.ANNOTATION_NOT_READY_EVENTS)
+
+
+def not_ready_events_error(lws: Obj) -> AnnotationError | None:
+    """The annotation's error, as the set-annotation table finds it with the row's rule."""
+    return next((error for rule, error in annotation_errors(lws, c.LWS_KIND) if rule is ROW), None)
+
+
+def not_ready_events_message(error: AnnotationError) -> str:
+    return invalid_message(ROW, error)
+
+
+def not_ready_events_event(error: AnnotationError) -> ControllerEvent:
+    return invalid_event(ROW, error)
+
+
 def _annotated(value: str | None) -> Obj:
     lws = cached_lws("lws").obj()
     if value is not None:
@@ -141,15 +159,15 @@ def _annotated(value: str | None) -> Obj:
 def test_the_annotation(value: str | None, wants: bool, error: str | None) -> None:
     lws = _annotated(value)
     assert notready.wants_not_ready_events(lws) is wants
-    found = notready.not_ready_events_error(lws)
+    found = not_ready_events_error(lws)
     assert (found.message if found else None) == error
 
 
 def test_an_unusable_value_is_flagged_in_a_condition_and_cleared_once_fixed() -> None:
     bad = _annotated("yes")
-    error = notready.not_ready_events_error(bad)
+    error = not_ready_events_error(bad)
     assert error is not None
-    message = notready.invalid_message(error)
+    message = not_ready_events_message(error)
     assert message.endswith("; no GroupNotReady events are recorded")
     conditions = invalid_annotation_conditions(bad, ext.CONDITION_NOT_READY_EVENTS_INVALID, message, "now")
     assert conditions is not None
@@ -171,7 +189,7 @@ def test_an_unusable_value_is_flagged_in_a_condition_and_cleared_once_fixed() ->
         invalid_annotation_conditions(_annotated(None), ext.CONDITION_NOT_READY_EVENTS_INVALID, None, "now")
         is None
     )
-    event = notready.invalid_event(error)
+    event = not_ready_events_event(error)
     assert (event.type, event.reason, event.message) == (
         "Warning",
         ext.EVENT_INVALID_NOT_READY_EVENTS,

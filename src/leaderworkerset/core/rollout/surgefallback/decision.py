@@ -32,7 +32,14 @@ from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import Condition, format_time, parse_time
 from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
 from leaderworkerset.core.groups.state import GroupState
-from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of
+from leaderworkerset.core.objects import (
+    ORDINAL_ONLY_RULE,
+    ControllerEvent,
+    Obj,
+    annotations_of,
+    is_hash,
+    labels_of,
+)
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
     RolloutBudget,
@@ -47,7 +54,6 @@ MIN_CAPACITY_POLL_SECONDS = 5
 MAX_CAPACITY_POLL_SECONDS = 60
 
 SECONDS_RULE = f"must be a whole number of seconds from 1 to {MAX_SURGE_FALLBACK_SECONDS}"
-HASH_RULE = "only supported with groupIdentity Ordinal (a Hash set rolls through its Deployment)"
 
 
 # --- the annotations ---------------------------------------------------------------------------------
@@ -56,7 +62,7 @@ HASH_RULE = "only supported with groupIdentity Ordinal (a Hash set rolls through
 def seconds_problem(value: str, lws: Obj) -> str | None:
     """The rule `value` breaks as surge-fallback-seconds of `lws`, or None when it is valid."""
     if is_hash(lws):
-        return HASH_RULE
+        return ORDINAL_ONLY_RULE
     try:
         seconds = go_atoi(value)
     except GoParseError:

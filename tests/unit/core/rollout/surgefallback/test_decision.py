@@ -12,6 +12,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.groups.state import MISSING_GROUP, GroupState
+from leaderworkerset.core.objects import ORDINAL_ONLY_RULE
 from leaderworkerset.core.rollout.partition import (
     LeaderStatefulSetView,
     RolloutBudget,
@@ -306,7 +307,7 @@ SECONDS_CASES = [
     ("-3", sf.SECONDS_RULE, None),
     ("5s", sf.SECONDS_RULE, None),
     ("", sf.SECONDS_RULE, None),
-    ("5", sf.HASH_RULE, c.GROUP_IDENTITY_HASH),
+    ("5", ORDINAL_ONLY_RULE, c.GROUP_IDENTITY_HASH),
 ]
 
 
