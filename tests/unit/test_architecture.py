@@ -1,6 +1,7 @@
-"""The house rules that no linter checks (issue 21): small modules and classes, and no import cycle
+"""The house rules that no linter checks (issue 21): small modules and classes, no import cycle
 anywhere in the package, counting the imports made inside functions (a cycle dodged by a
-function-local import is still a cycle). import-linter checks the layers (pyproject.toml)."""
+function-local import is still a cycle), and no public name of `core` defined in two modules.
+import-linter checks the layers (pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -114,3 +115,44 @@ def test_no_class_over_300_lines() -> None:
                 if length > MAX_CLASS_LINES:
                     long.append(f"{name}.{node.name}: {length} lines")
     assert long == []
+
+
+CORE = PACKAGE / "core"
+
+
+def public_top_level_names(path: Path) -> set[str]:
+    """The public names a module defines at its top level: functions, classes and assignments."""
+    names: set[str] = set()
+    for node in ast.parse(path.read_text("utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {target.id for target in node.targets if isinstance(target, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {name for name in names if not name.startswith("_")}
+
+
+def defined_twice(root: Path) -> dict[str, list[str]]:
+    """Each public name defined by more than one module under `root`, with those modules."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for name in public_top_level_names(path):
+            where.setdefault(name, []).append(path.relative_to(root).as_posix())
+    return {name: modules for name, modules in sorted(where.items()) if len(modules) > 1}
+
+
+def test_the_name_scan_finds_a_name_defined_twice(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("def decide():\n    pass\n\nLIMIT = 1\n_private = 2\n", "utf-8")
+    (tmp_path / "sub" / "b.py").write_text(
+        "class decide:\n    pass\n\nOTHER: int = 3\n_private = 4\n", "utf-8"
+    )
+    assert defined_twice(tmp_path) == {"decide": ["a.py", "sub/b.py"]}
+
+
+def test_no_public_name_is_defined_twice_in_core() -> None:
+    """One name, one meaning: a public name of `core` is defined in one module only, so a reader
+    who meets it knows which feature it belongs to (`classify` once named two unrelated things)."""
+    assert len(list(CORE.rglob("*.py"))) > 80
+    assert defined_twice(CORE) == {}
