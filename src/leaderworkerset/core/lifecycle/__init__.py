@@ -1,0 +1,9 @@
+"""A group's failure and recovery, decided for the pod controller.
+
+* `restart` — the restart policies and worker startup (upstream's pod controller);
+* `restartbudget` — bounded group recovery, `maxGroupRestarts` (docs/lifecycle.md);
+* `backoff` — the opt-in restart back-off between recreations (docs/failures.md);
+* `ledger` — the per-group failure ledger: why a group was recreated (docs/failures.md);
+* `inplacerestart` — in-place group restart (docs/in-place-restart.md);
+* `termination` — `podTerminationPolicy`: which worker StatefulSet goes with its leader.
+"""
