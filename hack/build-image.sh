@@ -19,6 +19,8 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lib/mounts.sh
+source "$repo/hack/lib/mounts.sh"
 contract="$repo/hack/image-contract.toml"
 host_arch="$(dpkg --print-architecture)"
 arch="${LWS_IMAGE_ARCH:-}"
@@ -74,6 +76,7 @@ version="$(cd "$repo" && uv run --quiet python -c 'import leaderworkerset; print
 revision="$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)"
 uv_version="$(uv --version | cut -d' ' -f2)"
 
+detach_mounts_under "$out"
 rm -rf "$out" && mkdir -p "$work/dist"
 started=$(date +%s)
 
