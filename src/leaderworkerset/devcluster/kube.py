@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 import ssl
 import tempfile
 import urllib.error
@@ -51,19 +52,23 @@ class RestClient:
         context = next(c["context"] for c in config["contexts"] if c["name"] == context_name)
         cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
         user = next(u["user"] for u in config["users"] if u["name"] == context["user"])
-        # ssl wants files; kubeconfigs embed the PEM data.
+        # ssl wants files; kubeconfigs embed the PEM data. The context reads them once, in the
+        # constructor, so the private key does not outlive it on disk.
         tmp = Path(tempfile.mkdtemp(prefix="lws-kubeconfig-"))
-        files = {}
-        for field, name in (
-            ("certificate-authority-data", "ca.crt"),
-            ("client-certificate-data", "client.crt"),
-            ("client-key-data", "client.key"),
-        ):
-            source = cluster if field.startswith("certificate-authority") else user
-            target = tmp / name
-            target.write_bytes(base64.b64decode(source[field]))
-            files[name] = target
-        return cls(cluster["server"], files["ca.crt"], files["client.crt"], files["client.key"], timeout)
+        try:
+            files = {}
+            for field, name in (
+                ("certificate-authority-data", "ca.crt"),
+                ("client-certificate-data", "client.crt"),
+                ("client-key-data", "client.key"),
+            ):
+                source = cluster if field.startswith("certificate-authority") else user
+                target = tmp / name
+                target.write_bytes(base64.b64decode(source[field]))
+                files[name] = target
+            return cls(cluster["server"], files["ca.crt"], files["client.crt"], files["client.key"], timeout)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def get_raw(self, path: str) -> bytes:
         status, content = self.request("GET", path)

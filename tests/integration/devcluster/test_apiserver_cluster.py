@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 from lightkube import AsyncClient
 from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 
+from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster.kube import RestClient
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.cluster
@@ -85,3 +90,14 @@ async def _create_ignoring_not_found(kube: AsyncClient, obj: object, namespace: 
             return False
         raise
     return True
+
+
+def test_rest_client_leaves_no_key_on_disk(
+    apiserver_cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client's key is written for `ssl` and removed once the context holds it: a suite
+    that makes a thousand clients must not leave a thousand private keys in /tmp."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    client = RestClient.from_kubeconfig(apiserver_cluster.kubeconfig)
+    assert client.get("/version") is not None  # the context works without the files
+    assert list(tmp_path.iterdir()) == []
