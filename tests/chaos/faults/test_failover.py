@@ -8,12 +8,18 @@ it; every replica is started with ``--webhook-url-port`` naming the balancer.
 
 Measured: the takeover time (SIGKILL to the Lease held by the other replica), reported, and asserted
 only against the bound the Lease gives (lease duration + one retry period, plus API latency).
+
+What a kill may cost admission is what it costs in a cluster: the API server keeps its webhook
+connections alive and does not retry a POST once it has written any of it, so each connection the
+kill broke loses at most one call: the one in flight on it, or the first one the API server writes
+on it before it has seen the connection close (docs/reliability.md, "Leader failover").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import statistics
 import time
 import uuid
@@ -46,11 +52,20 @@ API_LATENCY = 5.0
 TAKEOVER_BOUND = LEASE_DURATION + RETRY_PERIOD + API_LATENCY
 
 
+# How the API server reports a webhook call lost with its connection: the peer's close read as EOF
+# (on a reused connection also "server closed idle connection"), or a write into the closed
+# connection (broken pipe, reset). A rejection, a timeout or an unmutated pod is never one.
+BROKEN_CONNECTION = re.compile(
+    r"failed to call webhook: .*(: EOF|broken pipe|connection reset by peer|server closed idle connection)"
+)
+
+
 @dataclass(frozen=True)
 class Failure:
     sent: float  # monotonic time the create was sent
     answered: float
     message: str
+    broken_connection: bool = False  # the webhook call was lost with its connection
 
 
 @dataclass
@@ -73,7 +88,9 @@ class Admissions:
                 "POST", PODS.collection_path(self.ns), body=body, params={"dryRun": "All"}
             )
         except ApiStatusError as err:
-            self.failed.append(Failure(sent, time.monotonic(), f"pod {n}: {err.code} {err}"))
+            message = f"pod {n}: {err.code} {err}"
+            broken = err.code == 500 and BROKEN_CONNECTION.search(message) is not None
+            self.failed.append(Failure(sent, time.monotonic(), message, broken))
             return
         # The mutating webhook ran: it labels an ordinal leader with its group index.
         if pod["metadata"]["labels"].get(c.LABEL_GROUP_INDEX) != str(n):
@@ -82,10 +99,29 @@ class Admissions:
             return
         self.admitted += 1
 
-    def in_flight_at_a_kill(self, failure: Failure) -> bool:
-        """Sent before a SIGKILL and answered after it: a call the killed replica was serving, which
-        nothing can save (SIGKILL drains nothing; a Service in a cluster loses it the same way)."""
-        return any(failure.sent <= kill <= failure.answered for kill in self.kills)
+    def kill_before(self, failure: Failure) -> int | None:
+        """The index of the last SIGKILL before ``failure`` was answered, if any."""
+        before = [i for i, kill in enumerate(self.kills) if kill <= failure.answered]
+        return before[-1] if before else None
+
+    def lost_to_kills(self) -> tuple[list[list[Failure]], list[str]]:
+        """The calls each kill lost (their connection broke), and every other failure.
+
+        Lost: the call in flight at the kill (nothing can save it: SIGKILL drains nothing), or one
+        the API server wrote after the kill on a kept-alive connection to the killed replica before
+        it saw that connection close (it does not retry a POST it has written). A Service in a
+        cluster loses both the same way; the balancer, which relays the close from this test's
+        event loop, only widens the second window.
+        """
+        lost: list[list[Failure]] = [[] for _ in self.kills]
+        unexplained = []
+        for failure in self.failed:
+            kill = self.kill_before(failure)
+            if failure.broken_connection and kill is not None:
+                lost[kill].append(failure)
+            else:
+                unexplained.append(failure.message)
+        return lost, unexplained
 
 
 async def holder(api: KubeClient) -> str:
@@ -151,8 +187,8 @@ async def test_leader_failover_within_the_lease_while_webhooks_keep_admitting(
     finally:
         with contextlib.suppress(ApiStatusError):
             await chaos_api.delete(NAMESPACES, None, ns)
-    in_flight = [f for f in admissions.failed if admissions.in_flight_at_a_kill(f)]
-    later = [f.message for f in admissions.failed if not admissions.in_flight_at_a_kill(f)]
+    lost, unexplained = admissions.lost_to_kills()
+    kills = admissions.kills
     report_figures(
         "failover",
         failovers=len(takeovers),
@@ -160,8 +196,9 @@ async def test_leader_failover_within_the_lease_while_webhooks_keep_admitting(
         takeover_p50=statistics.median(takeovers),
         takeover_max=max(takeovers),
         admissions=admissions.admitted,
-        failed_admissions=len(later),
-        lost_in_flight_at_kill=len(in_flight),
+        failed_admissions=len(unexplained),
+        lost_in_flight_at_kill=[sum(f.sent <= kills[i] for f in calls) for i, calls in enumerate(lost)],
+        lost_written_after_kill=[sum(f.sent > kills[i] for f in calls) for i, calls in enumerate(lost)],
         webhook_connections_cut_by_kill=cut_at_kill,
         balancer_connections=balancer.served,
     )
@@ -169,9 +206,11 @@ async def test_leader_failover_within_the_lease_while_webhooks_keep_admitting(
     assert all(cut_at_kill), (
         f"a kill broke no webhook connection, so it tested no failover of admission: {cut_at_kill}"
     )
-    assert not later, later[:10]
-    # Each broken webhook connection carried at most one call (HTTP/1.1).
-    assert len(in_flight) <= sum(cut_at_kill), [f.message for f in in_flight]
+    assert not unexplained, unexplained[:10]
+    # A broken webhook connection loses at most one call (HTTP/1.1: one call at a time, and the API
+    # server drops a connection whose call failed); every other create was admitted and mutated.
+    for failover, (calls, cut) in enumerate(zip(lost, cut_at_kill, strict=True)):
+        assert len(calls) <= cut, (failover, cut, [f.message for f in calls])
     assert admissions.admitted >= FAILOVERS * ADMISSIONS
 
 
@@ -200,6 +239,7 @@ async def one_failover(
             lambda: balancer.live_to(victim.webhook_port) > 0, message="no webhook call to the leader"
         )
         cut = balancer.live_to(victim.webhook_port)
+        opened_to_victim = balancer.served.get(victim.webhook_port, 0)
         victim.kill()
         killed = time.monotonic()
         admissions.kills.append(killed)
@@ -221,6 +261,9 @@ async def one_failover(
     # The new leader runs the controllers: it reconciles a scale of the canary.
     await api.merge_patch(LEADERWORKERSETS, ns, "canary", {"spec": {"replicas": failover + 2}})
     await _expect_ready_replicas(api, ns, failover + 2)
+    # A connection the balancer was still opening to the leader at the kill (the kernel had
+    # accepted it) is broken too: nothing else can connect to the leader while it is dead.
+    cut += balancer.served.get(victim.webhook_port, 0) - opened_to_victim
     await victim.start()  # back as the standby
     return takeover, cut
 
