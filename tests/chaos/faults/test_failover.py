@@ -230,7 +230,7 @@ async def one_failover(
     balancer.backends = [victim.webhook_port, *(m.webhook_port for m in managers if m is not victim)]
     balancer.round_robin = False
     balancer.cut()
-    target = admissions.admitted + len(admissions.failed) + ADMISSIONS
+    target = admissions.admitted + ADMISSIONS
     took_over = asyncio.Event()
     creates = asyncio.create_task(_admit_until(admissions, target, took_over))
     try:
@@ -269,8 +269,12 @@ async def one_failover(
 
 
 async def _admit_until(admissions: Admissions, target: int, took_over: asyncio.Event) -> None:
-    """Admit at least up to ``target`` and at least until the standby took over."""
-    while admissions.admitted + len(admissions.failed) < target or not took_over.is_set():
+    """Admit at least up to ``target`` and at least until the standby took over; give up (the test
+    then fails) once creates failed more often than one failover's worth of them."""
+    give_up = len(admissions.failed) + ADMISSIONS
+    while admissions.admitted < target or not took_over.is_set():
+        if len(admissions.failed) >= give_up:
+            return
         await admissions.once()
 
 
