@@ -12,7 +12,7 @@ from pathlib import Path
 
 import msgspec
 import structlog
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api.tls import TLSSettings
@@ -31,6 +31,8 @@ BODY_TIMEOUT = 30.0
 # timeout of Go's HTTP client (90 s) so the API server, not we, closes its idle keep-alive
 # connections and never races a close with a new request.
 IDLE_TIMEOUT = 120.0
+# Set once the server drains (see `WebhookServer.drain`).
+DRAINING = web.AppKey("draining", asyncio.Event)
 
 
 class CertReloader:
@@ -86,6 +88,8 @@ def build_app(
     options = options or WebhookOptions()
     metrics = metrics or new_webhook_metrics()
     app = web.Application(client_max_size=_MAX_BODY)
+    app[DRAINING] = asyncio.Event()
+    app.on_response_prepare.append(_close_when_draining)
 
     def handler_for(path: str) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(request: web.Request) -> web.Response:
@@ -122,6 +126,12 @@ def build_app(
     for path in HANDLERS:
         app.router.add_post(path, handler_for(path))
     return app
+
+
+async def _close_when_draining(request: web.Request, response: web.StreamResponse) -> None:
+    if request.app[DRAINING].is_set():
+        response.force_close()  # close the connection after this answer...
+        response.headers[hdrs.CONNECTION] = "close"  # ...and say so (aiohttp set its headers already)
 
 
 class WebhookServer:
@@ -172,7 +182,21 @@ class WebhookServer:
         self._watch = asyncio.create_task(self.reloader.watch(self._stop, self._reload_interval))
         _log.info("webhook server listening", port=self.port)
 
+    def drain(self) -> None:
+        """Answer every call from now on with `Connection: close`, still serving.
+
+        The API server keeps its webhook connections alive and does not retry a POST it has
+        written on one that turns out closed (the pod webhook then fails closed). An answer that
+        says `Connection: close` makes it close the connection itself, after reading the answer,
+        instead of pooling one we are about to close. Go's http.Server (upstream's webhook server)
+        answers so during its Shutdown.
+        """
+        if self._runner is not None:
+            self._runner.app[DRAINING].set()
+
     async def stop(self) -> None:
+        """Drain, stop listening, close the idle connections, answer the calls in flight."""
+        self.drain()
         self._stop.set()
         if self._watch is not None:
             await self._watch

@@ -19,6 +19,7 @@ from leaderworkerset.webhooks import certissue, certs
 from leaderworkerset.webhooks.metrics import new_webhook_metrics
 from leaderworkerset.webhooks.server import WebhookServer
 from tests.support.builders import lws
+from tests.support.wait import TIMEOUT
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, tzinfo=dt.UTC)
 LOCAL = certs.CertConfig(namespace="lws-system", ip_addresses=("127.0.0.1",), extra_dns_names=("localhost",))
@@ -197,5 +198,53 @@ async def test_server_refuses_tls_below_the_configured_minimum(tmp_path: Path) -
         assert writer.get_extra_info("ssl_object").version() == "TLSv1.3"
         writer.close()
         await writer.wait_closed()
+    finally:
+        await server.stop()
+
+
+async def _answer(reader: asyncio.StreamReader) -> tuple[int, str | None]:
+    """Read one HTTP/1.1 answer: its status and its Connection header."""
+    head = (await reader.readuntil(b"\r\n\r\n")).decode()
+    status, *fields = head.strip().split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (f.partition(":") for f in fields)}
+    await reader.readexactly(int(headers["content-length"]))
+    return int(status.split()[1]), headers.get("connection")
+
+
+async def test_a_draining_server_answers_with_connection_close_and_a_stop_closes_idle_connections(
+    tmp_path: Path,
+) -> None:
+    """The API server keeps webhook connections alive and does not retry a POST it wrote on one that
+    closed: once the server drains (and so while it stops) its answers tell it not to pool them."""
+    artifacts = certissue.generate(LOCAL, certs.utc_now())
+    certs.write_cert_dir(tmp_path, artifacts)
+    server = WebhookServer(tmp_path, host="127.0.0.1", port=0)
+    await server.start()
+    try:
+        review = {"uid": "u1", "operation": "CREATE", "object": lws().obj()}
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": review})
+        call = (
+            f"POST {c.WEBHOOK_PATH_VALIDATE_LWS} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+        ).encode()
+        context = _client_context(artifacts.ca_cert)
+        used, idle = [await asyncio.open_connection("127.0.0.1", server.port, ssl=context) for _ in range(2)]
+        for reader, writer in (used, idle):
+            writer.write(call)
+            assert await _answer(reader) == (200, None), "kept alive while serving"
+
+        server.drain()
+        used[1].write(call)
+        assert await _answer(used[0]) == (200, "close")
+        assert await asyncio.wait_for(used[0].read(), TIMEOUT) == b"", "closed after the answer"
+        # Still serving new connections (a Service may route one here until the endpoint goes).
+        late = await asyncio.open_connection("127.0.0.1", server.port, ssl=context)
+        late[1].write(call)
+        assert await _answer(late[0]) == (200, "close")
+
+        await server.stop()
+        assert await asyncio.wait_for(idle[0].read(), TIMEOUT) == b"", "the stop closed the idle one"
+        for _, writer in (used, idle, late):
+            writer.close()
     finally:
         await server.stop()
