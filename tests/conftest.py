@@ -9,6 +9,9 @@
 
 When a test that used a cluster fails, the tail of every component's log is
 attached to the report.
+
+With pytest-xdist (`make test` runs `-n N --dist loadgroup`), tests/support/parallel.py decides which
+tests share a worker and which run alone.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ from lightkube.resources.core_v1 import Namespace
 from leaderworkerset.controllers import informers
 from leaderworkerset.devcluster.cluster import LocalCluster
 from tests.support import clusters
+from tests.support.parallel import (  # noqa: F401 (hooks: how xdist shares out the tests)
+    pytest_collection_modifyitems,
+    pytest_xdist_make_scheduler,
+)
 
 # Every manager the suite starts, in process or as a child, checks that no reader changes a cached
 # dict the informers share between reads (controllers/informers.py).
