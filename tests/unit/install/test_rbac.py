@@ -182,7 +182,10 @@ def test_every_call_resolves_to_a_resource() -> None:
 
 
 @pytest.mark.parametrize(
-    "need", sorted(set(NEEDS), key=lambda n: n.where), ids=lambda n: f"{n.verb} {n.resource} {n.where}"
+    # A total order: xdist workers must collect the same list, and set order varies per process.
+    "need",
+    sorted(set(NEEDS), key=lambda n: (n.where, n.verb, n.group, n.resource)),
+    ids=lambda n: f"{n.verb} {n.resource} {n.where}",
 )
 def test_every_call_is_granted(need: Need) -> None:
     assert _granted(need.group, need.resource, need.verb), f"no rule grants {need}"
