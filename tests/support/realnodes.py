@@ -214,11 +214,3 @@ async def group_pods(api: KubeClient, ns: str, name: str) -> dict[str, list[Obj]
     for pod in pods:
         groups.setdefault(labels(pod)[c.LABEL_GROUP_INDEX], []).append(pod)
     return groups
-
-
-if __name__ == "__main__":
-    # `python -m tests.support.realnodes`: build (or find cached) what the real-node tests need, before
-    # pytest starts, so that a cold build's minutes are not charged to one test's timeout.
-    print(binaries.ensure_node_binaries())
-    print(manager_image_archive())
-    print(probe_v2_archive())

@@ -24,7 +24,8 @@ from tests.support.lwsapi import create, pods_by_name
 from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one install cluster for the package (install_env, conftest.py): one worker runs it
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("install")]
 
 NAME = "updated"
 NEW_IMAGE = "nginx:2"

@@ -31,7 +31,8 @@ from tests.support.manager import ManagerProcess
 from tests.support.serviceaccount import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, binding, rbac_denials
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one install cluster for the package (install_env, conftest.py): one worker runs it
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("install")]
 
 SERVICE_ACCOUNTS = ResourceRef("", "v1", "ServiceAccount", "serviceaccounts")
 NAMESPACES = ResourceRef("", "v1", "Namespace", "namespaces", namespaced=False)

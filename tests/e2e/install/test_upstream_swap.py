@@ -38,7 +38,8 @@ from tests.support.lwsapi import create, update_worker_image
 from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import LONG_TIMEOUT, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one install cluster for the package (install_env, conftest.py): one worker runs it
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("install")]
 
 Obj = dict[str, Any]
 

@@ -27,7 +27,8 @@ from tests.support.lwsapi import create
 from tests.support.manager import ManagerProcess, UpstreamControllers
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one install cluster for the package (install_env, conftest.py): one worker runs it
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("install")]
 
 NS, NAME = "swap-in-place-restart", "inplace"
 RESTART_ALL_FEATURE = "RestartAllContainersOnContainerExits"

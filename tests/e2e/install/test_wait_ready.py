@@ -33,7 +33,8 @@ from tests.support.manager import ManagerProcess
 from tests.support.serviceaccount import rbac_denials
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one install cluster for the package (install_env, conftest.py): one worker runs it
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("install")]
 
 DEPLOYMENTS = ResourceRef("apps", "v1", "Deployment", "deployments")
 

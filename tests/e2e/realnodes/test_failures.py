@@ -21,7 +21,8 @@ from tests.support.objects import is_ready, labels, uid
 from tests.support.realnodes import group_pods, lws_available, pod_http, probe_lws
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one cluster with real nodes per machine (the bridge lws0, conftest.py)
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("realnodes")]
 
 
 async def ledger(api: KubeClient, ns: str, name: str) -> list[dict[str, Any]]:

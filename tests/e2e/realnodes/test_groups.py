@@ -17,7 +17,8 @@ from tests.support.objects import is_ready, labels
 from tests.support.realnodes import group_pods, lws_available, pod_http, probe_lws
 from tests.support.wait import LONG_TIMEOUT, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one cluster with real nodes per machine (the bridge lws0, conftest.py)
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("realnodes")]
 
 
 async def test_workers_find_their_leader_over_dns_across_nodes(real_api: KubeClient, real_ns: str) -> None:

@@ -25,7 +25,8 @@ from tests.support.objects import is_ready, uid
 from tests.support.realnodes import pod_http, probe_lws
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one cluster with real nodes per machine (the bridge lws0, conftest.py)
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("realnodes")]
 
 SIZE = 3
 Obj = dict[str, Any]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.observe import diagnosis
@@ -17,6 +19,9 @@ from tests.support.builders.probe import PROBE_IMAGE
 from tests.support.inplacerun import update_probe_image
 from tests.support.realnodes import lws_available, probe_lws
 from tests.support.wait import LONG_TIMEOUT, eventually
+
+# one cluster with real nodes per machine (the bridge lws0, conftest.py)
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("realnodes")]
 
 MISSING_IMAGE = "lws.local/probe:missing"  # in no node's containerd, and no registry is reachable
 

@@ -25,7 +25,8 @@ from tests.support.tlsprobe import serves
 from tests.support.unchanged import expect_quiet_takeover, settled
 from tests.support.wait import LONG_TIMEOUT, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+# one cluster with real nodes per machine (the bridge lws0, conftest.py)
+pytestmark = [pytest.mark.cluster, pytest.mark.full, pytest.mark.xdist_group("realnodes")]
 
 
 async def leader_pod(api: KubeClient) -> str:
