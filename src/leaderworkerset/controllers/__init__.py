@@ -10,6 +10,9 @@ One package per controller:
   rollout, Services, role scalers, status;
 * `disruptionbudget` — one PodDisruptionBudget per group for sets with a disruption budget.
 
+These four import none of each other, and what they share below imports none of them (the
+import-linter contracts in pyproject.toml; docs/architecture.md, "controllers/").
+
 Feature packages and modules more than one controller uses:
 
 * `scheduling` — gang-scheduling providers (Volcano, the Kubernetes Workload API);

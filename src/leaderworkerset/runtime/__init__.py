@@ -1,6 +1,16 @@
-"""The controller runtime (design.md §3, §4): client, watch-fed caches, work queue, controller loop,
-event recorder, leader election and manager. Import the pieces from their modules; the most used
-names are re-exported here.
+"""The controller runtime, with client-go's and controller-runtime's semantics (docs/architecture.md,
+"One event, from the watch to the write"). Import the pieces from their modules; the most used names
+are re-exported here.
+
+* the API: `client` (dict-level calls, server-side apply) over `transport` (aiohttp); `resources`
+  (where each kind lives), `errors` (Status objects and their predicates), `objects` (keys, metadata);
+* the caches: `listwatch` (list and watch calls), `reflector` (an informer), `store` (a kind's
+  indexed cache), `cache` (the manager's informers), `codecs` and `projections` (what is kept);
+* the loop: `workqueue`, `ratelimit`, `controller` (the workers), `clock` (real and fake time);
+* around it: `manager` (start order, leader election via `leaderelection`, shutdown), `events` (the
+  recorder), `metrics` and `metricsserver`, `probes` (/healthz, /readyz), `logging`, `settings` (the
+  Configuration turned into options), `tlsconfig` and `certificates` (TLS), `childjob` (work handed
+  to a child process), `heap` (free pages handed back to the kernel).
 
     client = new_client(ClientOptions(kubeconfig=path, qps=500, burst=500))
     mgr = Manager(client, ManagerOptions(election_namespace="lws-system"))

@@ -1,6 +1,6 @@
-"""The pod (group) controller (spec §3.C): restart policies, bounded group recovery and worker
+"""The pod (group) controller: restart policies, bounded group recovery and worker
 startup, one reconcile per pod. `reconciler.GroupReconciler` reads the state of a pod's group and
-hands each job to a collaborator; `setup` wires it on a runtime Manager.
+hands each job to a collaborator (`reconciler`); `setup` wires it on a runtime Manager.
 
 The collaborators: `startup` (a leader's Service, PodGroup, Hash gate and worker StatefulSet),
 `recovery` (the restart policy's recreations, with the restart budget and back-off), `retention`

@@ -1,4 +1,6 @@
-"""Gang-scheduling providers (spec §3.H): one module per provider behind `SchedulerProvider`.
+"""Gang-scheduling providers (docs/gang-scheduling.md): one module per provider behind
+`SchedulerProvider`: `volcano` (Volcano PodGroups) and `kubernetes` (the Workload API);
+`prerequisites` is the LWS reconcile's step that makes them before the leader workload.
 
 The Configuration's `gangSchedulingManagement.schedulerProvider` picks the provider, as upstream's
 `NewSchedulerProvider` does; without that block there is none. Callers:
