@@ -1,4 +1,4 @@
-"""Published scale points (issue 25, item 6): shapes other projects report, so users can compare.
+"""Published scale points: shapes other projects report, so users can compare.
 
 * `grove`: the shape Grove publishes weekly, one workload of 500 replicas x 2 pods (1,000 pods) on
   100 kwok nodes; reported are the time until every pod exists (`pods_created_seconds`) and until

@@ -1,4 +1,4 @@
-"""CI smoke run of the side-by-side benchmark (issue 14): every scenario completes for both controllers.
+"""CI smoke run of the side-by-side benchmark: every scenario completes for both controllers.
 
 `python -m benchmarks.sidebyside --size smoke` starts its own full cluster (the harness is a user
 command; it does not borrow the test session's cluster), runs ours and upstream's v0.9.0 manager in

@@ -1,4 +1,4 @@
-"""Capacity-aware surge on the full cluster (issue 26 part 1), kube-scheduler deciding, the manager
+"""Capacity-aware surge on the full cluster, kube-scheduler deciding, the manager
 and `lws` as separate processes. The issue's scenario scaled down: 3 kwok nodes of 8 GPUs (the
 test's own, tainted and labelled, so no other test's pod lands there) filled by 3 one-pod groups of
 8 GPUs, maxSurge 1, maxUnavailable 0, partition 1, and a new image:

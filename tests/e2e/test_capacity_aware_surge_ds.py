@@ -1,4 +1,4 @@
-"""Capacity-aware surge of a DisaggregatedSet on the full cluster (issue 26 part 1): one role of 3
+"""Capacity-aware surge of a DisaggregatedSet on the full cluster: one role of 3
 one-pod groups of 8 GPUs on this test's 3 kwok nodes of 8 GPUs, maxSurge 1, maxUnavailable 0, and a
 new image. Without the annotation the target revision's surge replica stays Pending and no old one
 drains (as upstream); with `surge-fallback-seconds: "5"` the set gives the surge back, drains one old

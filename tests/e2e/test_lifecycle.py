@@ -70,8 +70,8 @@ async def _expect_unavailable_while_degraded(api: KubeClient, ns: str) -> None:
     """Available is False for the current generation. Its reason and message depend on a race that
     upstream's setCondition leaves visible: if a round saw the failing group down before its leader
     was marked exhausted, Progressing=True already flipped Available to False, keeping "All replicas
-    are ready"; a condition whose status and generation are unchanged is not rewritten (features.md
-    §2.6), so the budget's False form is only written when Available was still True."""
+    are ready"; a condition whose status and generation are unchanged is not rewritten, so the
+    budget's False form is only written when Available was still True."""
     expected = {
         (c.REASON_REPLICA_RESTART_BUDGET_EXCEEDED, c.MESSAGE_AVAILABLE_FALSE_DEGRADED),
         (c.REASON_ALL_GROUPS_READY, c.MESSAGE_ALL_GROUPS_READY),
@@ -178,7 +178,7 @@ async def test_manager_killed_mid_budget_write_counts_the_failure_exactly_once(
 async def test_changing_max_group_restarts_restarts_no_pod_and_applies_at_the_next_failure(
     api: KubeClient, ns: str, full_cluster: LocalCluster
 ) -> None:
-    """Issue 20 on the full cluster: the restart budget is a live setting. Raising it after a
+    """On the full cluster: the restart budget is a live setting (KEP-820). Raising it after a
     recreation starts no rollout (no revision, no pod recreated or restarted) and keeps the count;
     the next failure is then recreated where the old limit would have stopped the group. Lowering
     it below the count stops nothing by itself; the next failure exhausts the group. The LWS

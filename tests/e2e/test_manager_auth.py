@@ -1,6 +1,7 @@
 """`lws manager` authenticates through an exec credential plugin from its kubeconfig (lightkube's
-loader), as a process started the way the image starts it (issue 25 defers lightkube's generated
-models and parses the flags without typer's runtime: the auth path must not depend on either)."""
+loader), as a process started the way the image starts it (`cli/deferredmodules.py` defers
+lightkube's generated models and parses the flags without typer's runtime: the auth path must not
+depend on either)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A recreated group never hands the StatefulSet controller a worker name that is still terminating
-(issue 14, item 4), on the full local cluster with `lws manager` as a separate process.
+"""A recreated group never hands the StatefulSet controller a worker name that is still terminating,
+on the full local cluster with `lws manager` as a separate process.
 
 In a rolling update the StatefulSet controller deletes the leader in the background, the garbage
 collector then removes the old worker StatefulSet at once and its pods only after their grace

@@ -1,4 +1,4 @@
-"""The house rules that no linter checks (issue 21): small modules and classes, no import cycle
+"""The house rules that no linter checks: small modules and classes, no import cycle
 anywhere in the package, counting the imports made inside functions (a cycle dodged by a
 function-local import is still a cycle), and no public name of `core` defined in two modules.
 import-linter checks the layers (pyproject.toml)."""

@@ -1,11 +1,14 @@
-"""Every package's `__init__.py` docstring is the map of its package: it names each of its modules
-and subpackages, so a reader finds a module from the package it sits in.
+"""The maps a reader finds the code by stay true, and the repository stands alone:
+
+* every package's `__init__.py` docstring names each of its modules and subpackages;
+* no tracked file cites a document or a tracker a reader of this repository does not have.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -64,3 +67,54 @@ def test_the_map_check_covers_every_layer() -> None:
 def test_every_package_map_names_each_of_its_modules(package: Path) -> None:
     """A package's docstring is its map: a module it does not name is one a reader cannot find."""
     assert unnamed(package) == set(), f"{package.relative_to(REPO)}/__init__.py does not name them"
+
+
+# ----- no citation of what the repository does not hold -------------------------------------------
+# Our working documents and our tracker, as they were cited: "design.md §3", "spec §3.C C12",
+# "features.md", "issue 25", "Issue 27's", "(#31)". Upstream is cited by repository and number
+# (kubernetes-sigs/lws#1048, lws#1048), which none of these match.
+OUTSIDE = re.compile(
+    r"design\.md|features\.md|testcluster\.md|\bspec §|\bspec \d+\.|§\s?\d|"
+    r"\b[Ii]ssue \d+|(?<![\w/-])\(#\d+\)|shared/spec|shared/design"
+)
+# RFC sections are public. (Tests load upstream's files from ../shared/upstream, README "Optional
+# upstream data": a data path, not a citation, which no pattern here matches.)
+ALLOWED = re.compile(r"RFC \d+ §\d")
+
+
+def outside_citations(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if OUTSIDE.search(line) and not ALLOWED.search(line)]
+
+
+def test_the_citation_scan_tells_ours_from_upstreams() -> None:
+    ours = "see design.md §4\nspec §3.C C12\n(issue 25)\nIssue 27's promise\nfixed (#31)\nfeatures.md §2.6\n"
+    upstream = "kubernetes-sigs/lws#1048\nlws#1048\nRFC 8446 §5.1\nthe issuer\nissue a certificate\n"
+    assert len(outside_citations(ours)) == 6
+    assert outside_citations(upstream) == []
+
+
+def tracked_text_files() -> list[Path]:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True, text=True
+    ).stdout.split("\0")
+    files = []
+    for name in listed:
+        path = REPO / name
+        if name and path.is_file() and path != Path(__file__):
+            try:
+                path.read_text("utf-8")
+            except UnicodeDecodeError:
+                continue  # binary
+            files.append(path)
+    return files
+
+
+def test_no_tracked_file_cites_a_document_or_tracker_outside_the_repository() -> None:
+    files = tracked_text_files()
+    assert len(files) > 500
+    cited = {
+        f"{path.relative_to(REPO)}: {line}"
+        for path in files
+        for line in outside_citations(path.read_text("utf-8"))
+    }
+    assert sorted(cited) == []

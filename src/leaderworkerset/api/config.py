@@ -1,4 +1,4 @@
-"""The manager's ``Configuration`` file (``config.lws.x-k8s.io`` v1 and v1alpha1), spec §1.4.
+"""The manager's ``Configuration`` file (``config.lws.x-k8s.io`` v1 and v1alpha1).
 
 Both versions have the same fields; v1alpha1 is accepted for compatibility, converted to v1 and
 reported with a deprecation warning that is returned to the caller (the CLI decides how to show it).

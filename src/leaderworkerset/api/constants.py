@@ -1,7 +1,7 @@
 """Every string the outside world sees: API groups, labels, annotations, env vars, gates, conditions,
 events, enum values and default names.
 
-These are part of the compatibility contract with upstream kubernetes-sigs/lws v1.0 (spec §1, §2):
+These are part of the compatibility contract with upstream kubernetes-sigs/lws v1.0:
 manifests, dashboards and user scripts written for upstream select on exactly these spellings, so
 nothing else in ``src/`` may spell them — import them from here instead.
 """
@@ -43,7 +43,7 @@ CONFIG_API_VERSION_V1: Final = f"{CONFIG_GROUP}/{CONFIG_VERSION_V1}"
 CONFIG_KIND: Final = "Configuration"
 
 # --------------------------------------------------------------------------------------------------
-# Labels (spec §2.1)
+# Labels
 # --------------------------------------------------------------------------------------------------
 
 _LWS_PREFIX: Final = "leaderworkerset.sigs.k8s.io/"
@@ -80,7 +80,7 @@ LABEL_CONTROLLER_REVISION_HASH: Final = "controller-revision-hash"
 LABEL_POD_TEMPLATE_HASH: Final = "pod-template-hash"
 
 # --------------------------------------------------------------------------------------------------
-# Annotations (spec §2.2)
+# Annotations
 # --------------------------------------------------------------------------------------------------
 
 ANNOTATION_EXCLUSIVE_TOPOLOGY: Final = _LWS_PREFIX + "exclusive-topology"
@@ -97,7 +97,7 @@ ANNOTATION_EXPERIMENTAL_RECREATE_GROUP_AFTER_START: Final = (
     _LWS_PREFIX + "experimental-recreate-group-after-start"
 )
 ANNOTATION_LEADER_ADDRESS: Final = _LWS_PREFIX + "leader-address"
-# Spec §2.2 marks the exact key as unconfirmed ("likely"); this is the documented best guess.
+# The exact key is not confirmed by upstream v1.0's sources we read ("likely"); this is the best guess.
 ANNOTATION_GROUP_IDENTITY: Final = _LWS_PREFIX + "group-identity"
 ANNOTATION_GROUP_RESTART_COUNTS: Final = _LWS_PREFIX + "group-restart-counts"
 ANNOTATION_GROUP_RESTART_BUDGET_EXHAUSTED: Final = _LWS_PREFIX + "group-restart-budget-exhausted"
@@ -126,7 +126,7 @@ ANNOTATION_TRUE: Final = "true"
 WORKLOAD_AWARE_SCHEDULING_LEGACY_TRUE: Final = "true"
 
 # --------------------------------------------------------------------------------------------------
-# Environment variables (spec §2.3)
+# Environment variables
 # --------------------------------------------------------------------------------------------------
 
 ENV_LWS_LEADER_ADDRESS: Final = "LWS_LEADER_ADDRESS"
@@ -150,7 +150,7 @@ ENV_DISAGGREGATEDSET_REVISION: Final = "DISAGGREGATEDSET_REVISION"
 ENV_ENABLE_WEBHOOKS: Final = "ENABLE_WEBHOOKS"
 
 # --------------------------------------------------------------------------------------------------
-# Readiness gates, scheduling gates, finalizers, pod conditions (spec §2.4)
+# Readiness gates, scheduling gates, finalizers, pod conditions
 # --------------------------------------------------------------------------------------------------
 
 READINESS_GATE_GROUP_READY: Final = _LWS_PREFIX + "group-ready"
@@ -164,7 +164,7 @@ SCHEDULING_GATE_GROUP_REPLACEMENT: Final = _LWS_PREFIX + "group-replacement"
 FINALIZER_GROUP_RESTART_BUDGET_CLEANUP: Final = _LWS_PREFIX + "group-restart-budget-cleanup"
 
 # --------------------------------------------------------------------------------------------------
-# Enum values of the LeaderWorkerSet API (spec §1.1)
+# Enum values of the LeaderWorkerSet API
 # --------------------------------------------------------------------------------------------------
 
 RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART: Final = "RecreateGroupOnPodRestart"
@@ -205,7 +205,7 @@ POD_TERMINATION_POLICY_DEFAULT: Final = "Default"
 POD_TERMINATION_POLICY_PARALLEL: Final = "Parallel"
 POD_TERMINATION_POLICIES: Final = (POD_TERMINATION_POLICY_DEFAULT, POD_TERMINATION_POLICY_PARALLEL)
 
-# Workload-aware scheduling (spec §1.1.1): levels / modes, disruption modes.
+# Workload-aware scheduling: levels / modes, disruption modes.
 SCHEDULING_MODE_LWS: Final = "lws"
 SCHEDULING_MODE_REPLICA: Final = "replica"
 SCHEDULING_MODE_ROLE: Final = "role"
@@ -225,7 +225,7 @@ PVC_RETENTION_DELETE: Final = "Delete"
 PVC_RETENTION_POLICIES: Final = (PVC_RETENTION_RETAIN, PVC_RETENTION_DELETE)
 
 # --------------------------------------------------------------------------------------------------
-# Enum values of the DisaggregatedSet API (spec §1.2)
+# Enum values of the DisaggregatedSet API
 # --------------------------------------------------------------------------------------------------
 
 ROLE_SCALING_STATIC: Final = "Static"
@@ -241,7 +241,7 @@ PLACEMENT_TYPES: Final = (PLACEMENT_NONE, PLACEMENT_EXCLUSIVE_SLICE, PLACEMENT_E
 DS_PRIVATE_SERVICE_SUFFIX: Final = "-prv"
 
 # --------------------------------------------------------------------------------------------------
-# Conditions (spec §2.6)
+# Conditions
 # --------------------------------------------------------------------------------------------------
 
 CONDITION_TRUE: Final = "True"
@@ -307,7 +307,7 @@ REASON_BOUND: Final = "Bound"
 MESSAGE_BOUND: Final = "Scaler bound to a live DisaggregatedSet role"
 
 # --------------------------------------------------------------------------------------------------
-# Events (spec §2.5): types, reasons, actions, message formats
+# Events: types, reasons, actions, message formats
 # --------------------------------------------------------------------------------------------------
 
 EVENT_TYPE_NORMAL: Final = "Normal"
@@ -428,7 +428,7 @@ MSG_REVISION_DRAIN_BLOCKED: Final = (
 )
 
 # --------------------------------------------------------------------------------------------------
-# Feature gates (spec §1.4, §5.8)
+# Feature gates
 # --------------------------------------------------------------------------------------------------
 
 FEATURE_WORKLOAD_AWARE_SCHEDULING: Final = "WorkloadAwareScheduling"
@@ -441,7 +441,7 @@ SCHEDULER_PROVIDER_KUBERNETES: Final = "kubernetes"
 SCHEDULER_PROVIDERS: Final = (SCHEDULER_PROVIDER_VOLCANO, SCHEDULER_PROVIDER_KUBERNETES)
 
 # --------------------------------------------------------------------------------------------------
-# Webhooks (spec §4)
+# Webhooks
 # --------------------------------------------------------------------------------------------------
 
 WEBHOOK_PATH_MUTATE_LWS: Final = "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset"
@@ -460,7 +460,7 @@ MUTATING_WEBHOOK_CONFIGURATION_NAME: Final = "lws-mutating-webhook-configuration
 VALIDATING_WEBHOOK_CONFIGURATION_NAME: Final = "lws-validating-webhook-configuration"
 
 # --------------------------------------------------------------------------------------------------
-# Default names and operational defaults (spec §1.4, §4.4, §5)
+# Default names and operational defaults
 # --------------------------------------------------------------------------------------------------
 
 DEFAULT_NAMESPACE: Final = "lws-system"

@@ -1,4 +1,4 @@
-"""DisaggregatedSet and DisaggregatedSetRoleScaler (``disaggregatedset.x-k8s.io/v1``), spec §1.2 and §1.3.
+"""DisaggregatedSet and DisaggregatedSetRoleScaler (``disaggregatedset.x-k8s.io/v1``).
 
 Same conventions as ``leaderworkerset.py`` (Go pointer ⇒ ``| None``, omitempty value ⇒ zero default).
 A role inlines an LWS template (``metadata`` + ``spec``), so its pod templates stay raw too.

@@ -1,4 +1,4 @@
-"""LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``) as msgspec structs (spec §1.1).
+"""LeaderWorkerSet (``leaderworkerset.x-k8s.io/v1``) as msgspec structs.
 
 Field rules mirror the Go types so that "unset" means the same thing here and upstream:
 a Go pointer is ``X | None = None``; a Go value field with ``omitempty`` gets its zero value as
@@ -105,7 +105,7 @@ class LeaderWorkerSetSpec(ApiStruct):
     group_identity: Annotated[str, enum_of(c.GROUP_IDENTITIES, c.GROUP_IDENTITY_ORDINAL)] = ""
     group_replacement_policy: Annotated[str, enum_of(c.GROUP_REPLACEMENT_POLICIES)] = ""
     scheduling: LeaderWorkerSetScheduling | None = None
-    # Spec §1.1 marks podTerminationPolicy as unconfirmed for v1.0; modelled so it round-trips.
+    # podTerminationPolicy is not confirmed for v1.0 (docs/lifecycle.md); modelled so it round-trips.
     pod_termination_policy: Annotated[str, enum_of(c.POD_TERMINATION_POLICIES)] = ""
 
 

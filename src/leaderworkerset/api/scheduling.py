@@ -1,4 +1,4 @@
-"""``spec.scheduling`` of a LeaderWorkerSet: workload-aware gang scheduling (alpha, spec §1.1.1).
+"""``spec.scheduling`` of a LeaderWorkerSet: workload-aware gang scheduling (alpha).
 
 Three nested levels — the whole set, each replica, and the leader/worker roles of a replica — each
 carrying a policy, topology constraints, a disruption mode and shared resource claims. The JSON

@@ -1,5 +1,5 @@
 """The ``tls`` block of the Configuration: Go's TLS version and cipher-suite names, checked the way
-upstream's manager checks them at start-up (spec §1.4, §5.4).
+upstream's manager checks them at start-up.
 
 Names follow Go's ``crypto/tls`` (as accepted by component-base's ``--tls-cipher-suites`` flag);
 they are resolved to IANA cipher-suite ids, which the runtime matches against the ids OpenSSL

@@ -1,4 +1,4 @@
-"""lightkube's generated models, loaded only when something reads them (issue 25).
+"""lightkube's generated models, loaded only when something reads them.
 
 The manager takes its kubeconfig, in-cluster and exec-plugin authentication from lightkube's loader
 (runtime/transport.py), and lightkube's package imports its whole client with it: its exceptions

@@ -1,4 +1,4 @@
-"""``lws install`` and ``lws uninstall``: the in-cluster install (design.md §6).
+"""``lws install`` and ``lws uninstall``: the in-cluster install.
 
 ``lws install`` server-side applies the CRDs (and waits until they are served), then the objects of
 ``deploy/manifests/install.yaml`` rendered for ``--image``/``--namespace`` (namespace, ServiceAccount,

@@ -3,7 +3,7 @@
 Every command runs on the typer application of `cli/app.py`, except `lws manager` (the image's entry
 point) with a plainly valid command line: the long-running process parses its flags itself and
 never loads typer, rich, the other sub-commands, lightkube's generated models, the system's CA bundle
-or frozenlist's C++ extension (issue 25).
+or frozenlist's C++ extension.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 def _keep_rich_out() -> None:
     """`lws manager` runs without rich: typer would format its help and errors with it, and
     structlog imports it for its console renderer and tracebacks whenever it is installed; the
-    long-running process never uses it (issue 25: 66 modules, about 3 MiB). Decided before typer is
+    long-running process never uses it (66 modules, about 3 MiB). Decided before typer is
     imported, which reads TYPER_USE_RICH once; `import rich` then fails, so structlog renders
     exceptions as plain text and the help is click's plain help."""
     os.environ.setdefault("TYPER_USE_RICH", "0")

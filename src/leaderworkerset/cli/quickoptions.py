@@ -1,4 +1,4 @@
-"""`lws manager`'s options, declared once and parsed without typer when the command line is plain (issue 25).
+"""`lws manager`'s options, declared once and parsed without typer when the command line is plain.
 
 The manager is the long-running process, and typer is not free there: it brings click (about 1.4 MiB
 of RSS and 31 modules after the manager's other imports), and its parsing builds a pydantic

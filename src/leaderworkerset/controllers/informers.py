@@ -101,10 +101,10 @@ def _held_by_set(meta: MetaLike, obj: Pod) -> Iterable[str]:
 
 _SET_INDEX = {BY_SET: _by_set}
 # Leaders get an index of their own: the LWS controller reads a set's leaders on every round, and
-# scanning all of the set's pods for them was a cost that grew with the set (issue 14). The gated
+# scanning all of the set's pods for them was a cost that grew with the set. The gated
 # leaders and the held pods are looked up on every pod deletion and on every event of a set or its
 # leader StatefulSet: scanning the set for them cost 2,500 leaders per deletion and 10,000 pods per
-# set event in a 2,500-group set (issue 25).
+# set event in a 2,500-group set.
 _GROUP_INDEXES = {
     **_SET_INDEX,
     BY_GROUP: _index_by(c.LABEL_SET_NAME, c.LABEL_GROUP_INDEX),
@@ -126,7 +126,7 @@ def _metadata_view(obj: Pod) -> MutableObj:
     """A pod's identity, labels, annotations and finalizers as an API-shaped dict: enough for a
     metadata rule (leader? held by the budget? waiting for its in-place update to settle?) without
     converting the whole projection. Converting every pod of a set per reconcile was the largest
-    CPU cost of a 100-group create (issue 14)."""
+    CPU cost of a 100-group create."""
     meta = obj.metadata
     return {
         "metadata": {

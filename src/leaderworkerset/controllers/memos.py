@@ -5,7 +5,7 @@
   otherwise announce "Created leader statefulset" twice;
 * `RecentRevisions` does the same for ControllerRevisions created in this process;
 * `StatefulSetDeletions` tells whether the pod cache has caught up with a StatefulSet deletion;
-* `AppliedIntents` spares the server-side applies that would change nothing (issue 14: the leader
+* `AppliedIntents` spares the server-side applies that would change nothing (the leader
   StatefulSet was re-applied on every LWS reconcile, about one PATCH per group in a create).
 
 They live apart from the caches (`informers.py`) because they hold what we wrote, not what we watch.
@@ -199,7 +199,7 @@ def _has_all(live: Mapping[str, str] | None, wanted: Mapping[str, str] | None) -
 class RecentRevisions:
     """ControllerRevisions this process created that the cache may not show yet, and those whose
     create lost its answer (`uncertain`): they may exist, and must be read back before another round
-    plans, or it would create a twin under the next number (issue 12: connection cuts)."""
+    plans, or it would create a twin under the next number (connection cuts)."""
 
     def __init__(self) -> None:
         self._created: dict[ObjectKey, MutableObj] = {}

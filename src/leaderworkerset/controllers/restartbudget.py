@@ -1,4 +1,4 @@
-"""Writes of the group restart budget (spec §3.C C8): the LWS counts annotation and pod patches.
+"""Writes of the group restart budget: the LWS counts annotation and pod patches.
 
 The counts are read-modify-written on a *fresh* GET of the LWS, never on the cached copy, and the
 PUT carries that read's resourceVersion: a concurrent writer makes it conflict, and the next

@@ -1,4 +1,4 @@
-"""Which pod and worker-StatefulSet updates can change what the pod and LWS controllers decide (issue 25).
+"""Which pod and worker-StatefulSet updates can change what the pod and LWS controllers decide.
 
 Creating a group brings each of its pods an add, a binding to a node and a start, and its worker
 StatefulSet four or five status updates, each of which used to cost a pod reconcile and (merged over

@@ -1,4 +1,4 @@
-"""Hash group identity (spec §3.B, §2.4, §3.C C12): leaders in a Deployment, groups keyed by a
+"""Hash group identity: leaders in a Deployment, groups keyed by a
 random 40-hex group key, readiness through the group-ready gate, replacement through the
 group-replacement scheduling gate.
 
@@ -11,7 +11,7 @@ group-replacement scheduling gate.
   desired revision's gated leaders are capped at spec.replicas ungated groups per revision, and
   groups still tearing down hold back as many gated leaders (PostTermination; Immediate only
   counts retained groups), oldest first.
-* Status comes from the Deployment (B7).
+* Status comes from the Deployment.
 
 Pure functions over API-shaped dicts; the controllers do the I/O.
 """
@@ -59,7 +59,7 @@ from leaderworkerset.core.scheduling.workloads import scheduling_template_annota
 _APPS_V1 = "apps/v1"
 _DEPLOYMENT_KIND = "Deployment"
 _ROLLING_UPDATE = "RollingUpdate"
-# A deferred leader is looked at again after this long even without an event (C12).
+# A deferred leader is looked at again after this long even without an event.
 GROUP_REPLACEMENT_REQUEUE_SECONDS = 10.0
 REASON_WORKER_STS_READY = "WorkerStatefulSetReady"
 REASON_WORKER_STS_NOT_READY = "WorkerStatefulSetNotReady"
@@ -69,7 +69,7 @@ REASON_WORKER_STS_NOT_READY = "WorkerStatefulSetNotReady"
 
 
 def leader_deployment(lws: Obj, *, revision_key: str, drain_surge: int = 0) -> dict[str, Any]:
-    """The server-side-apply body of the leader Deployment `<lws>` (B5).
+    """The server-side-apply body of the leader Deployment `<lws>`.
 
     maxSurge and maxUnavailable are copied verbatim: the Deployment controller scales percentages
     itself. The template is the leader StatefulSet's, so both identities build leaders alike.
@@ -108,7 +108,7 @@ def leader_deployment(lws: Obj, *, revision_key: str, drain_surge: int = 0) -> d
     }
 
 
-# --- the group-ready pod condition (§2.4) ---------------------------------------------------------
+# --- the group-ready pod condition ---------------------------------------------------------
 
 
 def group_ready_status_patch(leader: Obj, workers_ready: bool, now: datetime) -> dict[str, Any] | None:
@@ -128,7 +128,7 @@ def group_ready_status_patch(leader: Obj, workers_ready: bool, now: datetime) ->
     return {"status": {"conditions": [condition]}}
 
 
-# --- the group-replacement gate (C12) ------------------------------------------------------------
+# --- the group-replacement gate ------------------------------------------------------------
 
 
 def _age_key(pod: Obj) -> tuple[str, str]:
@@ -223,7 +223,7 @@ def admission_event(leader: Obj, admission: Admission) -> ControllerEvent | None
     return None
 
 
-# --- status (B7) ---------------------------------------------------------------------------------
+# --- status ---------------------------------------------------------------------------------
 
 
 def _deploy_status(deploy: Obj) -> Mapping[str, Any]:
@@ -291,7 +291,7 @@ def hash_conditions(
 
 
 def plan_hash_status(lws: Obj, deploy: Obj, leader_pods: Sequence[Obj], now: datetime) -> StatusPlan:
-    """The Hash LWS status: counts copied from the Deployment, conditions per B7."""
+    """The Hash LWS status: counts copied from the Deployment, conditions from the Deployment's."""
     meta = lws.get("metadata") or {}
     generation = int(meta.get("generation") or 0)
     old: Mapping[str, Any] = lws.get("status") or {}

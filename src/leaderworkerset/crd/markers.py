@@ -19,7 +19,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.crd.builder import EMBEDDED_META_MARKER, REQUIRED_MARKER
 
 # Among roles not scaled externally, replicas are either all unset/zero or all positive: a DS that
-# mixes them could never become Available (spec §1.2, upstream's CEL rule on DisaggregatedSetSpec).
+# mixes them could never become Available (upstream's CEL rule on DisaggregatedSetSpec).
 _NON_EXTERNAL_ROLES: Final = (
     f"self.roles.filter(r, !has(r.scaling) || r.scaling.mode != '{c.ROLE_SCALING_EXTERNAL}')"
 )

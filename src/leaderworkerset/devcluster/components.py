@@ -322,7 +322,7 @@ RESOURCE_USAGE: dict[str, Any] = {
 }
 
 
-# The kubelet's side of an in-place image update (issue 27): a running pod whose containers'
+# The kubelet's side of an in-place image update: a running pod whose containers'
 # images changed reports the new images on running, ready containers, as the kubelet does once it
 # restarted them. (kwok's own stages only ever render a pod's status while it is Pending.)
 POD_CONTAINER_IMAGE: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""Work the long-running manager hands to a short-lived child process (issue 25).
+"""Work the long-running manager hands to a short-lived child process.
 
 Making and checking certificates needs `cryptography`, whose native library adds about 11 MiB to
 the resident memory of any process that imports it, for as long as that process lives. The manager

@@ -1,6 +1,6 @@
 """A controller: a work queue of object keys fed by watches, drained by a bounded pool of workers.
 
-Semantics (design.md §4): level-triggered; a key is never reconciled concurrently with itself; an
+Semantics: level-triggered; a key is never reconciled concurrently with itself; an
 exception or `Result(requeue=True)` retries with per-key exponential backoff; `requeue_after`
 schedules a fresh look; success forgets the key's backoff. Exceptions never stop the loop.
 

@@ -162,7 +162,7 @@ class LeaderElector:
 
     def _renewable_from_memory(self) -> bool:
         """client-go's fast path: a leader whose lease is still valid renews from the Lease it last
-        wrote, one PUT and no GET (that halves the idle manager's requests, issue 14). Someone else's
+        wrote, one PUT and no GET (that halves the idle manager's requests). Someone else's
         write makes the PUT conflict, and the attempt falls back to reading the Lease."""
         valid = self._observed_at + self.config.lease_duration > self._clock.now()
         return self.is_leader and self._lease is not None and valid

@@ -190,7 +190,7 @@ class MetadataOnly(msgspec.Struct, omit_defaults=True, gc=False):
 
 # The pods of one template repeat their containers (names, images, resources) and tolerations, and
 # most short strings (namespace, node, condition types, phases, one-second timestamps of a burst):
-# the pod cache keeps one copy of each (issue 25: 5.36 KiB per cached pod without, see
+# the pod cache keeps one copy of each (5.36 KiB per cached pod without, see
 # docs/benchmarks.md). Bounded tables: a stale entry costs at most `bound` values in all.
 _CONTAINER_LISTS: SharedValues[list[ContainerHead]] = SharedValues(1024)
 _TOLERATION_LISTS: SharedValues[list[Toleration]] = SharedValues(1024)

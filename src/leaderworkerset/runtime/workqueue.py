@@ -156,7 +156,7 @@ class WorkQueue(Generic[K]):
 
         For events of objects a key owns: creating one 100-group set produces thousands of pod and
         StatefulSet updates, each a reason to look at the same set again; one look a short while
-        after the first of them sees them all (issue 25)."""
+        after the first of them sees them all."""
         if key in self._dirty:
             return  # queued, or due again once its current reconcile is done
         self.add_after(key, delay)

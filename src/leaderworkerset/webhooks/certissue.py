@@ -1,4 +1,4 @@
-"""The webhook certificates' generation and renew decision (spec §4.4): pure functions of the stored
+"""The webhook certificates' generation and renew decision: pure functions of the stored
 pair, the names to cover and the time, run in a child process (`job`, runtime/childjob.py) so that
 the manager never loads `cryptography`. `webhooks/certs.py` keeps the Secret, the cert dir and the
 caBundles in step with what this decides.

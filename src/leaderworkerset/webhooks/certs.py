@@ -1,4 +1,4 @@
-"""Serving certificates for the webhook server (spec §4.4), the internal cert management.
+"""Serving certificates for the webhook server, the internal cert management.
 
 Like upstream's cert-controller rotator: a self-signed CA (`lws-ca`, organisation `lws`) signs a
 serving certificate for `<service>.<namespace>.svc`; both live in one Secret (`ca.crt`, `ca.key`,

@@ -1,4 +1,4 @@
-"""Webhook configurations (spec §4): one table, rendered for the in-cluster Service or for a URL.
+"""Webhook configurations: one table, rendered for the in-cluster Service or for a URL.
 
 Paths, names, rules, objectSelectors, sideEffects and failurePolicy match upstream's
 config/webhook manifests (plus the pod objectSelector patches), so upstream tooling that looks

@@ -1,4 +1,4 @@
-"""DisaggregatedSet validation (spec §4.2): the same checks on create and update, plus warnings.
+"""DisaggregatedSet validation: the same checks on create and update, plus warnings.
 
 There is no DisaggregatedSet mutating webhook and no DisaggregatedSetRoleScaler webhook: roles are
 defaulted by the CRD schema and scalers are only written by the controller and autoscalers.

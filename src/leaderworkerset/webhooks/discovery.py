@@ -1,5 +1,5 @@
-"""Whether the API server serves the Workload API, as the LWS webhook asks on admission (spec §4.1
-item 7: a new `spec.scheduling` with the kubernetes provider needs `scheduling.k8s.io/v1beta1`
+"""Whether the API server serves the Workload API, as the LWS webhook asks on admission (a
+new `spec.scheduling` with the kubernetes provider needs `scheduling.k8s.io/v1beta1`
 Workload). Upstream asks its RESTMapper, a cache of discovery; this is the same: the answer is
 refreshed in the background and admission reads the last one, never waiting on the API server.
 """

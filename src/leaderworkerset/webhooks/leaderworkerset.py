@@ -1,4 +1,4 @@
-"""LeaderWorkerSet admission (spec §4.1): defaulting, and validation on create and update.
+"""LeaderWorkerSet admission: defaulting, and validation on create and update.
 
 Both work on the JSON object the API server sends. Validation returns apimachinery-style field
 errors (path, rule, Go-rendered message); the admission layer aggregates them into the denial.

@@ -1,4 +1,4 @@
-"""Pod admission (spec §4.3): the mutating handler that labels LWS pods and injects their env, and
+"""Pod admission: the mutating handler that labels LWS pods and injects their env, and
 the validating handler, which admits everything (upstream registers it but checks nothing).
 
 Only pods carrying the LWS `name` label are touched; the webhook configuration's objectSelector
@@ -48,7 +48,7 @@ def workload_pod_group_injector(pod: MutableObj) -> None:
 
 def _json_copy(obj: MutableObj) -> MutableObj:
     """A deep copy of a JSON-shaped object: a msgspec round trip is ~10x cheaper than
-    copy.deepcopy, which was most of the pod webhook's handler time (issue 14)."""
+    copy.deepcopy, which was most of the pod webhook's handler time."""
     copied: MutableObj = msgspec.json.decode(msgspec.json.encode(obj))
     return copied
 

@@ -1,4 +1,4 @@
-"""Admission rules for `spec.scheduling`, workload-aware gang scheduling (spec §1.1.1, §4.1 item 7).
+"""Admission rules for `spec.scheduling`, workload-aware gang scheduling.
 
 Phase 1 materialises exactly one level of the LeaderWorkerSet hierarchy as PodGroups: the whole
 set (`lws`), each replica (`replica`, the default), or the leader and workers of each replica

@@ -1,4 +1,4 @@
-"""The HTTPS admission server: our handlers on upstream's paths (spec §4), HTTP/1.1 over TLS with
+"""The HTTPS admission server: our handlers on upstream's paths, HTTP/1.1 over TLS with
 the serving pair from the cert dir (`tls.crt`, `tls.key`), reloaded when the files change so a
 rotated certificate is served without a restart.
 """

@@ -9,7 +9,7 @@ land mid-rollout and mid-scale.
 * ``partition`` — partition 1: group 0 stays on the old revision; budget maxUnavailable 1.
 * DisaggregatedSet ``ds`` — two roles, both rolled to the new image.
 
-The opt-in features of issue 26 are on where they fit (`OPT_INS`), so every fault test runs them
+The opt-in features (docs/annotations.md) are on where they fit (`OPT_INS`), so every fault test runs them
 too: capacity-aware surge on ``surge`` (the cluster has room, so it must never fall back), node
 quarantine on ``ordinal`` (the set that takes the injected failures), group disruption budgets on
 ``hash`` and ``partition`` (no node is drained: the budgets are kept in step while everything rolls).

@@ -1,5 +1,5 @@
 """Objects our webhooks would have refused, or that nobody of ours made, reaching the controllers
-with the webhooks off (issue 12, item 5).
+with the webhooks off.
 
 For each bad object the controllers must log it, record a Warning event (and, for a
 LeaderWorkerSet, set a condition saying why), go on, and keep reconciling everything else: after

@@ -1,4 +1,4 @@
-"""Pods churning under `lws manager` on the full cluster (issue 12, item 6).
+"""Pods churning under `lws manager` on the full cluster.
 
 One LeaderWorkerSet (RecreateGroupOnPodRestart) is brought up on kwok nodes; then containers of
 random pods restart at a fixed rate (`devcluster.chaos.restart_container`, as a kubelet reports a

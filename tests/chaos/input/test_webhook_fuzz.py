@@ -1,5 +1,5 @@
 """Fuzzed LeaderWorkerSets, DisaggregatedSets and pods through the real kube-apiserver with our
-webhooks registered (issue 12, item 4).
+webhooks registered.
 
 Cases come from `fuzz.generate` (hypothesis, derandomized: schema-driven values, wrong types,
 boundaries and deletions applied to upstream's samples and examples; pods as the StatefulSet

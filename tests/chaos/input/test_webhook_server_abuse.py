@@ -1,4 +1,4 @@
-"""Bad requests sent straight to the webhook server's TLS port (issue 12, item 4).
+"""Bad requests sent straight to the webhook server's TLS port.
 
 Every malformed request gets a 4xx answer (HTTP 4xx, or controller-runtime's HTTP 200 with a 4xx
 review), never a 5xx or no answer; clients that hold connections open with partial headers or

@@ -79,7 +79,7 @@ async def env() -> AsyncIterator[EcosystemEnv]:
 
 
 def subgroup_index(worker: int, size: int, subgroup_size: int) -> int:
-    """features.md §3.E E1 for the LeaderWorker policy (the chart's default)."""
+    """A worker's subgroup index under the LeaderWorker policy (the chart's default)."""
     if (size - 1) % subgroup_size == 0 and size % subgroup_size != 0:
         return 0 if worker == 0 else (worker - 1) // subgroup_size
     return worker // subgroup_size

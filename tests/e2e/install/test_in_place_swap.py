@@ -1,6 +1,7 @@
-"""Issue 27's swap promise for in-place updates: after ours updated a set's groups in place (new
-images, a new label), upstream's controller takes over and finds an updated set, not a pending
-rollout: it restarts or recreates no pod, changes no StatefulSet template and makes no revision.
+"""The swap promise of in-place updates (docs/in-place-updates.md): after ours updated a set's
+groups in place (new images, a new label), upstream's controller takes over and finds an updated
+set, not a pending rollout: it restarts or recreates no pod, changes no StatefulSet template and
+makes no revision.
 
 What makes that hold: the StatefulSets carry the new templates, each pod the StatefulSet's update
 revision (which is also its current one) and the LWS revision label of the set's revision, and only

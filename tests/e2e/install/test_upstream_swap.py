@@ -10,7 +10,7 @@ ControllerRevision appears, no StatefulSet template changes; then the held rollo
 ours, and upstream takes over again just as quietly.
 
 A second swap runs ours → upstream → ours on a set that carries every opt-in annotation of
-`api/extensions.py` (issue 13's done-when): the same quiet takeovers.
+`api/extensions.py`: the same quiet takeovers.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def test_swap_upstream_for_ours_and_back_restarts_no_pod(
         await create(api, LeaderWorkerSetBuilder(ns, "unique").replicas(2).size(3).subdomain_policy(
             c.SUBDOMAIN_UNIQUE_PER_REPLICA).obj())  # fmt: skip
         await create(api, LeaderWorkerSetBuilder(ns, "held").replicas(3).size(2).obj())
-        # A restart budget is no part of a revision (issue 20): upstream v0.9.0 does not know the
+        # A restart budget is no part of a revision: upstream v0.9.0 does not know the
         # field, v1.0 leaves it out, and so must we, or this set would roll at each swap.
         await create(
             api, LeaderWorkerSetBuilder(ns, "budgeted").replicas(2).size(2).max_group_restarts(2).obj()
@@ -148,7 +148,7 @@ def every_user_extension() -> dict[str, str]:
 async def test_every_feature_on_swaps_ours_upstream_ours_without_a_restart(
     install_env: InstallEnv, upstream_binary: Path
 ) -> None:
-    """Done-when of issue 13: a set with every feature switched on runs under ours, then upstream's,
+    """Every opt-in feature at once: a set with every feature switched on runs under ours, then upstream's,
     then ours again, and nothing but its status is touched: no pod restarted or recreated, no
     StatefulSet template or ControllerRevision changed, no rollout started."""
     api, cluster = install_env.api, install_env.cluster

@@ -1,4 +1,4 @@
-"""Issue 27 (e): a swap to upstream's controller after an in-place group restart.
+"""A swap to upstream's controller after an in-place group restart (docs/in-place-restart.md).
 
 Ours equips the pods (webhook) and restarts group 0 in place (kwok plays the kubelets: the restart-all is
 a container status with its restart count raised); the templates, revisions and ControllerRevisions are

@@ -1,4 +1,4 @@
-"""Diff-aware in-place updates on real nodes (issue 27): probe v1 → v2 with `update-strategy:
+"""Diff-aware in-place updates on real nodes: probe v1 → v2 with `update-strategy:
 InPlaceIfPossible`. The kubelets restart the containers in place: the same pods on the same nodes
 run the new image, the group's restarts are the update's (no group recreated), every StatefulSet
 reports its update revision as current. (Timed against the normal rollout by

@@ -351,7 +351,7 @@ class _CountingClient:
 async def test_records_made_while_a_write_is_in_flight_share_the_next_write_and_reads_are_our_writes(
     api: KubeClient, ns: str
 ) -> None:
-    """Issue 25: a recreation cost a GET and a PUT of the ledger; a burst of failures now costs one
+    """Cheap under a burst: a recreation cost a GET and a PUT of the ledger; a burst of failures now costs one
     GET in all and fewer writes than records, with every entry kept, a concurrent writer's change
     kept (a conflict re-reads) and a deleted ConfigMap made again."""
     lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).replicas(8).size(2).obj())

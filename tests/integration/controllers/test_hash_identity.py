@@ -1,4 +1,4 @@
-"""Hash group identity against the real API server (spec §3.B, §2.4, §3.C C12): the test plays the
+"""Hash group identity against the real API server: the test plays the
 Deployment/ReplicaSet controllers, the pod webhook and the kubelet.
 
 Upstream's integration scenarios for Hash: the leader Deployment, admission through the

@@ -357,7 +357,7 @@ async def test_invalid_template_is_reported_not_fatal(api: KubeClient, ns: str) 
 
 
 async def test_revision_stores_the_hashed_bytes(api: KubeClient, ns: str) -> None:
-    """The ControllerRevision's data is exactly the patch its key was hashed from (spec §6.1), so a
+    """The ControllerRevision's data is exactly the patch its key was hashed from, so a
     Go controller reading it computes the same key."""
     lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).obj())
     revisions = await expect.expect_revisions(api, ns, 1)
@@ -383,7 +383,7 @@ async def test_a_statefulsets_own_revisions_stay_out_of_the_revision_cache(api: 
     """The StatefulSet controller makes a ControllerRevision per worker StatefulSet, labelled with
     the pod template's labels (our set name among them) and `controller.kubernetes.io/hash`. A set
     never reads them, so the cache does not hold them: at 2,500 groups they were 2,500 whole pod
-    templates scanned on every round (issue 25)."""
+    templates scanned on every round."""
     await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).obj())
     ours = await expect.expect_revisions(api, ns, 1)
     await processed.expect_revision_cached(api, ns, ours[0]["metadata"]["name"])
@@ -423,7 +423,7 @@ async def test_creation_is_announced_once(api: KubeClient, ns: str) -> None:
 
 
 async def test_an_unchanged_leader_statefulset_is_not_applied_again(api: KubeClient, ns: str) -> None:
-    """Issue 14: a reconcile whose leader StatefulSet would come out the same as our last apply left
+    """No idle PATCH: a reconcile whose leader StatefulSet would come out the same as our last apply left
     it sends no PATCH; another writer's spec edit is applied over again, once."""
     lws = await api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(ns).replicas(2).obj())
     await expect.expect_valid_leader_statefulset(api, ns, 2)
@@ -451,7 +451,7 @@ async def test_an_unchanged_leader_statefulset_is_not_applied_again(api: KubeCli
 async def test_a_set_deleted_in_the_foreground_gets_no_revision_back_from_a_lagging_cache(
     api: KubeClient, ns: str, leader_statefulset_gone: bool
 ) -> None:
-    """Issue 12 (found by the chaos suite's connection cuts): a set deleted in the foreground loses its
+    """Found by the chaos suite's connection cuts: a set deleted in the foreground loses its
     ControllerRevisions to the garbage collector while it still exists. A round whose cached LWS lags
     behind (not deleting yet) but whose revision cache is current saw a missing revision and created
     it again. The round now reads the LWS fresh before creating a revision for a set that already has

@@ -1,4 +1,4 @@
-"""Bounded group recovery against the real API server (spec §3.C C3/C4/C8/C9/C11, §2.6 Degraded):
+"""Bounded group recovery against the real API server (`maxGroupRestarts`, `Degraded`):
 the test plays the StatefulSet controller, the garbage collector and the kubelet.
 
 Each scenario is upstream's integration scenario for maxGroupRestarts (restart counted, exhaustion
@@ -230,7 +230,7 @@ async def count_written_before_crash_not_recounted(api: KubeClient, ns: str) -> 
     await _expect_counts(api, ns, lambda k: {f"{k}/0": 1})
 
 
-# ----- the budget is a live setting (issue 20, KEP-820) ----------------------------------------------
+# ----- the budget is a live setting (KEP-820) ----------------------------------------------
 
 
 async def _group_back_ready(api: KubeClient, ns: str, group: int) -> None:
@@ -397,7 +397,7 @@ async def test_restart_budget(api: KubeClient, ns: str, case: Case) -> None:
 async def test_a_set_whose_revision_an_earlier_build_keyed_with_the_budget_does_not_roll(
     api: KubeClient, ns: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Upgrade safety (issue 20): our builds before the fix hashed maxGroupRestarts into the revision.
+    """Upgrade safety: our builds before the fix hashed maxGroupRestarts into the revision.
     That build is this one with no live template fields; it creates the set and counts a failure.
     Then the fixed controller takes over and the user raises the budget: the stored revision differs
     from today's patch only by the budget, so it is the same revision: nothing rolls, and the count

@@ -1,4 +1,4 @@
-"""podTerminationPolicy (spec §3.C C13, KEP-956) on the apiserver shape: the test plays the
+"""podTerminationPolicy (KEP-956) on the apiserver shape: the test plays the
 StatefulSet controller, the garbage collector and the kubelet. A test finalizer keeps a deleted
 leader terminating, as a long grace period would on a real node."""
 

@@ -31,7 +31,7 @@ from tests.support import upstream
 
 pytestmark = pytest.mark.cluster
 
-# v1.0 defaults our CRD applies and the pre-v1.0 snapshot's CRD cannot (spec §1.1: groupIdentity
+# v1.0 defaults our CRD applies and the pre-v1.0 snapshot's CRD cannot (groupIdentity
 # defaults to Ordinal in the CRD).
 V1_DEFAULTED = re.compile(r"^(\.roles\[\d+\]\.spec)?\.groupIdentity$")
 

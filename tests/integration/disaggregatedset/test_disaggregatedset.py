@@ -1,4 +1,4 @@
-"""The DisaggregatedSet controller against a real API server (spec §3.I, §3.K, §3.L).
+"""The DisaggregatedSet controller against a real API server.
 
 The test plays the LWS controller (child status); everything else is the real controller.
 """
@@ -263,7 +263,7 @@ async def test_a_foreign_lws_holding_a_child_name_is_not_adopted(api: KubeClient
     await expect_ds_condition(api, ns, c.CONDITION_PROGRESSING, c.REASON_ROLLOUT_IN_PROGRESS)
 
 
-# ----- role scalers (§3.K) ---------------------------------------------------------------------------
+# ----- role scalers ---------------------------------------------------------------------------
 def external(ns: str) -> DisaggregatedSetBuilder:
     return DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", None).external("decode")
 

@@ -1,4 +1,4 @@
-"""The webhook's view of the Workload API (spec §4.1 item 7), asked of a real API server."""
+"""The webhook's view of the Workload API, asked of a real API server."""
 
 from __future__ import annotations
 

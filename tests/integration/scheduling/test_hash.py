@@ -1,5 +1,5 @@
-"""Gang scheduling with groupIdentity Hash, both providers, against the real API server (spec §3.H
-"Hash mode", §3.B B4).
+"""Gang scheduling with groupIdentity Hash, both providers, against the real API server
+(docs/gang-scheduling.md).
 
 A Hash group is named by a key the pod webhook draws for each leader, so the LWS controller cannot
 enumerate its PodGroups: it makes the Workload (kubernetes provider) before the leader Deployment,

@@ -1,4 +1,4 @@
-"""The kubernetes provider against an API server serving the Workload API (spec §3.H H3).
+"""The kubernetes provider against an API server serving the Workload API.
 
 The tests play the leader StatefulSet controller and the pod webhook (`workload_pod_group_injector`,
 the function the real webhook runs); the controllers run in-process with `schedulerProvider:

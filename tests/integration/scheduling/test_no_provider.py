@@ -1,4 +1,4 @@
-"""spec.scheduling on a manager without a scheduler provider (spec §3.A A12): reported, not ignored."""
+"""spec.scheduling on a manager without a scheduler provider: reported, not ignored."""
 
 from __future__ import annotations
 

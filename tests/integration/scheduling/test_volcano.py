@@ -1,4 +1,4 @@
-"""The Volcano provider against the API server with Volcano's PodGroup CRD (spec §3.H H1, H2).
+"""The Volcano provider against the API server with Volcano's PodGroup CRD.
 
 The tests play the leader StatefulSet controller and the pod webhook (`volcano_pod_group_injector`,
 the function the real webhook runs); the controllers run in-process with `schedulerProvider:
@@ -130,7 +130,7 @@ async def _no_worker_statefulset(api: KubeClient, ns: str) -> bool:
 async def test_typed_api_creates_replica_pod_groups_before_the_leader_statefulset(
     gang_api: KubeClient, volcano_ns: str
 ) -> None:
-    """H2: with spec.scheduling the LWS owns one PodGroup per replica at the current revision."""
+    """With spec.scheduling the LWS owns one PodGroup per replica at the current revision."""
     lws_obj = (
         LeaderWorkerSetBuilder(volcano_ns).replicas(2).size(3).worker_requests({"cpu": "100m"}).scheduling({})
     )
@@ -187,7 +187,7 @@ async def test_typed_api_unsupported_level_fails_the_condition_and_creates_nothi
 
 
 async def test_a_deleted_pod_group_is_made_again(gang_api: KubeClient, volcano_ns: str) -> None:
-    """Both paths watch their PodGroups: the leader's (H1) and the LWS's (H2) come back."""
+    """Both paths watch their PodGroups: the leader's (classic) and the LWS's (spec.scheduling) come back."""
     await gang_api.create(LEADERWORKERSETS, LeaderWorkerSetBuilder(volcano_ns).replicas(1).obj())
     typed = LeaderWorkerSetBuilder(volcano_ns, "typed").replicas(1).scheduling({}).obj()
     await gang_api.create(LEADERWORKERSETS, typed)

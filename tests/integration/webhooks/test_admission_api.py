@@ -1,4 +1,4 @@
-"""Our admission webhooks called by a real kube-apiserver (spec §4): defaulting lands in the
+"""Our admission webhooks called by a real kube-apiserver: defaulting lands in the
 stored object, denials reach the client with upstream's wording, pods are labelled on CREATE."""
 
 from __future__ import annotations

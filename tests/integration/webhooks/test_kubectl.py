@@ -1,4 +1,4 @@
-"""What a user sees: `kubectl apply` of a LeaderWorkerSet through our webhooks (spec §4.1).
+"""What a user sees: `kubectl apply` of a LeaderWorkerSet through our webhooks.
 
 The real kubectl (v1.37.2) talks to the real kube-apiserver, which calls our webhook server over
 TLS. A rejected object prints `Error from server (Forbidden): ...` followed by upstream's message

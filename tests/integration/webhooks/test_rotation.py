@@ -1,4 +1,4 @@
-"""Certificate rotation under load: no admission request fails (spec §4.4).
+"""Certificate rotation under load: no admission request fails.
 
 The CertManager keeps the serving pair in a Secret and the cert dir, and the server reloads the
 files it serves (polling every second, as in production). Here the real kube-apiserver keeps

@@ -341,7 +341,7 @@ async def test_failure_policy_fail_refuses_objects_when_the_server_is_unreachabl
     assert "connection refused" in message
 
 
-# ---- a group's pods carry the injected labels and env (spec §4.3) ---------------------------------
+# ---- a group's pods carry the injected labels and env ---------------------------------
 
 
 @dataclass(frozen=True)

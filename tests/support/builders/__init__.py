@@ -1,4 +1,4 @@
-"""Fluent builders for test objects, shared by the unit, integration and e2e tests (design.md §7.5):
+"""Fluent builders for test objects, shared by the unit, integration and e2e tests:
 extend the builder, do not hand-write objects. One module per kind:
 
 * `leaderworkerset`: `LeaderWorkerSetBuilder` and its starting points `cached_lws` and `lws`.

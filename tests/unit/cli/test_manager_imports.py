@@ -1,5 +1,5 @@
 """`lws manager` keeps the other sub-commands, typer, rich, pydantic, the system's CA bundle and
-frozenlist's C++ extension out of the long-running process (issue 25)."""
+frozenlist's C++ extension out of the long-running process."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`lws manager`'s flags parsed without typer give the command what typer would give it, and typer gets
-the same options for help and errors (issue 25)."""
+the same options for help and errors."""
 
 from __future__ import annotations
 

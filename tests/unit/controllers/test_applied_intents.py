@@ -1,4 +1,4 @@
-"""`AppliedIntents`: when a server-side apply of the leader workload may be skipped (issue 14)."""
+"""`AppliedIntents`: when a server-side apply of the leader workload may be skipped."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`RecentRevisions`: our own revision creates until the cache shows them, and the creates whose
-answer was lost, which the LWS controller reads back before it plans again (issue 12)."""
+answer was lost, which the LWS controller reads back before it plans again."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Which reconcile failures the LWS controller reports on the LWS (InvalidSpec) and which it only
-retries (issue 12's bad-object chaos tests)."""
+retries."""
 
 import pytest
 

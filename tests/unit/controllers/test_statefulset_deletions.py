@@ -1,5 +1,5 @@
 """`StatefulSetDeletions`: when the pod cache has seen a worker StatefulSet's absence as the
-StatefulSet cache does, so the pod controller may build a group from its cached leader (issue 14).
+StatefulSet cache does, so the pod controller may build a group from its cached leader.
 
 Both informers run on scripted list/watch streams (no cluster): the StatefulSet cache lists
 `w` at version 10 and the pod cache lists at version 15; their watches then deliver the events

@@ -1,6 +1,6 @@
 """The LWS controller's one status write per round (controllers/leaderworkerset/status.py): the steps'
 contributions go out in one PUT guarded by the resourceVersion the round read, the events of their
-transitions follow it, and a conflict drops both (issue 21)."""
+transitions follow it, and a conflict drops both."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Hash group identity: the leader Deployment, the group-ready condition, the group-replacement
-admission order and the Deployment-based status (spec §3.B, §2.4, §3.C C12)."""
+admission order and the Deployment-based status."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ def test_group_ready_status_patch(stored: str | None, ready: bool, want: tuple[s
     assert (conditions[-1]["status"], conditions[-1]["reason"]) == want
 
 
-# --- admission (C12) ---------------------------------------------------------------------------------
+# --- admission (the group-replacement gate) --------------------------------------------------------
 
 
 def leader(
@@ -273,7 +273,7 @@ def test_remove_gate_patch_and_events() -> None:
     )
 
 
-# --- status (B7) -------------------------------------------------------------------------------------
+# --- status -------------------------------------------------------------------------------------
 
 
 def deployment(

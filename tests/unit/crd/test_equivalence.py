@@ -22,8 +22,8 @@ from tests.support import upstream
 
 LWS_FILE, DS_FILE, DSRS_FILE = CRD_FILES
 
-# v1.0 fields of LeaderWorkerSetSpec / LeaderWorkerTemplate (spec §0.1, §1.1) and the unconfirmed
-# podTerminationPolicy (spec §1.1 [?]), relative to an LWS spec.
+# v1.0 fields of LeaderWorkerSetSpec / LeaderWorkerTemplate and the unconfirmed
+# podTerminationPolicy, relative to an LWS spec.
 _LWS_SPEC_ADDITIONS: Final = (
     ".groupIdentity",
     ".groupReplacementPolicy",

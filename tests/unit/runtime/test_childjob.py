@@ -1,4 +1,4 @@
-"""Jobs the manager hands to a child process, so that it never loads `cryptography` itself (issue 25)."""
+"""Jobs the manager hands to a child process, so that it never loads `cryptography` itself."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cached pods share what the pods of one template repeat (issue 25), and still read, convert and
+"""Cached pods share what the pods of one template repeat, and still read, convert and
 decide exactly as a pod decoded without sharing: equal values are one object, a changed image,
 resource or toleration is a value of its own that the in-place update tells apart."""
 

@@ -1,4 +1,4 @@
-"""TPU environment computation (spec §3.G), mirroring upstream's accelerator tests."""
+"""TPU environment computation, mirroring upstream's accelerator tests."""
 
 from dataclasses import dataclass
 from typing import Any

@@ -1,4 +1,4 @@
-"""DisaggregatedSet validating webhook (spec §4.2), mirroring upstream's DS webhook tests."""
+"""DisaggregatedSet validating webhook, mirroring upstream's DS webhook tests."""
 
 from dataclasses import dataclass
 from typing import Any

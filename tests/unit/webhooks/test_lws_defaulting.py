@@ -1,4 +1,4 @@
-"""LeaderWorkerSet defaulting webhook (spec §4.1), mirroring upstream's defaulting table."""
+"""LeaderWorkerSet defaulting webhook, mirroring upstream's defaulting table."""
 
 from collections.abc import Callable
 from dataclasses import dataclass

@@ -1,4 +1,4 @@
-"""LeaderWorkerSet validating webhook (spec §4.1): upstream's create/update table plus the v1.0
+"""LeaderWorkerSet validating webhook: upstream's create/update table plus the v1.0
 rules, with the exact field paths and messages apimachinery renders."""
 
 from dataclasses import dataclass, field

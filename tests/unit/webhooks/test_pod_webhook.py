@@ -1,4 +1,4 @@
-"""Pod mutating webhook (spec §4.3), mirroring upstream's pod webhook integration cases."""
+"""Pod mutating webhook, mirroring upstream's pod webhook integration cases."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -528,7 +528,7 @@ def test_volcano_injector_names_the_pod_group() -> None:
         ),
         pytest.param(
             leader(size="two").obj(),
-            # Upstream's bare strconv error, prefixed with the annotation and the pod (issue 12's fuzzer).
+            # Upstream's bare strconv error, prefixed with the annotation and the pod.
             f"annotation {c.ANNOTATION_SIZE} of pod test-sample-1: "
             'strconv.Atoi: parsing "two": invalid syntax',
             id="non-integer size",

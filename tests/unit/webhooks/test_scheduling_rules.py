@@ -1,4 +1,4 @@
-"""Every `spec.scheduling` admission rule (spec §4.1 item 7, §5.8 gate) by id, with its exact text.
+"""Every `spec.scheduling` admission rule by id, with its exact text.
 
 The last test reads the rule ids out of the webhook sources, so a rule added without a row here
 fails the suite.

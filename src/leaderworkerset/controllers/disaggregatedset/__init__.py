@@ -1,4 +1,4 @@
-"""The DisaggregatedSet controller (spec §3.I-§3.L): child LWS per (role, slice, revision), the
+"""The DisaggregatedSet controller: child LWS per (role, slice, revision), the
 coordinated rollout executor, private Services, role scalers and status.
 
 Modules: `reconciler` (one round), `children` (the child LeaderWorkerSets), `executor` (one rollout

@@ -69,7 +69,7 @@ class ChildMemo:
 
 
 class Children:
-    """The DS's own children (listing rules I5) and the writes the controller makes to them."""
+    """The DS's own children (by its listing rules) and the writes the controller makes to them."""
 
     def __init__(self, client: KubeClient, informers: DisaggregatedSetInformers) -> None:
         self._client = client

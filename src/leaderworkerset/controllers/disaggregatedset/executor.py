@@ -1,4 +1,4 @@
-"""One coordinated-rollout step of one slice (spec §3.J J1): the thin I/O around `decide_rollout`.
+"""One coordinated-rollout step of one slice: the thin I/O around `decide_rollout`.
 
 The planner decides; this module records upstream's events, applies the decision with merge
 patches (every scale-down before any scale-up, so the surge limit holds between the calls) and asks

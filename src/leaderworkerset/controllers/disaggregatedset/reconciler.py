@@ -1,10 +1,10 @@
-"""The DisaggregatedSet reconciler (spec §3.I): one reconcile of `<namespace>/<ds>`.
+"""The DisaggregatedSet reconciler: one reconcile of `<namespace>/<ds>`.
 
 1. read the DS and its children from the caches; compute the target revision;
 2. delete children of removed slices (Foreground, UID precondition);
 3. reconcile role scalers and resolve every role's replica target — an unresolved External role
    pauses all child writes (Progressing/ReplicaTargetsUnresolved, retry in 1 s);
-4. per slice, independently: the steady state (I7) or one rollout step (§3.J), then the
+4. per slice, independently: the steady state or one rollout step, then the
    slice's private Services; a failing slice does not stop the others;
 5. write scaler status, then the DS status when it changed.
 """

@@ -1,4 +1,4 @@
-"""Role scalers of External roles (spec §3.I I8): create, seed, delete, write status."""
+"""Role scalers of External roles: create, seed, delete, write status."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Private per-revision Services of one slice (spec §3.I I10)."""
+"""Private per-revision Services of one slice."""
 
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ def setup(manager: Manager, informers: SharedInformers, *, namespace: str | None
     def asks_for_budgets(_meta: MetaLike, lws: object) -> bool:
         """Only sets that ask (an update passes when either side asks, so removing the annotation
         still deletes the budgets; budgets left from before a restart wake their set through the
-        budget watch). Every status write of every set woke this controller before (issue 25)."""
+        budget watch). Every status write of every set woke this controller before."""
         return ext.ANNOTATION_DISRUPTION_BUDGET in annotations_of(lws)  # type: ignore[arg-type]
 
     controller.watch(informers.lws, own_key, predicate=asks_for_budgets)

@@ -31,7 +31,7 @@ class WorkerCleanup:
         self._informers = informers
 
     async def with_leader(self, lws: MutableObj | None, leader: MutableObj) -> None:
-        """podTerminationPolicy Parallel (C13): a terminating leader takes its workers with it."""
+        """podTerminationPolicy Parallel: a terminating leader takes its workers with it."""
         cached = self._informers.statefulset(namespace_of(leader), name_of(leader))
         doomed = worker_statefulset_to_delete(lws, leader, cached)
         if doomed is None:
@@ -42,11 +42,11 @@ class WorkerCleanup:
             log.info("deleted worker statefulset with its leader", pod=name_of(leader), policy="Parallel")
 
     async def names_taken(self, lws: MutableObj, leader: MutableObj) -> bool:
-        """A predecessor's worker pod still holds one of this group's names (issue 14): creating
+        """A predecessor's worker pod still holds one of this group's names: creating
         the worker StatefulSet now would put kube-controller-manager into exponential back-off.
 
         Such a pod normally goes with its StatefulSet (the garbage collector deletes it), but the
-        collector can miss it across an API server restart (issue 12), and then the name would stay
+        collector can miss it across an API server restart, and then the name would stay
         taken for good: a pod whose controlling StatefulSet a fresh read shows gone (or replaced)
         is deleted here, guarded by its UID, and its deletion wakes this leader again."""
         namespace = namespace_of(leader)

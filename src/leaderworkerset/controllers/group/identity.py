@@ -1,4 +1,4 @@
-"""Hash identity (spec §3.C C12): the group-replacement gate is lifted in FIFO order, and the
+"""Hash identity: the group-replacement gate is lifted in FIFO order, and the
 leader's group-ready condition mirrors its worker StatefulSet."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class HashIdentity:
         self._clock = clock
 
     async def admit(self, lws: MutableObj, leader: MutableObj) -> bool:
-        """Lift the group-replacement gate when C12 allows; True once the leader may schedule."""
+        """Lift the group-replacement gate when its turn has come; True once the leader may schedule."""
         namespace = namespace_of(leader)
         deploy = self._informers.deployment(namespace, name_of(lws))
         desired = revision_key_of(deploy) if deploy is not None else ""

@@ -8,7 +8,7 @@ change, so a cluster swaps back to upstream's controller without a restart, and 
 just stops growing.
 
 Writes are read-modify-write guarded by the resourceVersion (a conflict re-reads), like the
-restart-budget counts. Two things keep them cheap when many groups fail at once (issue 25: a
+restart-budget counts. Two things keep them cheap when many groups fail at once (a
 recreation cost a GET and a PUT of the ConfigMap, 1.13x upstream's requests): the read is the
 ConfigMap our last write returned (a GET only on the first write, after a conflict or when it is
 gone), and records that arrive while a write of the same ledger is in flight are merged into one

@@ -1,4 +1,4 @@
-"""The pod (group) controller's reconciler (spec §3.C), Ordinal identity: restart policies and
+"""The pod (group) controller's reconciler, Ordinal identity: restart policies and
 worker startup.
 
 One reconcile of a pod key `<namespace>/<pod>`:

@@ -1,4 +1,4 @@
-"""Group recovery (spec §3.C): the restart policy decides whether a pod's failure recreates its
+"""Group recovery: the restart policy decides whether a pod's failure recreates its
 group; a recreation charges the restart budget (maxGroupRestarts, core/lifecycle/restartbudget.py),
 waits out the group's back-off (core/lifecycle/backoff.py), is written to the failure ledger
 (core/lifecycle/ledger.py), quarantines the nodes the ledger now implicates (opt-in,

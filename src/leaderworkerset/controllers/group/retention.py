@@ -1,4 +1,4 @@
-"""Exhausted groups (restart budget, spec §3.C C3, C4, C9, C11): a group whose budget is spent is
+"""Exhausted groups (restart budget): a group whose budget is spent is
 marked and held by cleanup finalizers on every pod, its leader deleted, until `recover=true` on the
 leader, a scale-down or rollout teardown, or the LWS going away releases it."""
 
@@ -44,7 +44,7 @@ class Retention:
             await self.terminate(lws, leader)
 
     async def _teardown_requested(self, leader: MutableObj, lws: MutableObj) -> bool:
-        """Scale-down or rollout wants the retained group gone (C11)."""
+        """Scale-down or rollout wants the retained group gone."""
         namespace = namespace_of(leader)
         if not is_hash(lws):
             return restartbudget.ordinal_teardown_requested(

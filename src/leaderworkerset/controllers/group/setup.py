@@ -107,7 +107,7 @@ def _held_pods_of_leader_statefulset(informers: SharedInformers) -> Any:
 
 
 def _gated_leader_waker(informers: SharedInformers, controller: Controller) -> FuncHandler[Pod]:
-    """Wake the gated leaders of a set (C12) when one of its pods is deleted (a slot or a
+    """Wake the gated leaders of a set (group-replacement gate) when one of its pods is deleted (a slot or a
     tearing-down group may be freed) or a gated leader is created (the FIFO order changed)."""
 
     def wake(pod: Pod) -> None:

@@ -1,4 +1,4 @@
-"""Worker startup for a leader (spec §3.C): its per-replica Service (UniquePerReplica), the
+"""Worker startup for a leader: its per-replica Service (UniquePerReplica), the
 scheduler provider's PodGroup, the Hash admission gate, then — once the startup policy and
 exclusive placement allow — its worker StatefulSet built from the leader's revision. Worker
 StatefulSets are create-only: a group changes only by being recreated."""
@@ -64,7 +64,7 @@ class Startup:
         self._cleanup = cleanup
         self._sts_deletions = StatefulSetDeletions(informers.statefulsets, informers.pods)
         # Worker StatefulSets this process created, until the watch shows them: a reconcile of the
-        # same leader in between would otherwise create it again, to an AlreadyExists (issue 14).
+        # same leader in between would otherwise create it again, to an AlreadyExists.
         self.created_workers = WriteMemo()
 
     async def reconcile(self, leader: MutableObj, lws: MutableObj) -> Result | None:
@@ -85,7 +85,7 @@ class Startup:
         cached = self._informers.statefulset(key.namespace, key.name)
         existing = self.created_workers.freshest(key, cached, statefulsets.resource_version)
         if existing is not None and is_deleting(existing):
-            # A predecessor's group still going away (C13): build ours only once it is gone.
+            # A predecessor's group still going away (podTerminationPolicy): build ours only once it is gone.
             return Result(requeue_after=WORKER_STATEFULSET_TERMINATING_REQUEUE_SECONDS)
         if existing is not None and restart.foreign_worker_statefulset(existing, leader):
             self._report_foreign_workers(lws, leader, existing)
@@ -118,7 +118,7 @@ class Startup:
         """The leader a new worker StatefulSet is built from: the cached one when the pod cache has
         seen the worker StatefulSet's absence (`StatefulSetDeletions`), else a fresh read, so no
         group is built for a leader that is already gone. Upstream reads its cache only; the GET
-        here happens only when the pod cache lags (issue 14: it was one GET per group)."""
+        here happens only when the pod cache lags (it was one GET per group)."""
         if self._sts_deletions.seen_by_pods(ObjectKey(namespace_of(leader), name_of(leader))):
             return leader
         return await self._client.get_or_none(PODS, namespace_of(leader), name_of(leader))

@@ -1,4 +1,4 @@
-"""The LeaderWorkerSet controller (spec §3.A, §3.B): the I/O shell around `core`, one collaborator per job.
+"""The LeaderWorkerSet controller: the I/O shell around `core`, one collaborator per job.
 
 One reconcile of `<namespace>/<lws>` (`reconciler.py`, Ordinal identity):
   1. read the LWS and its leader StatefulSet from the caches (a terminating StatefulSet: wait 5 s);
@@ -13,7 +13,7 @@ One reconcile of `<namespace>/<lws>` (`reconciler.py`, Ordinal identity):
   7. once a rollout is done, delete the revisions of other keys and prune settled restart counts
      (`revisions.py`, `restarts.py`).
 
-Hash identity (spec §3.B) takes the same steps with a leader Deployment `<lws>` instead of the
+Hash identity takes the same steps with a leader Deployment `<lws>` instead of the
 StatefulSet (`hash.py`); its status is read from that Deployment (core/hashidentity.py).
 
 The opt-in features each have their module: `inplaceupdate.py` (diff-aware in-place updates, around

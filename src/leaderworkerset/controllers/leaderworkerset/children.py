@@ -29,7 +29,7 @@ class Children(Shell):
             raise
 
     async def delete_workers_in_parallel(self, lws: MutableObj) -> None:
-        """podTerminationPolicy Parallel (A2): the workers go together with their leaders."""
+        """podTerminationPolicy Parallel: the workers go together with their leaders."""
         statefulsets = self.informers.set_statefulsets(namespace_of(lws), name_of(lws))
         for sts in worker_statefulsets_to_delete_with_lws(lws, statefulsets):
             await self.client.delete_incarnation(STATEFULSETS, namespace_of(sts), name_of(sts), uid_of(sts))

@@ -1,4 +1,4 @@
-"""Hash identity (spec §3.B): the leaders are a Deployment `<lws>`, applied like the leader StatefulSet."""
+"""Hash identity: the leaders are a Deployment `<lws>`, applied like the leader StatefulSet."""
 
 from __future__ import annotations
 

@@ -138,7 +138,7 @@ class LeaderWorkerSetReconciler:
         return None
 
     async def _reconcile_hash(self, round_: Round) -> Result | None:
-        """Hash identity (spec §3.B): the same steps around the leader Deployment."""
+        """Hash identity: the same steps around the leader Deployment."""
         deploy = self.deployments.leader(round_.key)
         if deploy is not None and is_deleting(deploy):
             return Result(requeue_after=TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS)
@@ -148,7 +148,7 @@ class LeaderWorkerSetReconciler:
             return None  # going away: its deletion brings the next event
         leaders = self._informers.set_leader_pods(round_.key.namespace, round_.key.name)
         await self._restarts.prune_hash(round_, leaders)
-        # B4: the Workload (and the whole-set PodGroup) before any leader exists; per-group
+        # Hash: the Workload (and the whole-set PodGroup) before any leader exists; per-group
         # PodGroups come from the pod controller once admission has drawn the group key.
         await self._scheduling_prerequisites(round_)
         applied = await self.deployments.apply(round_, deploy)
@@ -168,7 +168,7 @@ class LeaderWorkerSetReconciler:
             self._conditions.observe(round_.key, statuswrite.status_of(round_.lws))
 
     async def _scheduling_prerequisites(self, round_: Round) -> None:
-        """A12/B4: scheduling prerequisites before the leader workload; their condition joins the
+        """Scheduling prerequisites before the leader workload; their condition joins the
         round's status, and a failure is raised (after that status is written) to retry."""
         outcome = await reconcile_prerequisites(
             self._provider,

@@ -1,4 +1,4 @@
-"""Group restart counts the LWS no longer needs (A15, B3, C8): pruned after a rollout, or when no
+"""Group restart counts the LWS no longer needs: pruned after a rollout, or when no
 live Hash group can claim them."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ log = structlog.get_logger(__package__)
 
 class RestartCounts(Shell):
     async def prune_settled(self, round_: Round) -> None:
-        """After a completed rollout, counts of old revisions and removed groups go (A15, C8).
+        """After a completed rollout, counts of old revisions and removed groups go.
 
         Decided on the cached LWS first so the steady state costs no read; the write itself is a
         fresh read-modify-write (the pod controller may be counting at the same time).
@@ -42,7 +42,7 @@ class RestartCounts(Shell):
         await self._mutate_if(round_, prune)
 
     async def prune_hash(self, round_: Round, leaders: list[MutableObj]) -> None:
-        """Counts of the current revision that no live group can claim any more go (B3)."""
+        """Counts of the current revision that no live group can claim any more go (Hash identity)."""
         replicas, key = lws_replicas(round_.lws), round_.revision_key
         surge = rollout_budget(round_.lws).surge
 

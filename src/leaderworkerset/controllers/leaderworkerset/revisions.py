@@ -37,7 +37,7 @@ class Revisions(Shell):
         plan = plan_revision(round_.lws, round_.leader_sts, self.of(round_.key), self._matches)
         if plan.create and _may_be_going(round_) and not await self._still_live(round_.key):
             # A set deleted in the foreground loses its revisions first: a cached LWS that lags the
-            # revision cache would otherwise create one again for a set that is going (issue 12).
+            # revision cache would otherwise create one again for a set that is going.
             return False
         for revision, event in plan.create:
             await self._create_revision(revision)

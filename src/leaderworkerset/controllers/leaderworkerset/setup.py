@@ -144,7 +144,7 @@ def _not_own_create(memo: WriteMemo) -> Callable[[StatefulSet | Deployment], boo
     """Drop the watch's add of the leader StatefulSet (or Deployment) this controller created: the
     round that created it went on from the written object (`Round.applied_sts`, the collaborators'
     memo), and a fresh workload's plan is already where the next round would leave it; what
-    follows, the workload's status and its pods, wakes the set (issue 25: one round per set
+    follows, the workload's status and its pods, wakes the set (one round per set
     created, 20 of 133 in a mid-size `many`). The echo of a later apply still wakes it: a rollout
     moves the partition over several rounds, each planned from the workload the last one applied,
     and that echo (upstream's Owns() event) is what starts the next."""

@@ -37,7 +37,7 @@ log = structlog.get_logger(__package__)
 @dataclass(eq=False)
 class StatusWriter(Shell):
     # Our own status writes, until the LWS watch delivers them: a reconcile right after a write
-    # would otherwise PUT again from the stale cached copy and conflict (issue 14: 45 of 92
+    # would otherwise PUT again from the stale cached copy and conflict (45 of 92
     # status PUTs answered 409 in a 250-group create).
     memo: WriteMemo = field(default_factory=WriteMemo)
     # In-place group restart's prerequisites, when this manager knows them (the CLI wires them).

@@ -1,4 +1,4 @@
-"""The `kubernetes` provider: the Workload API (`scheduling.k8s.io/v1beta1`, spec §3.H H3).
+"""The `kubernetes` provider: the Workload API (`scheduling.k8s.io/v1beta1`).
 
 One reconcile, before the leader StatefulSet is applied:
   1. find (controller-UID cache index) or create the LWS's Workload — or, for a child LWS whose

@@ -1,4 +1,4 @@
-"""Step A12 of the LWS reconcile: scheduling prerequisites before the leader workload.
+"""A step of the LWS reconcile: scheduling prerequisites before the leader workload.
 
 With `spec.scheduling` set, the provider's `reconcile_scheduling` runs and the outcome is the
 `WorkloadSchedulingCreated` condition to put in the status (when it changes); a failure also records

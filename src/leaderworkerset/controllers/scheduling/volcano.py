@@ -1,4 +1,4 @@
-"""The Volcano provider: `scheduling.volcano.sh/v1beta1` PodGroups (spec §3.H H1, H2).
+"""The Volcano provider: `scheduling.volcano.sh/v1beta1` PodGroups.
 
 H1 (no `spec.scheduling`): the pod webhook names the group's PodGroup on every pod
 (`scheduling.k8s.io/group-name`) and the pod controller creates it for each leader, controlled by
@@ -55,7 +55,7 @@ class VolcanoProvider:
 
     async def create_pod_group_if_not_exists(self, lws: MutableObj, leader: MutableObj) -> None:
         if not gang.volcano_leader_pod_group_wanted(lws):
-            return  # H2, Ordinal: the LWS controller owns these PodGroups
+            return  # with spec.scheduling, Ordinal: the LWS controller owns these PodGroups
         desired = gang.volcano_leader_pod_group(lws, leader)
         if name_of(desired) != gang.leader_pod_group_name(leader):
             # The webhook stamped another name (an older revision label scheme): follow the pod.
@@ -72,7 +72,8 @@ class VolcanoProvider:
         gang.inject_volcano_group_name(pod)
 
     def watch(self, lws_controller: Controller, pod_controller: Controller) -> None:
-        # H2 PodGroups belong to the LWS, H1 ones to the leader pod: a deleted one is made again.
+        # With spec.scheduling the PodGroups belong to the LWS, else to the leader pod: a deleted one
+        # is made again.
         lws_controller.watch(self._pod_groups, owner_mapper(c.LWS_KIND, c.LWS_GROUP))
         pod_controller.watch(self._pod_groups, owner_mapper("Pod", ""))
 

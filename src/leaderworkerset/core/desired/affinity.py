@@ -2,7 +2,7 @@ from collections.abc import Collection
 
 from leaderworkerset.core.objects import MutableObj
 
-"""Exclusive placement affinity terms (spec §3.F F1/F3).
+"""Exclusive placement affinity terms.
 
 A pod that must own its topology domain gets two required terms with the same topologyKey: a
 podAffinity term that pulls it to pods carrying the same key, and a podAntiAffinity term that keeps

@@ -1,4 +1,4 @@
-"""Labels and LWS environment variables the pod webhook injects (spec §2.3, §4.3).
+"""Labels and LWS environment variables the pod webhook injects.
 
 Everything works on the pod JSON dict in place. The env rule matters for `$(VAR)` expansion: the
 three LWS variables go first, in a fixed order, and replace user entries of the same name.
@@ -87,7 +87,7 @@ def label_hash_leader(pod: MutableObj, token: str) -> str:
 def gate_hash_leader(pod: MutableObj) -> None:
     """Hash leader: admitted behind the group-replacement scheduling gate (the pod controller
     lifts it per the replacement policy), and cheapest to delete while it waits, so a scale-down
-    removes waiting replacements before running groups (spec §2.4, §3.C C12)."""
+    removes waiting replacements before running groups."""
     pod_spec = spec(pod)
     gates = list(pod_spec.get("schedulingGates") or [])
     if all(gate.get("name") != c.SCHEDULING_GATE_GROUP_REPLACEMENT for gate in gates):
@@ -139,7 +139,7 @@ def label_leader_subgroup(pod: MutableObj, key: str) -> None:
 
 
 def label_worker(pod: MutableObj, size: int) -> None:
-    """Worker: worker-index from the name ordinal, then its subgroup (spec E1)."""
+    """Worker: worker-index from the name ordinal, then its subgroup."""
     worker_index = name_ordinal(pod)
     labels(pod)[c.LABEL_WORKER_INDEX] = str(worker_index)
     if not _needs_subgroup(pod):

@@ -1,4 +1,4 @@
-"""Headless Services that give groups their DNS names (spec §3.A A13, §3.C C7 step 1).
+"""Headless Services that give groups their DNS names.
 
 * Shared (default): one Service `<lws>` selecting every pod of the set, owned by the LWS.
 * UniquePerReplica: one Service per group named after the leader's subdomain, selecting that

@@ -1,4 +1,4 @@
-"""Desired StatefulSets of an Ordinal LeaderWorkerSet (spec §3.A A11, §3.C C10).
+"""Desired StatefulSets of an Ordinal LeaderWorkerSet.
 
 * The leader StatefulSet `<lws>` is applied on every reconcile with server-side apply (field manager
   `lws`, force), so the dict returned here lists exactly the fields the controller owns.

@@ -1,4 +1,4 @@
-"""LeaderWorkerSet status, Ordinal identity (spec §3.A A14, §2.6 conditions, §2.5 condition event).
+"""LeaderWorkerSet status, Ordinal identity.
 
 Counts come from the leader pods and their worker StatefulSets. Conditions follow upstream's
 peculiar but observable rules, kept on purpose because users and tests watch them:
@@ -129,7 +129,7 @@ def desired_conditions(
 
     Without retained groups the v0.x list is kept as is. With them, Available can never be True;
     Available and UpdateInProgress are written False with the budget reason, and Progressing stays
-    True only while some non-retained group is still on its way (mirrors the Hash flow, §3.B B7).
+    True only while some non-retained group is still on its way (mirrors the Hash flow).
     """
 
     def true(t: str) -> Condition:
@@ -281,7 +281,7 @@ def make_condition(condition_type: str, generation: int, now: datetime) -> Condi
 
 
 def make_false_condition(condition_type: str, generation: int, now: datetime) -> Condition:
-    """A False condition with its budget-related reason and message (§2.6, v1.0)."""
+    """A False condition with its budget-related reason and message."""
     reason, message = _DEGRADED_FALSE_TEXT[condition_type]
     return {
         "type": condition_type,

@@ -1,4 +1,4 @@
-"""TPU environment variables injected into TPU-requesting containers (spec §3.G).
+"""TPU environment variables injected into TPU-requesting containers.
 
 Pods and containers are the JSON dicts the API server sends. The hostname lists name pods by their
 StatefulSet DNS names `<leader>[-<i>].<subdomain>` without a namespace suffix.
@@ -170,7 +170,7 @@ def _add_subgroup_tpu_variables(pod: MutableObj) -> None:
 def _subgroup_hosts(
     pod: MutableObj, name: str, subgroup_size: int, subgroup_index: int
 ) -> tuple[str, list[str]]:
-    """Leader name and the hostnames of the pod's own subgroup (spec G3)."""
+    """Leader name and the hostnames of the pod's own subgroup."""
     subdomain = str((pod.get("spec") or {}).get("subdomain") or "")
     start = subgroup_size * subgroup_index + 1
     end = subgroup_size * (subgroup_index + 1)

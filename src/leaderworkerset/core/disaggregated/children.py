@@ -1,7 +1,7 @@
-"""Child LeaderWorkerSets of a DisaggregatedSet (spec §3.I I4-I7): build, list, resolve targets.
+"""Child LeaderWorkerSets of a DisaggregatedSet: build, list, resolve targets.
 
 A child is a deep copy of its role's LWS spec with the controller's replicas, the five DS labels
-merged over the user's labels (LWS metadata and pod templates), the placement affinity (§3.L) and
+merged over the user's labels (LWS metadata and pod templates), the placement affinity and
 the DISAGGREGATEDSET_* env vars in every container, the role's metadata annotations plus
 `initial-replicas`, and a controller ownerReference to the DS (no blockOwnerDeletion, as upstream).
 """
@@ -60,7 +60,7 @@ def initial_replicas(lws: Obj) -> int | None:
 
 
 def owned_children(ds: Obj, candidates: Iterable[Obj]) -> list[Obj]:
-    """I5: LWS labelled with the DS name and a slice, and controlled by this DS (by UID).
+    """Listing: LWS labelled with the DS name and a slice, and controlled by this DS (by UID).
 
     Label-less (pre-slice) LWS are ignored, as v1.0 does.
     """
@@ -95,7 +95,7 @@ def is_external(role: Obj) -> bool:
 
 
 def resolve_targets(ds: Obj, scalers: Mapping[str, Obj]) -> dict[str, int]:
-    """I6: desired replicas per role and slice. Static: `spec.replicas` (nil → 1); External: the
+    """Targets: desired replicas per role and slice. Static: `spec.replicas` (nil → 1); External: the
     bound scaler's `spec.replicas`. An External role without a scaler is left out (unresolved)."""
     targets: dict[str, int] = {}
     for role in (ds.get("spec") or {}).get("roles") or []:

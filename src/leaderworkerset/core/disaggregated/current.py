@@ -1,4 +1,4 @@
-"""Steady state of one slice (spec §3.I I7): no child of another revision exists.
+"""Steady state of one slice: no child of another revision exists.
 
 For every spec role the slice must hold the target-revision child at the desired replicas, with
 `initial-replicas` equal to the desired count (it follows replica-only and scaler changes while

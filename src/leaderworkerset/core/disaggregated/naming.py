@@ -1,4 +1,4 @@
-"""Names and labels of the objects a DisaggregatedSet owns (spec §2.1, §2.7).
+"""Names and labels of the objects a DisaggregatedSet owns.
 
 Every child is identified by (slice, revision, role): the child LeaderWorkerSet is
 `<ds>-<slice>-<revision>-<role>`, its private Service appends `-prv`, and the role scaler of an

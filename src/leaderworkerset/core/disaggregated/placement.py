@@ -1,4 +1,4 @@
-"""Placement policy (spec §3.L): the pod affinity injected into child LWS pod templates.
+"""Placement policy: the pod affinity injected into child LWS pod templates.
 
 ExclusiveSlice keeps the roles of one slice in one topology domain and repels the other slices of
 the same DisaggregatedSet; ExclusiveTopology also repels every other DisaggregatedSet's slices.

@@ -1,4 +1,4 @@
-"""The fractional N-dimensional rollout planner of a DisaggregatedSet (spec §3.J J2-J9b).
+"""The fractional N-dimensional rollout planner of a DisaggregatedSet.
 
 A rollout replaces the old revision's replicas of every role by new ones while keeping the roles
 in proportion: prefill and decode must advance together, or a slice serves with one side starved.
@@ -39,7 +39,7 @@ ReplicaCounts = list[int]
 
 @dataclass(frozen=True)
 class Budget:
-    """A role's resolved rolling-update budget in replicas (J2)."""
+    """A role's resolved rolling-update budget in replicas."""
 
     max_surge: int = 1
     max_unavailable: int = 0
@@ -47,7 +47,7 @@ class Budget:
 
 @dataclass(frozen=True)
 class RoleSnapshot:
-    """What the planner knows about one role in one reconcile (J2).
+    """What the planner knows about one role in one reconcile.
 
     ``initial_old`` is the old side's baseline (the initial-replicas annotation); Spec counts what
     has been requested from the LWS (starting replicas included); Ready counts committed serving
@@ -86,14 +86,14 @@ def step_count(replicas: Sequence[int]) -> int:
 
 
 def _projected_budget(role_count: int, budget: int, steps: int) -> int:
-    """A per-role budget spread over a common step scale, rounded up (J7)."""
+    """A per-role budget spread over a common step scale, rounded up."""
     if role_count <= 0 or budget <= 0 or steps <= 0:
         return 0
     return _ceil_div(role_count * budget, steps)
 
 
 def _least_advanced_step(current: Sequence[int], counts: Sequence[int], steps: int, *, draining: bool) -> int:
-    """Progress of the least-advanced non-empty role on a side's scale (J5).
+    """Progress of the least-advanced non-empty role on a side's scale.
 
     Both sides want ceiling targets, so the inverse differs: growth is ``floor(cur·steps/n)``, drain
     is the largest k whose ceiling target ``ceil(n·(steps-k)/steps)`` is still >= the current count.
@@ -130,7 +130,7 @@ def _project_step(step: int, from_steps: int, to_steps: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------------
-# the coordination window (J8)
+# the coordination window
 # --------------------------------------------------------------------------------------------------
 
 
@@ -206,12 +206,12 @@ def _bound_drain_to_window(
 
 
 # --------------------------------------------------------------------------------------------------
-# hard limits (J9)
+# hard limits
 # --------------------------------------------------------------------------------------------------
 
 
 def hard_new_limits(snapshot: Sequence[RoleSnapshot]) -> ReplicaCounts:
-    """The largest new-revision Spec each role may have right now (J9): within the surge ceiling
+    """The largest new-revision Spec each role may have right now: within the surge ceiling
     ``max(initial, target) + maxSurge - oldSpec`` and no further than the projected
     ``maxSurge + maxUnavailable`` ahead of new Ready; never below the current new Spec."""
     budget_steps = max((max(role.initial_old, role.new_target) for role in snapshot), default=0)
@@ -252,12 +252,12 @@ def _complete(old_now: Sequence[int], new_now: Sequence[int], targets: Sequence[
 
 
 def is_spec_complete(snapshot: Sequence[RoleSnapshot]) -> bool:
-    """Every old Spec is 0 and every new Spec reached its target (J3)."""
+    """Every old Spec is 0 and every new Spec reached its target."""
     return all(role.old_spec == 0 and role.new_spec >= role.new_target for role in snapshot)
 
 
 def is_ready_complete(snapshot: Sequence[RoleSnapshot]) -> bool:
-    """Every old Spec is 0 and every new role is Ready at its target (J3, the executor's test)."""
+    """Every old Spec is 0 and every new role is Ready at its target (the executor's test)."""
     return all(role.old_spec == 0 and role.new_ready >= role.new_target for role in snapshot)
 
 
@@ -268,7 +268,7 @@ def _fractional_proposal(
     targets: Sequence[int],
     budgets: Sequence[Budget],
 ) -> tuple[ReplicaCounts, ReplicaCounts] | None:
-    """The Spec-based schedule (J6-J8) before readiness is looked at; None if complete/unchanged."""
+    """The Spec-based schedule before readiness is looked at; None if complete/unchanged."""
     if _complete(old_now, new_now, targets):
         return None
     new_steps = step_count(targets)
@@ -318,7 +318,7 @@ def _fractional_proposal(
 
 
 def next_step(snapshot: Sequence[RoleSnapshot], parked_ready: Sequence[int] | None = None) -> Step | None:
-    """One safe rollout step (J9b), or None when complete or waiting for state to change.
+    """One safe rollout step, or None when complete or waiting for state to change.
 
     ``parked_ready`` holds, per role, the Ready replicas of old revisions other than the one being
     drained; they still serve, so the new revision's phase target is reduced by them.

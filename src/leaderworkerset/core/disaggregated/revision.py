@@ -1,4 +1,4 @@
-"""A DisaggregatedSet's revision: a hash of its roles' typed templates (spec §2.7, §3.I I2)."""
+"""A DisaggregatedSet's revision: a hash of its roles' typed templates."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _DS_REVISION_LENGTH = 8
 
 
 def disaggregated_revision(roles: Sequence[Obj]) -> str:
-    """A DisaggregatedSet's revision (spec §2.7, §3.I I2): the first 8 hex digits of the SHA-256 of
+    """A DisaggregatedSet's revision: the first 8 hex digits of the SHA-256 of
     Go's ``json.Marshal`` of ``[{name, groupIdentity, template}]`` over its roles in spec order,
     where ``template`` is the role's typed ``leaderWorkerTemplate``. Unlike the LWS key this
     encodes typed structs, so fields follow Go declaration order and integers are exact.

@@ -1,4 +1,4 @@
-"""The DisaggregatedSet rollout executor's decision, one slice at a time (spec §3.J J1, J2, J10).
+"""The DisaggregatedSet rollout executor's decision, one slice at a time.
 
 While a slice has child LeaderWorkerSets at a revision other than the target, every reconcile takes
 one step and requeues after a second: make the target revision structurally complete, repair
@@ -52,7 +52,7 @@ __all__ = [
 IntOrPercent = int | str | None
 DecisionKind = Literal["create", "backfill", "scale", "complete", "blocked", "wait"]
 
-# Upstream's defaults when a role has no rollingUpdateConfiguration (J2): replace one at a time.
+# Upstream's defaults when a role has no rollingUpdateConfiguration: replace one at a time.
 ROLE_DEFAULT_MAX_SURGE = 1
 ROLE_DEFAULT_MAX_UNAVAILABLE = 0
 
@@ -119,7 +119,7 @@ class DsRolloutDecision:
 
 
 # --------------------------------------------------------------------------------------------------
-# budgets and readiness (J2)
+# budgets and readiness
 # --------------------------------------------------------------------------------------------------
 
 
@@ -160,7 +160,7 @@ def without_surge_role(role: RoleTarget) -> RoleTarget:
 
 def committed_ready(child: ChildView | None) -> int:
     """Ready replicas that may authorise another scale-down: any replica above Spec may be a Ready
-    one already chosen for deletion, so it is not counted twice (J2)."""
+    one already chosen for deletion, so it is not counted twice."""
     if child is None:
         return 0
     pending_drain = max(0, child.status_replicas - child.spec_replicas)
@@ -214,7 +214,7 @@ def baseline(child: ChildView) -> int:
 
 
 def _revision_to_drain(old: Sequence[RevisionGroup]) -> tuple[RevisionGroup | None, bool]:
-    """The old revision this phase drains (J1.5): one without any Ready replica goes first (it
+    """The old revision this phase drains: one without any Ready replica goes first (it
     serves nothing), otherwise the newest; empty revisions are skipped. Returns (revision,
     fully_unready)."""
     newest: RevisionGroup | None = None
@@ -229,7 +229,7 @@ def _revision_to_drain(old: Sequence[RevisionGroup]) -> tuple[RevisionGroup | No
 
 
 # --------------------------------------------------------------------------------------------------
-# the drain coordinator (J10)
+# the drain coordinator
 # --------------------------------------------------------------------------------------------------
 
 
@@ -370,7 +370,7 @@ def plan_scale_down(
 def decide_rollout(
     target_revision: str, roles: Sequence[RoleTarget], children: Sequence[ChildView]
 ) -> DsRolloutDecision:
-    """One executor step (J1) for one slice that has LWS at a revision other than the target.
+    """One executor step for one slice that has LWS at a revision other than the target.
 
     Terminating children are ignored for old revisions (deletion is irreversible, so they are
     neither capacity to plan with nor a reason to keep rolling); at the target revision they count.

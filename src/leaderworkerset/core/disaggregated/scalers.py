@@ -1,4 +1,4 @@
-"""DisaggregatedSetRoleScalers (spec §1.3, §3.I I8, §3.K): one per External role, owned by the DS.
+"""DisaggregatedSetRoleScalers: one per External role, owned by the DS.
 
 A scaler is the `/scale` target of an autoscaler: its `spec.replicas` is the role's desired total,
 its `status.replicas` the observed groups of the role over every slice and revision, and its
@@ -132,7 +132,7 @@ def build_scaler(ds: Obj, role: str, seed: int) -> dict[str, Any]:
 
 
 def observed_replicas(role: str, children: Iterable[Obj]) -> int:
-    """K2: Σ status.replicas of the role's children over every slice and revision."""
+    """The scaler's replicas: Σ status.replicas of the role's children over every slice and revision."""
     return sum(status_count(lws, "replicas") for lws in children if role_of(lws) == role)
 
 

@@ -1,4 +1,4 @@
-"""Private per-revision Services (spec §3.I I10, v1.0 form).
+"""Private per-revision Services.
 
 Once every role of the target revision in a slice has at least one ready replica, each of those
 child LWS gets a headless Service `<lws>-prv` selecting exactly its pods (DS name, role, revision,

@@ -1,4 +1,4 @@
-"""DisaggregatedSet status (spec §3.I I9, §2.6): per-role counts and Available/Progressing.
+"""DisaggregatedSet status: per-role counts and Available/Progressing.
 
 Counts sum every child of the role over all slices and revisions; only children at the target
 revision contribute `updatedReplicas`. The DS is Available when every role has replicas == ready

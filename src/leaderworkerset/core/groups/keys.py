@@ -1,4 +1,4 @@
-"""Group and subgroup keys, and the ordinal suffix of StatefulSet pod names (spec §2.1, §2.7).
+"""Group and subgroup keys, and the ordinal suffix of StatefulSet pod names.
 
 Both keys are 40-character lowercase SHA-1 hex digests. They end up in labels, affinity terms and
 the pod controller's lookups, so the exact input strings matter: `<namespace>/<leaderPodName>` for

@@ -1,4 +1,4 @@
-"""Names of the objects a LeaderWorkerSet owns (spec §2.7), Ordinal identity.
+"""Names of the objects a LeaderWorkerSet owns, Ordinal identity.
 
 Upstream derives every name from the LWS name and the group ordinal with plain string formatting;
 no name is truncated or hashed on the LWS side (the webhook caps the LWS name at 63 characters, and

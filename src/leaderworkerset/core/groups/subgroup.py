@@ -1,4 +1,4 @@
-"""Subgroup index arithmetic (spec §3.E).
+"""Subgroup index arithmetic.
 
 A group of `size` pods (leader + workers 1..size-1) is split into subgroups of `subgroup_size` pods.
 When `size - 1` is a multiple of the subgroup size but `size` is not, the leader is the "extra" pod

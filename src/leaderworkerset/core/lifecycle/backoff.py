@@ -1,4 +1,4 @@
-"""Opt-in restart back-off between recreations of the same group (issue 13, item 4).
+"""Opt-in restart back-off between recreations of the same group.
 
 Upstream recreates a failed group at once, every time: a group whose container crashes on start is
 torn down and rebuilt in a tight loop (lws#1048), each round rescheduling every pod of the group.

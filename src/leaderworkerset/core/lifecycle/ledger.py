@@ -1,4 +1,4 @@
-"""The per-group failure ledger (issue 13, item 3): why a group was recreated, kept per LWS.
+"""The per-group failure ledger: why a group was recreated, kept per LWS.
 
 Upstream's only trace of a group recreation is a `RecreateGroup` event that names the pod, expires
 after an hour and says nothing of the cause. Here each recreation (and each back-off wait and each

@@ -1,4 +1,4 @@
-"""Pod-controller decisions for one group (spec §3.C C5-C7): restart policies and worker startup.
+"""Pod-controller decisions for one group: restart policies and worker startup.
 
 Restart policies
   * RecreateGroupOnPodRestart: any container restart (restartCount > 0 while Running/Pending) or
@@ -59,7 +59,7 @@ _STATEFULSET_KIND = "StatefulSet"
 _POD_KIND = "Pod"
 # Deletion propagation for a leader: its dependents (worker StatefulSet, then worker pods) go first.
 FOREGROUND = "Foreground"
-# A leader whose ControllerRevision is not in the cache yet is retried after this long (C7 step 6).
+# A leader whose ControllerRevision is not in the cache yet is retried after this long.
 MISSING_REVISION_REQUEUE_SECONDS = 1.0
 # A group blocked by a StatefulSet someone else made under its worker name looks again this often:
 # an unlabelled one is outside our caches, so no watch event tells us it went.
@@ -89,7 +89,7 @@ def waits_for_group_start(lws: Obj) -> bool:
 
 
 def check_group_pod(pod: Obj) -> None:
-    """The pod controller only handles pods labelled with the set name and a worker index (C2)."""
+    """The pod controller only handles pods labelled with the set name and a worker index."""
     labels = labels_of(pod)
     for key in (c.LABEL_SET_NAME, c.LABEL_WORKER_INDEX):
         # The name label must be non-empty; the worker index only has to be present.
@@ -98,7 +98,7 @@ def check_group_pod(pod: Obj) -> None:
 
 
 def replay_deleted_pod(snapshot: Obj) -> bool:
-    """Whether a pod's deletion snapshot is reconciled (C1, v1.0).
+    """Whether a pod's deletion snapshot is reconciled (v1.0).
 
     A worker's snapshot is a failure signal even after the StatefulSet re-created a pod with the
     same name. A leader's is not replayed: its deletion already ended the group, and acting on it
@@ -295,7 +295,7 @@ def decide_restart(
     leader: Obj | None = None,
     owner_statefulset: Obj | None = None,
 ) -> RestartDecision:
-    """The restart-policy decision for one pod event (C5), given what `restart_lookup` asked for.
+    """The restart-policy decision for one pod event, given what `restart_lookup` asked for.
 
     `pod` may be a deletion snapshot. `leader` is the pod stored under the leader name (None when
     not found; ignored when `pod` is itself a leader). `group_pods` are the pods matching
@@ -325,7 +325,7 @@ def decide_restart(
     )
 
 
-# --- leader flow: when to build the worker StatefulSet (C6, C7) ------------------------------------
+# --- leader flow: when to build the worker StatefulSet ------------------------------------
 
 
 def misannotated_leader_event(lws: Obj, leader: Obj) -> ControllerEvent | None:

@@ -1,4 +1,4 @@
-"""Bounded group recovery (`leaderWorkerTemplate.maxGroupRestarts`, spec §3.C C3/C4/C8/C9/C11).
+"""Bounded group recovery (`leaderWorkerTemplate.maxGroupRestarts`).
 
 A group that the restart policy would recreate consumes one unit of its budget per recreation.
 The budget is per group *and* per template revision: counts live on the LWS in the
@@ -267,7 +267,7 @@ def group_members(leader: Obj, pods: Iterable[Obj]) -> list[Obj]:
     return sorted(members, key=lambda p: (is_leader_pod(p), name_of(p)))
 
 
-# --- an exhausted leader (C4) and teardown (C11) --------------------------------------------------
+# --- an exhausted leader and teardown --------------------------------------------------
 
 
 class ExhaustedStep(enum.Enum):
@@ -314,7 +314,7 @@ def budget_exceeded_event(leader: Obj) -> ControllerEvent:
     )
 
 
-# --- Hash identity: the budget follows the group across incarnations (B3, C11, C12) ---------------
+# --- Hash identity: the budget follows the group across incarnations ---------------
 #
 # A recreated Hash group has a new key, so `<rev>/<key>` of the dead incarnation would never be
 # read again. The replacement leader inherits it at admission (the highest unowned count of its
@@ -357,7 +357,7 @@ def prune_hash_counts(
     replicas: int,
     surge: int,
 ) -> bool:
-    """Drop current-revision counts no live group can claim any more (B3): keep at most as many
+    """Drop current-revision counts no live group can claim any more: keep at most as many
     unowned entries as there are slots a replacement could still take (highest counts first)."""
     pods = list(leader_pods)
     owned = owned_count_keys(pods)
@@ -392,7 +392,7 @@ class HashTeardown:
 def hash_teardown_requested(
     leader: Obj, *, desired_revision: str, replicas: int, leader_pods: Iterable[Obj]
 ) -> HashTeardown:
-    """Whether a retained Hash group is being torn down (C11): the Deployment moved to another
+    """Whether a retained Hash group is being torn down: the Deployment moved to another
     revision, or more groups are retained on this revision than free slots (the later ones,
     by creation time then name, are released and their counts cleared)."""
     if desired_revision and desired_revision != revision_key_of(leader):

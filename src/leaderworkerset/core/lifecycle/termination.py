@@ -1,4 +1,4 @@
-"""podTerminationPolicy (spec §3.C C13, KEP-956): which worker StatefulSet to delete with its leader.
+"""podTerminationPolicy (KEP-956): which worker StatefulSet to delete with its leader.
 
 Under `Default` the garbage collector removes a group's worker StatefulSet only once the leader
 pod is gone from etcd, so a group with a long grace period takes two grace periods to go away.
@@ -56,7 +56,7 @@ def leader_template_termination_annotations(lws: Obj) -> dict[str, str]:
 
 
 def worker_statefulsets_to_delete_with_lws(lws: Obj, statefulsets: Iterable[Obj]) -> list[Obj]:
-    """A terminating Parallel LWS (A2) deletes every worker StatefulSet at once instead of after
+    """A terminating Parallel LWS deletes every worker StatefulSet at once instead of after
     the garbage collector's LWS → leader StatefulSet → leader pod hops; the leader StatefulSet
     (owned by the LWS, not by a pod) is left to the garbage collector."""
     spec: Obj = lws.get("spec") or {}

@@ -1,4 +1,4 @@
-"""Rolling-update arithmetic of the leader StatefulSet, Ordinal identity (spec §3.A A8-A10, A18).
+"""Rolling-update arithmetic of the leader StatefulSet, Ordinal identity.
 
 The LWS controller never replaces groups itself: it moves the leader StatefulSet's `partition`
 down and temporarily raises its `replicas` (surge), and the StatefulSet controller recreates the
@@ -29,11 +29,11 @@ from leaderworkerset.core.objects import (
     statefulset_replicas,
 )
 
-# Webhook defaults (spec §1.1); used when an object skipped admission (e.g. in unit tests).
+# Webhook defaults; used when an object skipped admission (e.g. in unit tests).
 DEFAULT_MAX_UNAVAILABLE: IntOrString = 1
 DEFAULT_MAX_SURGE: IntOrString = 0
 
-# A leader StatefulSet being deleted is left alone and looked at again after this long (A4).
+# A leader StatefulSet being deleted is left alone and looked at again after this long.
 TERMINATING_LEADER_STATEFULSET_REQUEUE_SECONDS = 5.0
 
 
@@ -207,7 +207,7 @@ def plan_rollout(
     leader_pods: Iterable[Obj] = (),
     statefulsets: Iterable[Obj] = (),
 ) -> RolloutDecision:
-    """`(partition, replicas)` for the leader StatefulSet (A8), the user partition applied last.
+    """`(partition, replicas)` for the leader StatefulSet, the user partition applied last.
 
     `leader_pods` are the pods labelled `{name, worker-index=0}`; `statefulsets` every StatefulSet
     labelled `{name}` (the leader StatefulSet drops out: it has no group index). They are only
@@ -235,8 +235,8 @@ def _plan(
     revision_created: bool,
     states_of: Callable[[int], list[GroupState]],
 ) -> RolloutDecision:
-    """A8 without the user-partition floor; `states_of(S)` gives the per-ordinal group states,
-    read only mid-rollout."""
+    """`plan_rollout` without the user-partition floor; `states_of(S)` gives the per-ordinal
+    group states, read only mid-rollout."""
     replicas = budget.replicas
     if sts is None:
         # Fresh StatefulSet: every pod is created at once from the current template.

@@ -1,4 +1,4 @@
-"""LeaderWorkerSet revisions: ControllerRevisions byte-compatible with upstream (spec §2.7, A5-A7, A15).
+"""LeaderWorkerSet revisions: ControllerRevisions byte-compatible with upstream.
 
 A revision stores the part of an LWS that defines its pods — ``spec.leaderWorkerTemplate`` and
 ``spec.networkConfig`` — as a strategic-merge patch that replaces both when applied. Its key (the
@@ -254,7 +254,7 @@ def find_revision(lws: Obj, key: str, revisions: Iterable[Obj]) -> Obj | None:
 
 
 def revisions_to_truncate(lws: Obj, key: str, revisions: Iterable[Obj]) -> list[Obj]:
-    """After a completed rollout (A15): every revision of this LWS whose key is not ``key``."""
+    """After a completed rollout: every revision of this LWS whose key is not ``key``."""
     return [revision for revision in owned_revisions(lws, revisions) if revision_key_of(revision) != key]
 
 
@@ -359,7 +359,7 @@ def set_matches_revision(lws: Obj, proposed_patch: bytes, existing: Obj, cache: 
 
 
 # --------------------------------------------------------------------------------------------------
-# the reconcile step (A5 + A7)
+# the reconcile step
 # --------------------------------------------------------------------------------------------------
 
 
@@ -391,7 +391,7 @@ def _creating_event(revision: Obj, message: str) -> ControllerEvent:
 def plan_revision(
     lws: Obj, leader_sts: Obj | None, revisions: Sequence[Obj], cache: RevisionMatchCache
 ) -> RevisionPlan:
-    """Find or create the current revision, then detect a template change (A5, A7).
+    """Find or create the current revision, then detect a template change.
 
     ``revisions`` are the ControllerRevisions in the LWS's namespace as the cache holds them.
 
@@ -414,7 +414,7 @@ def plan_revision(
     else:
         current, current_patch = found, stored_patch(found)
     updated = False
-    # A7 only runs once the leader StatefulSet exists.
+    # The template change is only looked for once the leader StatefulSet exists.
     if (
         leader_sts is not None
         and proposed != current_patch

@@ -1,4 +1,4 @@
-"""Gang-scheduling decisions shared by both scheduler providers (spec §3.H), and Volcano's PodGroups.
+"""Gang-scheduling decisions shared by both scheduler providers, and Volcano's PodGroups.
 
 Providers fail with a `SchedulingError` that carries the `WorkloadSchedulingCreated` reason the LWS
 controller reports; `unexpected_owner` marks upstream's `ErrUnexpectedPodGroupOwner` (a PodGroup of
@@ -126,7 +126,7 @@ def volcano_pod_group(
 
 
 def volcano_leader_pod_group(lws: MutableObj, leader: MutableObj) -> MutableObj:
-    """H1 (no spec.scheduling), and H2 with Hash: the leader's group, controlled by the leader pod.
+    """Without spec.scheduling, and with it for Hash: the leader's group, controlled by the leader pod.
 
     With startupPolicy LeaderReady the leader must be able to start alone, so minMember is 1;
     minResources still covers the whole group, so Volcano does not start a leader whose workers
@@ -144,8 +144,8 @@ def volcano_leader_pod_group(lws: MutableObj, leader: MutableObj) -> MutableObj:
 
 
 def volcano_leader_pod_group_wanted(lws: MutableObj) -> bool:
-    """Whether the pod controller makes the leader's PodGroup: always without spec.scheduling
-    (H1); with it only for Hash, whose groups the LWS controller cannot name in advance."""
+    """Whether the pod controller makes the leader's PodGroup: always without spec.scheduling;
+    with it only for Hash, whose groups the LWS controller cannot name in advance."""
     return (lws.get("spec") or {}).get("scheduling") is None or is_hash(lws)
 
 
@@ -162,7 +162,7 @@ def inject_volcano_group_name(pod: MutableObj) -> None:
 
 
 def leader_pod_group_name(leader: MutableObj) -> str:
-    """The name the pod webhook stamped on the leader (what H1 creates)."""
+    """The name the pod webhook stamped on the leader (the PodGroup made without spec.scheduling)."""
     return annotations_of(leader).get(c.ANNOTATION_SCHEDULING_GROUP_NAME, "")
 
 
@@ -217,7 +217,7 @@ def volcano_unsupported(scheduling: Mapping[str, Any]) -> list[VolcanoCapability
 
 
 def volcano_replica_pod_groups(lws: MutableObj, replicas: int, revision: str) -> list[MutableObj]:
-    """H2 (spec.scheduling with Volcano): one PodGroup per group index, controlled by the LWS.
+    """With spec.scheduling and Volcano: one PodGroup per group index, controlled by the LWS.
 
     Hash groups have no index to enumerate (their key is drawn when the leader is admitted), so
     none are made here: the pod controller makes each group's own (`volcano_leader_pod_group`).
@@ -243,7 +243,7 @@ def volcano_replica_pod_groups(lws: MutableObj, replicas: int, revision: str) ->
     ]
 
 
-# ----- the WorkloadSchedulingCreated condition (spec §3.A A12) ---------------------------------------
+# ----- the WorkloadSchedulingCreated condition ---------------------------------------
 
 MESSAGE_SCHEDULING_PREREQUISITES_CREATED = "scheduling prerequisites created"
 MESSAGE_NO_PROVIDER = "spec.scheduling requires a configured scheduler provider"

@@ -1,4 +1,4 @@
-"""The `kubernetes` scheduler provider's objects (spec §3.H H3): one `scheduling.k8s.io/v1beta1`
+"""The `kubernetes` scheduler provider's objects: one `scheduling.k8s.io/v1beta1`
 Workload per LeaderWorkerSet, and runtime PodGroups at the active level (whole set, replica, role).
 
 Everything here is pure: names, the desired Workload and PodGroups, the PodGroup a pod joins, and
@@ -186,7 +186,7 @@ def _template(
 
 
 def workload_templates(lws: MutableObj) -> list[MutableObj]:
-    """The podGroupTemplates of the active level (spec §1.1.1 derived defaults)."""
+    """The podGroupTemplates of the active level."""
     spec = scheduling_spec(lws)
     scheduling = spec.get("scheduling") or {}
     size = _int((spec.get("leaderWorkerTemplate") or {}).get("size"), 1)

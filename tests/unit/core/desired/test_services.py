@@ -1,4 +1,4 @@
-"""Headless Services for group DNS (spec §3.A A13, §3.C C7 step 1)."""
+"""Headless Services for group DNS."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Desired leader and worker StatefulSets (spec §3.A A11, §3.C C10; upstream's apply-config cases)."""
+"""Desired leader and worker StatefulSets (upstream's apply-config cases)."""
 
 from dataclasses import dataclass
 from typing import Any
@@ -571,7 +571,7 @@ def test_worker_statefulset_asks_the_leader_for_tpus(resources: dict[str, Any], 
 
 
 def test_old_size_one_leader_gets_a_zero_replica_worker_statefulset() -> None:
-    """Spec A17: during a 1→N resize, an old-revision leader reconciled by the pod controller (which
+    """During a 1→N resize, an old-revision leader reconciled by the pod controller (which
     reads the live size) gets workers built from its own revision: zero replicas."""
     live = cached_lws().size(3).obj()
     old_revision_spec = cached_lws().size(1).obj()["spec"]

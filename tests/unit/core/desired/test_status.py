@@ -1,4 +1,4 @@
-"""LeaderWorkerSet status and the condition rules of spec §2.6 (one case per rule)."""
+"""LeaderWorkerSet status and its condition rules (one case per rule)."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime

@@ -1,4 +1,4 @@
-"""Child LeaderWorkerSets: building (I4), listing (I5), targets (I6), steady state (I7)."""
+"""Child LeaderWorkerSets: building, listing, targets, steady state."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Names and labels of DisaggregatedSet children (spec §2.1, §2.7)."""
+"""Names and labels of DisaggregatedSet children."""
 
 import pytest
 

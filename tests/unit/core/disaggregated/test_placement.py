@@ -1,4 +1,4 @@
-"""Placement policy affinity (spec §3.L L1-L2)."""
+"""Placement policy affinity."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""The fractional rollout planner (spec §3.J J4-J9b): upstream v1.0's planner cases first, re-expressed
+"""The fractional rollout planner: upstream v1.0's planner cases first, re-expressed
 as table rows (the upstream test name is in each id), then our own rows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The v1.0 groupIdentity fold of the DisaggregatedSet revision (spec §2.7, §3.I I2).
+"""The v1.0 groupIdentity fold of the DisaggregatedSet revision.
 
 The Go oracle serves sigs.k8s.io/lws v0.9.0, whose ComputeRevision predates the fold, so these
 vectors are derived by hand from upstream's v1.0 rule (pkg/utils/disaggregatedset/utils.go): the

@@ -1,4 +1,4 @@
-"""The rollout executor's decision for one slice (spec §3.J J1, J2, J10): upstream v1.0's executor
+"""The rollout executor's decision for one slice: upstream v1.0's executor
 cases first (the upstream test name is in each id), re-expressed on plain child views, then ours."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Guarantees of the lockstep rollout (spec §3.J J11) over generated role sets (hypothesis).
+"""Guarantees of the lockstep rollout over generated role sets (hypothesis).
 
 Every example runs ``simulate_ds_rollout`` (each write observed at once, every replica Ready at once,
 upstream's ComputeAllSteps model lifted to child objects) and checks every intermediate state.

@@ -1,4 +1,4 @@
-"""Role scalers (spec §1.3, §3.I I8, §3.K)."""
+"""Role scalers."""
 
 import datetime
 from typing import Any

@@ -1,4 +1,4 @@
-"""Private per-revision Services (spec §3.I I10)."""
+"""Private per-revision Services."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""DisaggregatedSet status and conditions (spec §3.I I9, §2.6)."""
+"""DisaggregatedSet status and conditions."""
 
 import datetime
 from typing import Any

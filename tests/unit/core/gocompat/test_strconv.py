@@ -1,4 +1,4 @@
-"""Go's strconv.Atoi and integer division as upstream computes them (spec §3.E)."""
+"""Go's strconv.Atoi and integer division as upstream computes them."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Group keys and pod-name ordinals (spec §2.1)."""
+"""Group keys and pod-name ordinals."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Object names of an Ordinal LeaderWorkerSet (spec §2.7) and observed-group helpers."""
+"""Object names of an Ordinal LeaderWorkerSet and observed-group helpers."""
 
 from typing import Any
 

@@ -1,4 +1,4 @@
-"""Subgroup index arithmetic (spec §3.E)."""
+"""Subgroup index arithmetic."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Group restart decisions and worker startup gates (spec §3.C C5-C7, §6 hard part 3)."""
+"""Group restart decisions and worker startup gates."""
 
 import copy
 from dataclasses import dataclass, field

@@ -1,5 +1,4 @@
-"""Bounded group recovery: restart-count arithmetic, exhaustion patches, recover and teardown
-(spec §3.C C3/C4/C8/C9/C11, §6 hard part 4)."""
+"""Bounded group recovery: restart-count arithmetic, exhaustion patches, recover and teardown."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""podTerminationPolicy Parallel (spec §3.C C13, KEP-956): which worker StatefulSet a terminating
+"""podTerminationPolicy Parallel (KEP-956): which worker StatefulSet a terminating
 leader takes with it, and the leader template annotation."""
 
 from dataclasses import dataclass
@@ -153,7 +153,7 @@ def test_lws_deletion_case_count() -> None:
     assert len(LWS_DELETION) == 3
 
 
-# ----- lingering_worker_pod: a predecessor's worker still holding a name (issue 14) ---------------
+# ----- lingering_worker_pod: a predecessor's worker still holding a name ---------------
 def old_worker(
     index: int, *, deleting: bool = False, owner_kind: str | None = "StatefulSet"
 ) -> dict[str, Any]:

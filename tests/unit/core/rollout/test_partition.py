@@ -1,4 +1,4 @@
-"""Rolling-update arithmetic of the leader StatefulSet (spec §3.A A8-A10, A18; upstream unit cases)."""
+"""Rolling-update arithmetic of the leader StatefulSet (upstream's unit cases)."""
 
 from dataclasses import dataclass, field
 
@@ -520,7 +520,7 @@ def test_rollout_strategy_doc_table(size: int) -> None:
 
 
 def test_spec_trace_surge_one_unavailable_one() -> None:
-    """Spec A18: replicas 4, maxSurge 1, maxUnavailable 1, every updated group ready before the next
+    """Upstream's example: replicas 4, maxSurge 1, maxUnavailable 1, every updated group ready before the next
     reconcile: (4, 5) → (2, 5) → (0, 5) → (0, 4) deleting `<lws>-4` → steady."""
     lws = cached_lws().replicas(4).max_unavailable(1).max_surge(1).obj()
     world = _steady_world(1, 4)

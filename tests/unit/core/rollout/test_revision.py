@@ -106,7 +106,7 @@ def test_revision_name(name: str, want_prefix: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# the restart budget is a live setting, not part of the revision (issue 20, KEP-820)
+# the restart budget is a live setting, not part of the revision (KEP-820)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -311,7 +311,7 @@ def test_default_cache_size_is_upstreams() -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# the reconcile plan (A5 + A7)
+# the reconcile plan
 # --------------------------------------------------------------------------------------------------
 
 

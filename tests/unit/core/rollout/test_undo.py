@@ -73,7 +73,7 @@ def test_undone_spec_restores_the_revision_template_with_the_same_key() -> None:
     ("stored", "live"), [(1, 5), (None, 5), (1, None)], ids=["both", "only live", "only stored"]
 )
 def test_undo_keeps_the_live_restart_budget(stored: int | None, live: int | None) -> None:
-    """The budget is no part of a revision (issue 20): undo restores the pods' template only, even
+    """The budget is no part of a revision: undo restores the pods' template only, even
     from a revision an earlier build of ours wrote with the budget inside."""
     lws, revisions = _revisions()
     target = copy.deepcopy(revisions[0])

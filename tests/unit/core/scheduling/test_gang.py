@@ -1,4 +1,4 @@
-"""Volcano PodGroups (spec §3.H H1, H2), PodGroup ownership checks, the scheduling condition."""
+"""Volcano PodGroups, PodGroup ownership checks, the scheduling condition."""
 
 from dataclasses import dataclass
 from typing import Any

@@ -1,4 +1,4 @@
-"""Effective pod requests and a group's minResources (spec §3.H H1), as Kubernetes' PodRequests."""
+"""Effective pod requests and a group's minResources, as Kubernetes' PodRequests."""
 
 from dataclasses import dataclass, field
 from typing import Any

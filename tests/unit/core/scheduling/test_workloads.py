@@ -1,4 +1,4 @@
-"""The kubernetes provider's pure parts (spec §3.H H3, §2.7): names, templates, PodGroups, drift."""
+"""The kubernetes provider's pure parts: names, templates, PodGroups, drift."""
 
 from dataclasses import dataclass, field
 from typing import Any

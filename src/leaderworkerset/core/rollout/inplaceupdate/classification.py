@@ -1,4 +1,4 @@
-"""Which template changes can reach running pods without recreating them (issue 27, diff-aware updates).
+"""Which template changes can reach running pods without recreating them (diff-aware updates).
 
 A pod keeps its node, its IP and its loaded weights only when every change between the old and the
 new revision is one the API server accepts on a live pod:

@@ -1,4 +1,4 @@
-"""Capacity-aware surge of an Ordinal LWS (`leaderworkerset.dev/surge-fallback-seconds`, issue 26).
+"""Capacity-aware surge of an Ordinal LWS (`leaderworkerset.dev/surge-fallback-seconds`).
 
 Upstream's rolling update with maxSurge > 0 and maxUnavailable 0 waits for its surge groups to be
 Ready before it replaces a single old group; on a cluster without free accelerators they stay
