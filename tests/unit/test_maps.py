@@ -1,7 +1,8 @@
 """The maps a reader finds the code by stay true, and the repository stands alone:
 
 * every package's `__init__.py` docstring names each of its modules and subpackages;
-* no tracked file cites a document or a tracker a reader of this repository does not have.
+* no tracked file cites a document or a tracker a reader of this repository does not have;
+* every path a feature doc's "Where the code is" section names exists.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import leaderworkerset
 
 PACKAGE = Path(leaderworkerset.__file__).parent
 REPO = PACKAGE.parent.parent
+DOCS = REPO / "docs"
 
 
 # ----- package maps -------------------------------------------------------------------------------
@@ -118,3 +120,71 @@ def test_no_tracked_file_cites_a_document_or_tracker_outside_the_repository() ->
         for line in outside_citations(path.read_text("utf-8"))
     }
     assert sorted(cited) == []
+
+
+# ----- the code paths the docs name ---------------------------------------------------------------
+# The first segment of a path the docs give: source paths are relative to src/leaderworkerset/,
+# the rest to the repository root.
+SOURCE_ROOTS = {"api", "core", "controllers", "webhooks", "runtime", "crd", "install", "devcluster", "cli"}
+REPO_ROOTS = {"tests", "docs", "deploy", "charts", "hack", "benchmarks", "src"}
+WHERE = "## Where the code is"
+
+
+def code_paths(text: str) -> list[str]:
+    """The backticked paths of a text, e.g. `core/rollout/round.py`, `controllers/quarantine/`."""
+    paths = []
+    for span in re.findall(r"`([^`\s]+)`", text):
+        if "<" in span or "*" in span or "..." in span:
+            continue  # a pattern, e.g. `core/<name>/`
+        first = span.split("/")[0]
+        is_file = span == "agent.py"
+        if is_file or ("/" in span and (first in SOURCE_ROOTS or first in REPO_ROOTS)):
+            paths.append(span)
+    return paths
+
+
+def exists(path: str) -> bool:
+    return (PACKAGE / path).exists() or (REPO / path).exists()
+
+
+def where_the_code_is(doc: Path) -> str:
+    text = doc.read_text("utf-8")
+    start = text.index(WHERE) + len(WHERE)
+    following = re.search(r"^## ", text[start:], re.MULTILINE)
+    return text[start : start + following.start()] if following else text[start:]
+
+
+FEATURE_DOCS = sorted(p for p in DOCS.glob("*.md") if WHERE in p.read_text("utf-8"))
+
+
+def test_the_path_scan_reads_paths_and_only_paths() -> None:
+    text = "`core/rollout/round.py`, `controllers/quarantine/`, `tests/e2e/x.py`, `agent.py`, " + (
+        "`leaderworkerset.dev/update-strategy`, `lws status`, `InPlace`"
+    )
+    paths = ["core/rollout/round.py", "controllers/quarantine/", "tests/e2e/x.py", "agent.py"]
+    assert code_paths(text) == paths
+    assert exists("core/rollout/round.py")
+    assert exists("tests/unit/test_maps.py")
+    assert not exists("core/rollout/nothing.py")
+
+
+def test_every_feature_doc_says_where_its_code_is() -> None:
+    names = {p.name for p in FEATURE_DOCS}
+    for doc in (
+        "in-place-updates.md",  # inplaceupdate
+        "in-place-restart.md",  # inplacerestart
+        "capacity-aware-surge.md",  # surgefallback
+        "disruption-budgets.md",  # disruptionbudget
+        "node-quarantine.md",  # quarantine
+        "lifecycle.md",  # restartbudget, hashidentity
+        "failures.md",  # ledger, restartbackoff
+        "rollout-control.md",  # rolloutcontrol
+    ):
+        assert doc in names
+
+
+@pytest.mark.parametrize("doc", FEATURE_DOCS, ids=lambda p: p.name)
+def test_every_path_a_feature_doc_names_exists(doc: Path) -> None:
+    paths = code_paths(where_the_code_is(doc))
+    assert len(paths) >= 5
+    assert [p for p in paths if not exists(p)] == []
