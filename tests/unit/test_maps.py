@@ -1,8 +1,10 @@
-"""The maps a reader finds the code by stay true, and the repository stands alone:
+"""The maps a reader finds the code by stay true, and the repository stands alone
+(docs/architecture.md, CONTRIBUTING.md):
 
 * every package's `__init__.py` docstring names each of its modules and subpackages;
 * no tracked file cites a document or a tracker a reader of this repository does not have;
-* every path a feature doc's "Where the code is" section names exists.
+* every path a feature doc's "Where the code is" section names exists, and so does every path
+  docs/architecture.md names.
 """
 
 from __future__ import annotations
@@ -187,4 +189,10 @@ def test_every_feature_doc_says_where_its_code_is() -> None:
 def test_every_path_a_feature_doc_names_exists(doc: Path) -> None:
     paths = code_paths(where_the_code_is(doc))
     assert len(paths) >= 5
+    assert [p for p in paths if not exists(p)] == []
+
+
+def test_every_path_the_architecture_names_exists() -> None:
+    paths = code_paths((DOCS / "architecture.md").read_text("utf-8"))
+    assert len(paths) > 60
     assert [p for p in paths if not exists(p)] == []
