@@ -4,13 +4,14 @@ Every worker starts its own local clusters (tests/support/clusters.py), so tests
 nothing but the machine. The scheduler (`Scheduling`, installed for `--dist loadgroup` by the hooks
 below, which tests/conftest.py imports) decides what else must stay together, and what must run alone:
 
-* a module outside tests/unit is one unit of work: its tests run on one worker in file order, as in a
-  serial run, and its module-scoped clusters and managers start once;
+* a module is one unit of work: its tests run on one worker in file order, as in a serial run, its
+  module-scoped clusters and managers start once, and a data-driven module's count of the cases it
+  ran (``test_every_case_ran``) sees every case;
 * tests marked ``xdist_group(name)`` form one unit: the packages whose package-scoped cluster is
   expensive (Kueue's, the install cluster, the real nodes) mark every module with one name;
 * a test marked ``alone(reason)`` needs the machine to itself: the alone tests run, in file order on one
   worker, after every other test has finished and the other workers have stopped;
-* the other units start in file order, unit tests last (one test per unit): they fill the gaps at the end.
+* the other units start in file order, unit-test modules last: they are short and fill the gaps at the end.
 
 Without xdist (a plain `pytest` run) none of this applies: everything runs serially in file order.
 """
@@ -87,8 +88,6 @@ def unit_of(nodeid: str) -> str:
     test = unit_free(nodeid)
     if test != nodeid:
         return nodeid[len(test) + 1 :]
-    if nodeid.startswith(UNIT_TESTS):
-        return nodeid
     return nodeid.split("::", 1)[0]
 
 

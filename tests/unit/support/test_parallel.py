@@ -83,7 +83,7 @@ def test_an_alone_mark_without_a_reason_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("nodeid", "unit"),
     [
-        ("tests/unit/core/test_x.py::test_a[1]", "tests/unit/core/test_x.py::test_a[1]"),
+        ("tests/unit/core/test_x.py::test_a[1]", "tests/unit/core/test_x.py"),
         ("tests/e2e/test_plan.py::test_a[1]", "tests/e2e/test_plan.py"),
         ("tests/e2e/test_plan.py::Test::test_a", "tests/e2e/test_plan.py"),
         ("tests/e2e/ecosystem/test_kueue.py::test_a@kueue", "kueue"),
