@@ -16,14 +16,13 @@ from leaderworkerset.runtime.client import ClientOptions
 from leaderworkerset.webhooks.inplacerestart import RestartAllContainersProbe
 from leaderworkerset.webhooks.pod import volcano_pod_group_injector, workload_pod_group_injector
 from leaderworkerset.webhooks.setup import webhook_options, webhook_run_config
+from tests.support import upstream
 
-UPSTREAM_CONFIG = (
-    Path(__file__).resolve().parents[4]
-    / "shared"
-    / "upstream"
-    / "config"
-    / ("controller_manager_config.yaml")
-)
+
+def upstream_config() -> Path:
+    """Upstream's shipped Configuration file (tests/support/upstream.py finds the data)."""
+    return upstream.require("config", "controller_manager_config.yaml")
+
 
 NO_FLAGS: dict[str, Any] = dict.fromkeys(
     (
@@ -47,7 +46,7 @@ def _settings(cfg: api_config.Configuration, **kwargs: Any) -> manager_process.S
 
 
 def test_upstream_configuration_file_gives_upstream_defaults() -> None:
-    cfg, warnings = api_config.load_configuration_with_warnings(UPSTREAM_CONFIG)
+    cfg, warnings = api_config.load_configuration_with_warnings(upstream_config())
     options = manager_process.manager_options(_settings(cfg))
 
     assert warnings, "v1alpha1 is accepted with a deprecation warning"
@@ -82,13 +81,13 @@ def test_upstream_configuration_file_gives_upstream_defaults() -> None:
     ],
 )
 def test_explicit_flags_win_over_the_file(flags: dict[str, Any], check: Any) -> None:
-    cfg = manager._merge(api_config.load_configuration(UPSTREAM_CONFIG), **{**NO_FLAGS, **flags})
+    cfg = manager._merge(api_config.load_configuration(upstream_config()), **{**NO_FLAGS, **flags})
 
     assert check(manager_process.manager_options(_settings(cfg)), cfg)
 
 
 def test_webhooks_only_replica_does_not_take_part_in_leader_election() -> None:
-    cfg = api_config.load_configuration(UPSTREAM_CONFIG)
+    cfg = api_config.load_configuration(upstream_config())
 
     assert manager_process.manager_options(_settings(cfg, run_controllers=False)).leader_elect is False
 
