@@ -1,13 +1,13 @@
-from collections.abc import Collection
-
-from leaderworkerset.core.objects import MutableObj
-
 """Exclusive placement affinity terms.
 
 A pod that must own its topology domain gets two required terms with the same topologyKey: a
 podAffinity term that pulls it to pods carrying the same key, and a podAntiAffinity term that keeps
 pods of any other key out. Terms the user wrote stay first; ours are appended.
 """
+
+from collections.abc import Collection
+
+from leaderworkerset.core.objects import MutableObj
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
