@@ -26,6 +26,7 @@ from lightkube.resources.core_v1 import Namespace
 
 from leaderworkerset.controllers import informers
 from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.runtime.logging import configure_logging
 from tests.support import clusters
 from tests.support.parallel import (  # noqa: F401 (hooks: how xdist shares out the tests)
     pytest_collection_modifyitems,
@@ -35,6 +36,12 @@ from tests.support.parallel import (  # noqa: F401 (hooks: how xdist shares out 
 # Every manager the suite starts, in process or as a child, checks that no reader changes a cached
 # dict the informers share between reads (controllers/informers.py).
 os.environ.setdefault("LWS_CHECK_SHARED_VIEWS", "1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # In-process controllers log as `lws manager` does on a console: structlog's unconfigured default
+    # renders each error's traceback with rich, blocking the test's event loop for tens of ms.
+    configure_logging(json=False)
 
 
 @pytest.fixture(autouse=True)

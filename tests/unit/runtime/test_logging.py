@@ -16,8 +16,9 @@ from leaderworkerset.runtime.objects import ObjectKey
 
 @pytest.fixture(autouse=True)
 def reset_structlog() -> Iterator[None]:
+    saved = structlog.get_config()
     yield
-    structlog.reset_defaults()
+    structlog.configure(**saved)
 
 
 async def test_reconcile_lines_carry_the_object_key(capsys: pytest.CaptureFixture[str]) -> None:
@@ -58,3 +59,18 @@ def test_in_cluster_detection(monkeypatch: pytest.MonkeyPatch, env: str | None, 
     else:
         monkeypatch.setenv("KUBERNETES_SERVICE_HOST", env)
     assert in_cluster() == want
+
+
+def test_console_tracebacks_are_plain_and_show_no_locals(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(json=False)
+    token = "s3cr3t-bearer-token"  # a local of the failing frame
+
+    try:
+        raise ValueError(f"bad value of length {len(token)}")
+    except ValueError:
+        structlog.get_logger("test").exception("Reconciler error")
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err
+    assert "ValueError: bad value of length 19" in err
+    assert token not in err
+    assert "╭" not in err  # no rich panel
