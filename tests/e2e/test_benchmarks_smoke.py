@@ -17,7 +17,12 @@ from benchmarks import plots
 from benchmarks.sidebyside import __main__ as harness
 from benchmarks.sidebyside.scenarios import FLOORS, MEMORY, SCENARIOS
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.full,
+    # every scenario twice (ours and upstream's controller), each on a fresh manager: ~3.5 min warm
+    pytest.mark.timeout(900),
+]
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -68,6 +68,9 @@ SHORT_JOURNEY = (
     "test_a_worker_process_that_exits_recreates_its_group_once",
 )
 ALL = os.environ.get("LWS_REAL_NODES") == "all"
+# Real kubelets start real containers: the package's cluster (images imported on each node) is set up
+# within its first test, and a group's recovery on real nodes takes a minute or more.
+REAL_NODE_TIMEOUT = 900
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -76,5 +79,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         "LWS_REAL_NODES=all uv run pytest tests/e2e/realnodes runs it all (docs/real-nodes.md)"
     )
     for item in items:
-        if item.nodeid.startswith("tests/e2e/realnodes/") and not ALL and item.name not in SHORT_JOURNEY:
+        if not item.nodeid.startswith("tests/e2e/realnodes/"):
+            continue
+        item.add_marker(pytest.mark.timeout(REAL_NODE_TIMEOUT))
+        if not ALL and item.name not in SHORT_JOURNEY:
             item.add_marker(skip)

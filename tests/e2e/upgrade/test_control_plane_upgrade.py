@@ -39,7 +39,12 @@ from tests.support.lwsapi import create, update_worker_image
 from tests.support.manager import ManagerProcess
 from tests.support.wait import LONG_TIMEOUT, eventually
 
-pytestmark = [pytest.mark.cluster, pytest.mark.full]
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.full,
+    # a cluster started and upgraded through every supported version, whose control planes it may build
+    pytest.mark.timeout(3600),
+]
 
 NS = "upgrade"
 WINDOW = versions.SUPPORTED_KUBERNETES_VERSIONS
