@@ -17,7 +17,7 @@ from tests.support.wait import eventually
 
 # The in-process controllers (tests/integration/controllers/conftest.py's `lws_controllers` registers them).
 RUNNING: list[RegisteredControllers] = []
-# (verb, resource, namespace, name) of every apply and create those controllers sent (conftest).
+# (verb, resource, namespace, name) of every apply, create and patch those controllers sent (conftest).
 WRITES: list[tuple[str, str, str, str]] = []
 
 
@@ -29,6 +29,11 @@ def applies(resource: str, ns: str, name: str) -> int:
 def creates(resource: str, ns: str, name: str) -> int:
     """How many creates of this object (answered or refused) the in-process controllers have sent."""
     return WRITES.count(("create", resource, ns, name))
+
+
+def patches(resource: str, ns: str, name: str) -> int:
+    """How many patches of this object (not of a subresource) the in-process controllers have sent."""
+    return WRITES.count(("patch", resource, ns, name))
 
 
 def _controllers() -> RegisteredControllers:

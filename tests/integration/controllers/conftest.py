@@ -52,8 +52,8 @@ async def lws_controllers(
 
 
 def _record_writes(client: KubeClient) -> None:
-    """Note each apply and create the controllers send in `processed.WRITES` (then send it)."""
-    send_apply, send_create = client.apply, client.create
+    """Note each apply, create and patch the controllers send in `processed.WRITES` (then send it)."""
+    send_apply, send_create, send_patch = client.apply, client.create, client.patch
 
     def note(verb: str, ref: Any, obj: Any) -> None:
         meta = obj.get("metadata") or {}
@@ -67,8 +67,15 @@ def _record_writes(client: KubeClient) -> None:
         note("create", ref, obj)
         return await send_create(ref, obj, *args, **options)
 
+    async def patch(ref: Any, namespace: Any, name: str, body: Any, *args: Any, **options: Any) -> Any:
+        # A subresource's patch (status, resize) is noted under its own verb.
+        verb = "/".join(("patch", *([options["subresource"]] if options.get("subresource") else [])))
+        processed.WRITES.append((verb, ref.plural, namespace or "", name))
+        return await send_patch(ref, namespace, name, body, *args, **options)
+
     client.apply = apply  # type: ignore[method-assign]
     client.create = create  # type: ignore[method-assign]
+    client.patch = patch  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
-from tests.support import expect, kubelet
+from tests.support import expect, kubelet, processed
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.lwsapi import update_worker_image
 from tests.support.wait import consistently, eventually
@@ -150,3 +150,44 @@ async def test_each_partition_is_released_once_its_statefulset_counts_the_pods_u
     pods = {name: await api.get(PODS, ns, name) for name in (LEADER, WORKER)}
     assert not any(p["metadata"].get("deletionTimestamp") for p in pods.values()), "a pod was deleted"
     assert pods[WORKER]["spec"]["containers"][0]["image"] == NEW_IMAGE
+
+
+async def test_a_worker_holding_its_new_tolerations_is_not_patched_again_each_round(
+    api: KubeClient, ns: str
+) -> None:
+    """The API server appends its own tolerations to every pod (DefaultTolerationSeconds), so a pod
+    never holds exactly the template's list: the update must compare tolerations one by one."""
+    lws = LeaderWorkerSetBuilder(ns).replicas(1).size(2)
+    lws.annotation(ext.ANNOTATION_UPDATE_STRATEGY, ext.UPDATE_STRATEGY_IN_PLACE)
+    await api.create(LEADERWORKERSETS, lws.obj())
+    await _group_up(api, ns)
+
+    spot = {"key": "example.com/spot", "operator": "Exists"}
+    path = "/spec/leaderWorkerTemplate/workerTemplate/spec/tolerations"
+    await api.json_patch(LEADERWORKERSETS, ns, NAME, [{"op": "add", "path": path, "value": [spot]}])
+
+    async def worker_template_held() -> bool:
+        sts = await api.get(STATEFULSETS, ns, WORKER_STS)
+        assert sts["spec"]["template"]["spec"].get("tolerations") == [spot]
+        assert _partition(sts) == 1, sts["spec"].get("updateStrategy")
+        return True
+
+    await eventually(worker_template_held)
+    # The worker is patched onto the published revision; its StatefulSet's status does not count it
+    # yet, so the group stays started and every round looks at the worker again.
+    await _report(api, ns, WORKER_STS, update_revision=f"{WORKER_STS}-new", updated=0)
+    await eventually(lambda: _labelled(api, ns, WORKER, f"{WORKER_STS}-new"))
+    held = (await api.get(PODS, ns, WORKER))["spec"]["tolerations"]
+    assert spot in held
+    assert len(held) > 1, held  # with the API server's own
+    sent = processed.patches(PODS.plural, ns, WORKER)
+    assert sent >= 1
+
+    rounds = 3
+    for nudge in range(rounds):
+        annotations = {"example.com/nudge": str(nudge)}
+        await api.merge_patch(LEADERWORKERSETS, ns, NAME, {"metadata": {"annotations": annotations}})
+        await processed.expect_lws_processed(api, ns, NAME)
+
+    assert processed.patches(PODS.plural, ns, WORKER) == sent
+    assert (await api.get(PODS, ns, WORKER))["spec"]["tolerations"] == held

@@ -120,6 +120,26 @@ def _metadata_patch(current: Mapping[str, str], delta: Mapping[str, str | None])
     return {key: value for key, value in delta.items() if current.get(key) != value}
 
 
+def _toleration(toleration: Obj) -> dict[str, Any]:
+    """A toleration as the API server stores it: empty fields are dropped (an empty `effect` or
+    `value` is the same toleration as none)."""
+    return {key: value for key, value in toleration.items() if value not in (None, "")}
+
+
+def _tolerations_patch(current: Sequence[Obj], wanted: Sequence[Obj] | None) -> list[Obj] | None:
+    """The pod's tolerations with those of `wanted` it lacks (None: it has them all, in any order).
+
+    A pod's tolerations may only grow, and the API server appends its own on every create and
+    update (DefaultTolerationSeconds: `not-ready` and `unreachable`, NoExecute, 300 s): the pod never
+    holds exactly the template's list, so comparing lists would send the same patch every round.
+    The strategic-merge patch replaces the whole list, so it keeps every toleration the pod has."""
+    if wanted is None:
+        return None
+    have = [_toleration(toleration) for toleration in current]
+    missing = [dict(toleration) for toleration in wanted if _toleration(toleration) not in have]
+    return [*(dict(toleration) for toleration in current), *missing] if missing else None
+
+
 def pod_patch(
     pod: Obj, delta: TemplateDelta, revision_labels: Mapping[str, str], *, knock_on: int = 0
 ) -> dict[str, Any] | None:
@@ -141,8 +161,9 @@ def pod_patch(
         spec_patch["containers"] = containers
     if init_containers:
         spec_patch["initContainers"] = init_containers
-    if delta.tolerations is not None and spec.get("tolerations") != delta.tolerations:
-        spec_patch["tolerations"] = list(delta.tolerations)
+    tolerations = _tolerations_patch(spec.get("tolerations") or [], delta.tolerations)
+    if tolerations is not None:
+        spec_patch["tolerations"] = tolerations
     if containers or init_containers or knock_on:
         # Until the group settles its restarts are the update's (`settle_patch` ends that).
         annotations[ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = IN_PLACE_RESTARTS_PENDING

@@ -105,6 +105,38 @@ def test_a_pod_already_patched_needs_nothing() -> None:
     assert patches.pod_patch(patched, delta, REVISION) is None
 
 
+# What the API server appends to every pod it creates or updates (DefaultTolerationSeconds).
+SERVER_DEFAULTS = [
+    {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+    for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+]
+
+
+def test_a_pod_holding_the_new_tolerations_among_the_api_servers_needs_no_patch() -> None:
+    delta = patches.template_delta(OLD, NEW)
+    patched = pod("vllm:2")
+    patched["metadata"]["labels"] = {"team": "b", **REVISION}
+    # the server's own first, and the template's stored without its empty `effect`
+    patched["spec"]["tolerations"] = [*SERVER_DEFAULTS, {"key": "gpu", "operator": "Exists"}]
+    with_empty_effect = {
+        **NEW,
+        "spec": {**NEW["spec"], "tolerations": [{"key": "gpu", "operator": "Exists", "effect": ""}]},
+    }
+    assert patches.pod_patch(patched, delta, REVISION) is None
+    assert patches.pod_patch(patched, patches.template_delta(OLD, with_empty_effect), REVISION) is None
+
+
+def test_the_tolerations_patch_keeps_every_toleration_the_pod_has() -> None:
+    delta = patches.template_delta(OLD, NEW)
+    running = pod("vllm:2")
+    running["metadata"]["labels"] = {"team": "b", **REVISION}
+    running["spec"]["tolerations"] = list(SERVER_DEFAULTS)
+    assert patches.pod_patch(running, delta, REVISION) == {
+        "metadata": {},
+        "spec": {"tolerations": [*SERVER_DEFAULTS, {"key": "gpu", "operator": "Exists"}]},
+    }
+
+
 def test_the_worker_template_gets_the_same_delta_as_a_patch_naming_only_the_changes() -> None:
     revision = {c.LABEL_TEMPLATE_REVISION_HASH: "new"}
     assert patches.template_patch(OLD, patches.template_delta(OLD, NEW), revision) == {
