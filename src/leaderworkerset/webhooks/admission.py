@@ -115,7 +115,12 @@ def mutate_pod(request: MutableObj, options: WebhookOptions) -> Outcome:
     set_name = _set_name(obj)
     if set_name and mutated is not obj:
         inplacerestart.equip(
-            mutated, _namespace(request, obj), set_name, options.set_annotations, options.restart_agent_image
+            mutated,
+            _namespace(request, obj),
+            set_name,
+            options.set_annotations,
+            options.restart_agent_image,
+            options.restart_all_containers,
         )
     return Outcome(mutated=mutated)
 

@@ -9,7 +9,8 @@
 * `validate_support`: the LWS webhook refuses `restart-strategy: InPlace` on such a cluster, naming
   the field and the rule (the value itself is checked by the set-annotation table).
 * `equip`: the pod webhook gives a new pod of an InPlace set the restart rules and the agent sidecar
-  (pods only, never the templates: nothing rolls, and upstream's view of the set stays whole).
+  where the probe found the cluster keeps them (pods only, never the templates: nothing rolls, and
+  upstream's view of the set stays whole).
 """
 
 from __future__ import annotations
@@ -132,12 +133,22 @@ def validate_support(
 
 
 def equip(
-    pod: MutableObj, namespace: str, set_name: str, annotations: SetAnnotations | None, image: str | None
+    pod: MutableObj,
+    namespace: str,
+    set_name: str,
+    annotations: SetAnnotations | None,
+    image: str | None,
+    probe: SupportProbe | None,
 ) -> None:
-    """Equip `pod` (mutated in place) when its set asks for in-place restarts and an agent image is
-    configured; otherwise the pod is admitted as without the feature (the controller then recreates
-    the group, and says why)."""
-    if annotations is None or image is None:
+    """Equip `pod` (mutated in place) when its set asks for in-place restarts, an agent image is
+    configured and the cluster keeps the restart rule; otherwise the pod is admitted as without the
+    feature (the controller then recreates the group, says why, and the set's
+    InPlaceRestartUnavailable condition names what the cluster lacks).
+
+    A set admitted before the cluster lost the rule (a gate turned off, an API server downgraded)
+    still asks for it: a pod carrying the rule would then be refused by the API server (its
+    StatefulSet could create no pod) or stored without it, so the pod gets none of it."""
+    if annotations is None or image is None or (probe is not None and probe() is not None):
         return
     if annotations(namespace, set_name).get(ext.ANNOTATION_RESTART_STRATEGY) == inplacerestart.IN_PLACE:
         inplacerestart.equip_pod(pod, image)

@@ -5,16 +5,24 @@ webhook is one the API server stores as is."""
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import AsyncIterator, Iterator
 
+import jsonpatch
 import pytest
 
+from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
+from leaderworkerset.controllers.leaderworkerset.inplacerestart import InPlaceRestartSupport
 from leaderworkerset.core.lifecycle import inplacerestart
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
 from leaderworkerset.runtime.resources import PODS, STATEFULSETS
+from leaderworkerset.webhooks.admission import WebhookOptions, review
 from leaderworkerset.webhooks.inplacerestart import PROBE_NAMESPACE, RestartAllContainersProbe
 from tests.support import clusters
+from tests.support.builders import lws, worker
 from tests.support.builders.probe import probe_pod_spec
 
 pytestmark = [pytest.mark.cluster]
@@ -92,3 +100,40 @@ async def test_a_cluster_with_a_gate_off_is_unsupported_with_the_servers_words(
         assert reason is not None
         assert reason.startswith("the API server refuses it: 422")
         assert "RestartAllContainers" in reason
+
+
+async def test_where_a_gate_is_off_the_pod_webhook_equips_no_pod_and_the_set_is_told_why(
+    gate_off: tuple[str, KubeClient],
+) -> None:
+    """A set admitted with `restart-strategy: InPlace` before the cluster lost the rule: its new pods
+    are admitted without the rule (which that API server refuses or strips), as stored pods, and the
+    controllers, reading the same probe, put the InPlaceRestartUnavailable condition on the set."""
+    _, client = gate_off
+    probe = RestartAllContainersProbe()
+    assert await probe.refresh(client) is not None
+    original = worker("test-sample-1-1").obj()
+    original["metadata"]["namespace"] = PROBE_NAMESPACE
+    options = WebhookOptions(
+        token_source=lambda: "t",
+        set_annotations=lambda namespace, name: {ext.ANNOTATION_RESTART_STRATEGY: inplacerestart.IN_PLACE},
+        restart_agent_image="lws.local/lws-python:v0",
+        restart_all_containers=probe,
+    )
+    response = review(
+        c.WEBHOOK_PATH_MUTATE_POD,
+        {"request": {"uid": "1", "operation": "CREATE", "object": original}},
+        options,
+    )["response"]
+    admitted = jsonpatch.apply_patch(original, json.loads(base64.b64decode(response["patch"])))
+    assert not inplacerestart.equipped(admitted)
+    stored = await client.request(
+        "POST", PODS.collection_path(PROBE_NAMESPACE), body=admitted, params={"dryRun": "All"}
+    )
+    assert stored["metadata"]["name"] == "test-sample-1-1"
+
+    support = InPlaceRestartSupport(unsupported=probe.answer, agent_image="lws.local/lws-python:v0")
+    in_place = lws().restart_policy(c.RESTART_POLICY_RECREATE_GROUP_ON_POD_RESTART)
+    in_place.annotation(ext.ANNOTATION_RESTART_STRATEGY, inplacerestart.IN_PLACE)
+    unavailable = inplacerestart.unavailable(in_place.obj(), support.prerequisites())
+    assert unavailable is not None
+    assert unavailable[0] == ext.REASON_RESTART_ALL_CONTAINERS_UNSUPPORTED

@@ -120,3 +120,28 @@ def test_kept_rule_reads_the_dry_run_answer() -> None:
     dropped = {"spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}
     assert kept_rule(kept) is True
     assert kept_rule(dropped) is False
+
+
+@pytest.mark.parametrize(
+    ("support", "equipped"),
+    [
+        pytest.param(None, True, id="the cluster keeps the rule"),
+        pytest.param(UNSUPPORTED, False, id="the cluster drops or refuses it"),
+        pytest.param("the API server has not been asked yet", False, id="not known yet"),
+    ],
+)
+def test_the_pod_webhook_equips_pods_only_where_the_cluster_keeps_the_restart_rule(
+    support: str | None, equipped: bool
+) -> None:
+    """A set admitted before the cluster lost the rule still asks for it; its new pods get none of
+    it (the API server would refuse or strip it), and the set's condition says why."""
+    original = worker("test-sample-1-1").obj()
+    options = WebhookOptions(
+        token_source=lambda: "t",
+        set_annotations=lambda namespace, name: {ext.ANNOTATION_RESTART_STRATEGY: inplacerestart.IN_PLACE},
+        restart_agent_image="lws:v1",
+        restart_all_containers=lambda: support,
+    )
+    result = patched(original, review(c.WEBHOOK_PATH_MUTATE_POD, request(original), options)["response"])
+    assert inplacerestart.equipped(result) is equipped
+    assert all("restartPolicyRules" not in ctr for ctr in result["spec"]["containers"]) is not equipped
