@@ -230,6 +230,19 @@ async def crash_container(
     await api.patch_status(PODS, namespace, name, {"status": status})
 
 
+async def crash_loop(api: KubeClient, namespace: str, name: str, *, exit_code: int, restarts: int) -> None:
+    """Kubelet: the pod's first container exited with `exit_code` `restarts` times and waits out its
+    back-off (CrashLoopBackOff); every container reported by its name and spec image."""
+    pod = await api.get(PODS, namespace, name)
+    first = {
+        "ready": False, "restartCount": restarts,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}},
+        "lastState": {"terminated": {"exitCode": exit_code, "reason": "Error"}},
+    }  # fmt: skip
+    status = {"phase": "Running", "containerStatuses": _container_statuses(pod, first)}
+    await api.patch_status(PODS, namespace, name, {"status": status})
+
+
 async def set_pod_started_and_ready(api: KubeClient, namespace: str, name: str) -> None:
     """Kubelet: bound, every container running (its spec image) and ready, the pod Ready — each
     with its timestamp (time to ready). Restart counts stay as they were: a kubelet never lowers one."""

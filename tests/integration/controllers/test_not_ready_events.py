@@ -37,21 +37,6 @@ async def _start_group(api: KubeClient, ns: str, name: str) -> tuple[Obj, Obj]:
     return leader, worker
 
 
-async def _crash_loop(api: KubeClient, ns: str, pod: str) -> None:
-    """Kubelet: the container exited 3 twice and waits out its back-off."""
-    status = {
-        "phase": "Running",
-        "containerStatuses": [
-            {
-                "name": "worker", "image": "x", "imageID": "", "ready": False, "restartCount": 2,
-                "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}},
-                "lastState": {"terminated": {"exitCode": 3, "reason": "Error"}},
-            }
-        ],
-    }  # fmt: skip
-    await api.patch_status(PODS, ns, pod, {"status": status})
-
-
 def _notes(events: list[Obj], name: str) -> list[str]:
     return [str(e.get("note")) for e in events if (e.get("regarding") or {}).get("name") == name]
 
@@ -65,9 +50,15 @@ async def test_a_group_that_runs_into_a_problem_is_said_once_and_so_is_its_recov
     leader, worker = await _start_group(api, ns, LOUD)
 
     # The set without the annotation crash-loops first: the loud one's event is the barrier.
-    await _crash_loop(api, ns, quiet_worker["metadata"]["name"])
-    await _crash_loop(api, ns, worker["metadata"]["name"])
-    said = f"group 0 not ready: worker {LOUD}-0-1 container worker CrashLoopBackOff (exit code 3, 2 restarts)"
+    await kubelet.crash_loop(api, ns, quiet_worker["metadata"]["name"], exit_code=3, restarts=2)
+    await kubelet.crash_loop(api, ns, worker["metadata"]["name"], exit_code=3, restarts=2)
+    # The kubelet reports the pod's own containers, by name and image, as the event names them.
+    reported = (await api.get(PODS, ns, worker["metadata"]["name"]))["status"]["containerStatuses"]
+    containers = worker["spec"]["containers"]
+    assert [(s["name"], s["image"]) for s in reported] == [(x["name"], x["image"]) for x in containers]
+    container = containers[0]["name"]
+    crash = "CrashLoopBackOff (exit code 3, 2 restarts)"
+    said = f"group 0 not ready: worker {LOUD}-0-1 container {container} {crash}"
     await expect.expect_event(api, ns, ext.EVENT_GROUP_NOT_READY, said, "Warning")
 
     # Ready again: containers and the worker StatefulSet (the StatefulSet controller's part).
