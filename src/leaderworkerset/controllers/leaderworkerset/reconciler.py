@@ -116,8 +116,8 @@ class LeaderWorkerSetReconciler:
             return None  # going away: its deletion brings the next event
         await self._scheduling_prerequisites(round_)
         in_place = await self.in_place.prepare(round_)
-        round_.hold_partition = in_place is not None and in_place.plan.hold
-        round_.keep_partition = in_place is not None and in_place.plan.keep
+        round_.in_place_hold = in_place is not None and in_place.plan.hold
+        round_.in_place_keep = in_place is not None and in_place.plan.keep
         await self.rollout.step(round_)
         if in_place is not None:
             # The leader StatefulSet has the new template (our write, if the watch lags).

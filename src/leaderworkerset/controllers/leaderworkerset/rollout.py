@@ -17,7 +17,7 @@ from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.leaderworkerset.surgefallback import SurgeFallback
 from leaderworkerset.controllers.memos import AppliedIntents, WriteMemo
 from leaderworkerset.core.desired.statefulsets import leader_statefulset
-from leaderworkerset.core.objects import MutableObj, lws_replicas, name_of, statefulset_partition
+from leaderworkerset.core.objects import MutableObj, name_of
 from leaderworkerset.core.rollout import round as rolloutround
 from leaderworkerset.core.rollout.control import rollout_control
 from leaderworkerset.core.rollout.partition import LeaderStatefulSetView, RolloutDecision, after_apply_events
@@ -49,17 +49,6 @@ class Rollout(Shell):
         inputs = replace(inputs, lws=round_.lws, without_surge=surge.fallback)
         outcome = rolloutround.decide_rollout_round(inputs, self.clock.wall())
         decision = outcome.decision
-        if round_.hold_partition:
-            # Groups are updated in place: the StatefulSet controller replaces none, and no surge
-            # group is needed; the decision's events (a partition move) did not happen.
-            replicas = lws_replicas(round_.lws)
-            decision = RolloutDecision(partition=replicas, replicas=replicas)
-        elif round_.keep_partition and round_.leader_sts is not None:
-            # Lowered before the StatefulSet controller sees our revision labels on the leaders
-            # updated in place, the partition could make it replace one: not this round.
-            current = statefulset_partition(round_.leader_sts)
-            if decision.partition < current:
-                decision = RolloutDecision(partition=current, replicas=decision.replicas)
         round_.decision, round_.stall = decision, outcome.stall
         round_.requeue_after = _earliest(outcome.requeue_after, surge.requeue_after, round_.requeue_after)
         await self._apply(round_, decision)
@@ -93,6 +82,8 @@ class Rollout(Shell):
             leader_pods=leader_pods,
             statefulsets=statefulsets,
             pods=pods,
+            in_place_hold=round_.in_place_hold,
+            in_place_keep=round_.in_place_keep,
         )
 
     async def _apply(self, round_: Round, decision: RolloutDecision) -> None:

@@ -32,11 +32,11 @@ class Round:
     under_way: bool = False
     requeue_after: float | None = None
     decision: RolloutDecision | None = None
-    # Diff-aware in-place updates (opt-in, core/rollout/inplaceupdate/): the leader StatefulSet's
-    # partition stays at its replicas while groups wait for theirs.
-    hold_partition: bool = False
-    # ... and is not lowered while its controller has not counted every leader updated in place.
-    keep_partition: bool = False
+    # Diff-aware in-place updates (opt-in, core/rollout/inplaceupdate/), the rollout decision's
+    # inputs: the leader StatefulSet's partition stays at its replicas while groups wait for theirs,
+    # and is not lowered while its controller has not counted every leader updated in place.
+    in_place_hold: bool = False
+    in_place_keep: bool = False
     # Capacity-aware surge (opt-in, core/rollout/surgefallback/decision.py): this round's mode.
     surge: SurgeMode = SURGE
     # The status write: whether a step changed the status, and the events of those transitions,

@@ -10,13 +10,21 @@ the largest cost of a steady set.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups.naming import leader_pod_name
 from leaderworkerset.core.groups.state import group_states, is_leader_pod
-from leaderworkerset.core.objects import Obj, labels_of, lws_size, name_of, revision_key_of
+from leaderworkerset.core.objects import (
+    Obj,
+    labels_of,
+    lws_replicas,
+    lws_size,
+    name_of,
+    revision_key_of,
+    statefulset_partition,
+)
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group
 from leaderworkerset.core.rollout.control import (
     RolloutControl,
@@ -68,6 +76,11 @@ class RolloutInputs:
     pods: Sequence[Obj] = ()  # every pod of the set, read only when `reads_pods`
     # Capacity-aware surge (core/rollout/surgefallback/) gave the surge back: replace without surge.
     without_surge: bool = False
+    # In-place updates (core/rollout/inplaceupdate/, the round's `InPlacePlan`): `in_place_hold`,
+    # groups wait for their update in place, so the partition stays at the replicas; `in_place_keep`,
+    # the StatefulSet controller has not counted every leader updated in place, so it is not lowered.
+    in_place_hold: bool = False
+    in_place_keep: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,7 +94,29 @@ class RolloutRound:
 
 def decide_rollout_round(inputs: RolloutInputs, now: datetime) -> RolloutRound:
     """Upstream's rolling-update step, held where the StatefulSet already is while the rollout is
-    paused or past its progress deadline (pause and deadline are opt-in annotations)."""
+    paused or past its progress deadline (pause and deadline are opt-in annotations), and where
+    an in-place update needs the partition (`in_place_partition`)."""
+    outcome = _controlled_round(inputs, now)
+    return replace(outcome, decision=in_place_partition(outcome.decision, inputs))
+
+
+def in_place_partition(decision: RolloutDecision, inputs: RolloutInputs) -> RolloutDecision:
+    """The decision as an in-place update of the set's groups needs it: while groups wait for theirs,
+    the StatefulSet controller replaces none and no surge group is needed (the step's events, a
+    partition move, do not happen); until it has counted the leaders updated in place, a lowered
+    partition could make it replace one, so the partition stays where it is this round."""
+    if inputs.in_place_hold:
+        replicas = lws_replicas(inputs.lws)
+        return RolloutDecision(partition=replicas, replicas=replicas)
+    if inputs.in_place_keep and inputs.leader_sts is not None:
+        current = statefulset_partition(inputs.leader_sts)
+        if decision.partition < current:
+            return RolloutDecision(partition=current, replicas=decision.replicas)
+    return decision
+
+
+def _controlled_round(inputs: RolloutInputs, now: datetime) -> RolloutRound:
+    """Upstream's step under rollout control (pause, progress deadline)."""
     lws, control = inputs.lws, inputs.control
     decision = _step(inputs)
     if inputs.leader_sts is None or (not control.paused and control.deadline_seconds is None):

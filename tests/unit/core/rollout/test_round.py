@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -94,6 +95,32 @@ def test_past_the_deadline_the_rollout_is_held_and_the_stall_names_the_first_wai
     assert got.decision.partition == 3
     assert got.stall is not None
     assert (got.stall.ordinal, got.stall.waiting, got.stall.seconds) == (3, 1, 60)
+
+
+@pytest.mark.parametrize(
+    ("hold", "keep", "want"),
+    [
+        pytest.param(False, False, (2, 4), id="no in-place update: upstream's step"),
+        pytest.param(True, False, (4, 4), id="groups wait in place: held at the replicas"),
+        pytest.param(False, True, (3, 4), id="leaders not counted yet: not lowered"),
+        pytest.param(True, True, (4, 4), id="held wins"),
+    ],
+)
+def test_an_in_place_update_holds_or_keeps_the_partition_as_its_plan_says(
+    hold: bool, keep: bool, want: tuple[int, int]
+) -> None:
+    inputs = replace(_inputs(_lws()), in_place_hold=hold, in_place_keep=keep)
+    got = rolloutround.decide_rollout_round(inputs, NOW)
+    assert (got.decision.partition, got.decision.replicas) == want
+    if hold:
+        assert got.decision.events == ()  # the step's partition move does not happen
+
+
+def test_keeping_the_partition_never_raises_it() -> None:
+    step = rolloutround.decide_rollout_round(_inputs(_lws()), NOW).decision
+    raised = replace(step, partition=4)
+    inputs = replace(_inputs(_lws()), in_place_keep=True)
+    assert rolloutround.in_place_partition(raised, inputs) == raised
 
 
 def test_the_rollout_is_under_way_while_a_revision_of_another_template_remains() -> None:
