@@ -1,9 +1,11 @@
 """Diff-aware in-place updates (opt-in `update-strategy: InPlaceIfPossible`): the I/O around
 `core.rollout.inplaceupdate`.
 
-`prepare` runs before the rolling-update step and decides whether the leader StatefulSet's
-partition is held; `advance` runs after it (the leader StatefulSet then carries the new template)
-and patches the groups the plan moves. Everything is read from the watch-fed caches (the pod
+Gather, decide, apply: `prepare` runs before the rolling-update step, reads the round's snapshot
+once (`InPlaceInputs`), asks `decide_in_place_round` for the whole plan, whose hold and keep are the
+rolling-update decision's inputs, and settles the pods it names; `advance` runs after that step (the
+leader StatefulSet then carries the new template) and applies the writes `group_writes` decides for
+each group the plan moves. Everything is read from the watch-fed caches (the pod
 projections carry images, resources and tolerations for it), overlaid with what this process wrote
 that the watch has not delivered yet (`WriteMemo`), so a round right after a write does not act on
 the stale copy. Nothing polls: the StatefulSets' and leader pods' events wake the set as always, and
@@ -12,9 +14,8 @@ while an update waits the worker pods' events do too (`under_way`, wired in setu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
 
 import structlog
 
@@ -25,8 +26,7 @@ from leaderworkerset.controllers.leaderworkerset.revisions import Revisions
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import WriteMemo
-from leaderworkerset.core.groups.naming import leader_pod_name
-from leaderworkerset.core.groups.state import is_leader_pod, pod_ready
+from leaderworkerset.core.groups.state import is_leader_pod
 from leaderworkerset.core.lifecycle.restart import IN_PLACE_RESTARTS_PENDING
 from leaderworkerset.core.objects import (
     ControllerEvent,
@@ -34,23 +34,16 @@ from leaderworkerset.core.objects import (
     Obj,
     annotations_of,
     is_deleting,
-    labels_of,
-    lws_replicas,
     name_of,
     namespace_of,
     revision_key_of,
-    statefulset_partition,
 )
-from leaderworkerset.core.rollout.control import rollout_control
-from leaderworkerset.core.rollout.inplaceupdate import patches, planning
+from leaderworkerset.core.rollout.inplaceupdate import decision, planning
 from leaderworkerset.core.rollout.inplaceupdate.classification import (
     Classification,
     classify_template_change,
-    for_group,
     needs_new_pods_message,
-    updated_in_place_message,
 )
-from leaderworkerset.core.rollout.partition import rollout_budget
 from leaderworkerset.core.rollout.revision import find_revision, revision_spec
 from leaderworkerset.runtime.client import STRATEGIC_PATCH, serves_pod_resize
 from leaderworkerset.runtime.objects import ObjectKey
@@ -71,13 +64,10 @@ class _SetWrites:
 
 @dataclass
 class InPlaceRound:
-    """What `prepare` read for `advance`, within one reconcile."""
+    """What `prepare` gathered and decided, for `advance`, within one reconcile."""
 
-    plan: planning.InPlacePlan
-    pods: dict[str, MutableObj]
-    workers: dict[int, list[MutableObj]]
-    statefulsets: dict[str, MutableObj]
-    classifications: dict[int, Classification]
+    inputs: decision.InPlaceInputs
+    plan: decision.InPlaceRoundPlan
     writes: _SetWrites
 
 
@@ -108,21 +98,44 @@ class InPlaceUpdates(Shell):
         self._waiting.discard(key)
 
     async def prepare(self, round_: Round) -> InPlaceRound | None:
+        """Gather, decide, and apply what comes before the rolling-update step (the settled pods);
+        the plan's hold and keep are that step's inputs."""
+        inputs = await self._gather(round_)
+        if inputs is None:
+            return None
+        plan = decision.decide_in_place_round(inputs)
+        writes = self._writes.setdefault(round_.key, _SetWrites())
+        await self._apply(round_.key, writes, plan.settle)
+        self._announce_recreate(round_, plan.needs_new_pods)
+        log.debug(
+            "in-place update",
+            revision=round_.revision_key,
+            hold=plan.hold,
+            advance=list(plan.advance),
+            groups=[(g.state.index, g.state.progress.value, g.state.available) for g in plan.groups],
+        )
+        if plan.waiting:
+            self._waiting.add(round_.key)
+        else:
+            self._waiting.discard(round_.key)
+        # No timed requeue: every step waits on an object whose event wakes the set (the StatefulSet
+        # controller's revision and status, a leader pod, a worker pod while `under_way`), and the
+        # progress deadline of a halted update is rollout control's requeue.
+        return InPlaceRound(inputs, plan, writes)
+
+    async def _gather(self, round_: Round) -> decision.InPlaceInputs | None:
+        """The round's snapshot, read once; None when the set has no in-place update to make."""
         lws, key = round_.lws, round_.key
         if not planning.wants_in_place_update(lws) or round_.leader_sts is None or round_.revision is None:
             self.forget(key)
             return None
         leaders = round_.leader_pods(self.informers)
-        if (
-            all(revision_key_of(p) == round_.revision_key for p in leaders)
-            and not self._pending(round_)
-            and _counted(round_.leader_sts, leaders)
+        if decision.leaders_done(round_.leader_sts, leaders, round_.revision_key) and not self._pending(
+            round_
         ):
-            # The caches show every write of ours that moved a group (the leader's comes last), and
-            # the StatefulSet controller counts the leaders we labelled: the memories are not needed
-            # any more, and the rollout may release the partition.
+            # Every group is on the revision and settled: the memories are not needed any more.
             self.forget(key)
-            return None  # every group is on the set's revision and settled: nothing to do
+            return None
         if self.resizes_in_place is None:
             self.resizes_in_place = await serves_pod_resize(self.client)
         writes = self._writes.setdefault(key, _SetWrites())
@@ -140,55 +153,25 @@ class InPlaceUpdates(Shell):
                 self.informers.statefulsets.store.resource_version,
             )
         }
-        groups, workers, classifications = [], {}, {}
-        for index in range(lws_replicas(lws)):
-            leader = pods.get(leader_pod_name(key.name, index))
-            if leader is None:
-                continue  # being created: the StatefulSet makes it on the revision it is given
-            members = [
-                p
-                for p in pods.values()
-                if labels_of(p).get(c.LABEL_GROUP_INDEX) == str(index) and p is not leader
-            ]
-            worker_sts = statefulsets.get(name_of(leader))
-            classification = self._classification(round_, revision_key_of(leader))
+        old_specs: dict[str, Obj] = {}
+        classifications: dict[str, Classification] = {}
+        for old_key in {revision_key_of(p) for p in pods.values() if is_leader_pod(p)}:
+            old = self._revision(round_, old_key)
+            if old is not None:
+                old_specs[old_key] = revision_spec(lws, old)
+            classification = self._classification(round_, old_key)
             if classification is not None:
-                classification = for_group(classification, [leader, *members])
-            progress = planning.group_progress(
-                leader, members, worker_sts, round_.revision_key, classification
-            )
-            available = all(pod_ready(p) for p in [leader, *members])
-            if progress is planning.GroupProgress.DONE:
-                available = available and all(patches.pod_settled(p) for p in [leader, *members])
-            groups.append(planning.GroupInPlace(index, progress, available, classification))
-            if progress is planning.GroupProgress.DONE and available:
-                await self._settle([leader, *members], writes.pods)
-            workers[index] = members
-            if classification is not None:
-                classifications[index] = classification
-        self._announce_recreate(round_, groups)
-        halted = rollout_control(lws).paused or planning.halted(lws)
-        counted = _counted(round_.leader_sts, [p for p in pods.values() if is_leader_pod(p)])
-        plan = planning.plan_groups(
-            groups, max_unavailable=rollout_budget(lws).unavailable, halted=halted, leaders_counted=counted
+                classifications[old_key] = classification
+        return decision.InPlaceInputs(
+            lws=lws,
+            revision_key=round_.revision_key,
+            new_spec=revision_spec(lws, round_.revision),
+            leader_sts=round_.leader_sts,
+            pods=pods,
+            statefulsets=statefulsets,
+            old_specs=old_specs,
+            classifications=classifications,
         )
-        log.debug(
-            "in-place update",
-            revision=round_.revision_key,
-            hold=plan.hold,
-            advance=list(plan.advance),
-            groups=[(g.index, g.progress.value, g.available) for g in groups],
-        )
-        if plan.hold or any(
-            not g.available and g.progress is not planning.GroupProgress.RECREATE for g in groups
-        ):
-            self._waiting.add(key)
-        else:
-            self._waiting.discard(key)  # groups left to the rollout wake it as a rollout does
-        # No timed requeue: every step waits on an object whose event wakes the set (the StatefulSet
-        # controller's revision and status, a leader pod, a worker pod while `under_way`), and the
-        # progress deadline of a halted update is rollout control's requeue.
-        return InPlaceRound(plan, pods, workers, statefulsets, classifications, writes)
 
     def _pending(self, round_: Round) -> bool:
         """Some pod of the set still waits for its group to settle (cached annotations suffice)."""
@@ -201,23 +184,15 @@ class InPlaceUpdates(Shell):
         )
         return bool(pending)
 
-    async def _settle(self, pods: list[MutableObj], memo: WriteMemo) -> None:
-        for pod in pods:
-            patch = patches.settle_patch(pod)
-            if patch is not None:
-                written = await self.client.merge_patch(PODS, namespace_of(pod), name_of(pod), patch)
-                memo.remember(ObjectKey(namespace_of(pod), name_of(pod)), written)
-
-    def _announce_recreate(self, round_: Round, groups: list[planning.GroupInPlace]) -> None:
+    def _announce_recreate(self, round_: Round, classification: Classification | None) -> None:
         """The event that names the path when a change cannot go in place."""
-        recreated = next((g for g in groups if g.progress is planning.GroupProgress.RECREATE), None)
         memo = (str(round_.lws["metadata"].get("uid")), round_.revision_key)
-        if recreated is None or recreated.classification is None or memo in self._announced:
+        if classification is None or memo in self._announced:
             return
         if len(self._announced) >= KNOWN_CLASSIFICATIONS:
             self._announced.clear()
         self._announced.add(memo)
-        message = needs_new_pods_message(recreated.classification)
+        message = needs_new_pods_message(classification)
         event = ControllerEvent(
             c.EVENT_TYPE_NORMAL, ext.EVENT_UPDATE_NEEDS_NEW_PODS, c.EVENT_ACTION_UPDATE, message
         )
@@ -243,155 +218,43 @@ class InPlaceUpdates(Shell):
         return find_revision(round_.lws, key, self.revisions.of(round_.key))
 
     async def advance(self, round_: Round, state: InPlaceRound, leader_sts: MutableObj | None) -> None:
-        """`leader_sts`: the freshest leader StatefulSet, after the rolling-update step wrote it."""
+        """Apply the writes of each group the plan moves. `leader_sts`: the freshest leader
+        StatefulSet, after the rolling-update step wrote it."""
         for index in state.plan.advance:
-            await self._advance_group(round_, state, index, leader_sts)
+            step = decision.group_writes(state.inputs, state.plan, index, leader_sts)
+            await self._apply(round_.key, state.writes, step.writes)
+            if step.updated is not None:
+                event = ControllerEvent(
+                    c.EVENT_TYPE_NORMAL, ext.EVENT_GROUP_UPDATED_IN_PLACE, c.EVENT_ACTION_UPDATE, step.updated
+                )
+                record(self.recorder, round_.lws, event)
 
-    async def _advance_group(
-        self, round_: Round, state: InPlaceRound, index: int, leader_sts: MutableObj | None
-    ) -> None:
-        """One step of one group, from what the server holds; every write is idempotent."""
-        leader = state.pods[leader_pod_name(round_.key.name, index)]
-        classification = state.classifications.get(index)
-        old = self._revision(round_, revision_key_of(leader))
-        if classification is None or old is None or round_.revision is None:
-            return
-        old_spec, new_spec = revision_spec(round_.lws, old), revision_spec(round_.lws, round_.revision)
-        new_key = round_.revision_key
-        worker_sts = state.statefulsets.get(name_of(leader))
-        leader_delta = patches.template_delta(
-            patches.pod_template(old_spec, c.ROLE_LEADER), patches.pod_template(new_spec, c.ROLE_LEADER)
-        )
-        if worker_sts is not None:
-            delta = patches.template_delta(
-                patches.pod_template(old_spec, c.ROLE_WORKER), patches.pod_template(new_spec, c.ROLE_WORKER)
-            )
-            knock_on = int(patches.restarts_containers(leader_delta, leader))
-            workers = state.workers.get(index, [])
-            old_template = patches.pod_template(old_spec, c.ROLE_WORKER)
-            if not await self._workers_updated(
-                state.writes, worker_sts, workers, old_template, delta, new_key, knock_on
-            ):
-                return
-        if leader_sts is None or not _published(leader_sts, new_key):
-            return  # the StatefulSet controller has not seen the new template yet: its status wakes us
-        await self._patch(state.writes, leader, leader_delta, _revision_labels(new_key, leader_sts))
-        record(
-            self.recorder,
-            round_.lws,
-            ControllerEvent(
-                c.EVENT_TYPE_NORMAL,
-                ext.EVENT_GROUP_UPDATED_IN_PLACE,
-                c.EVENT_ACTION_UPDATE,
-                updated_in_place_message(index, classification),
-            ),
-        )
+    async def _apply(self, key: ObjectKey, writes: _SetWrites, plan: Iterable[decision.Write]) -> None:
+        """Send each write in order, remembering what the server answered until the watch delivers it."""
+        for write in plan:
+            target, namespace, name, patch = write.target, key.namespace, write.name, write.patch
+            if target is decision.Target.POD_RESIZE:
+                written = await self.client.patch(
+                    PODS, namespace, name, patch, patch_type=STRATEGIC_PATCH, subresource="resize"
+                )
+            elif target is decision.Target.POD:
+                written = await self.client.patch(PODS, namespace, name, patch, patch_type=STRATEGIC_PATCH)
+            elif target is decision.Target.POD_SETTLE:
+                written = await self.client.merge_patch(PODS, namespace, name, patch)
+            elif target is decision.Target.WORKER_TEMPLATE:
+                written = await self.client.patch(
+                    STATEFULSETS, namespace, name, patch, patch_type=STRATEGIC_PATCH
+                )
+            else:
+                written = await self.client.merge_patch(STATEFULSETS, namespace, name, patch)
+            memo = writes.statefulsets if target in _STATEFULSET_WRITES else writes.pods
+            memo.remember(ObjectKey(namespace, name), written)
 
-    async def _workers_updated(
-        self,
-        writes: _SetWrites,
-        worker_sts: MutableObj,
-        workers: list[MutableObj],
-        old_template: Obj,
-        delta: patches.TemplateDelta,
-        new_key: str,
-        knock_on: int,
-    ) -> bool:
-        """Moves the worker StatefulSet and its pods one step; True once they are all on `new_key`."""
-        key = ObjectKey(namespace_of(worker_sts), name_of(worker_sts))
-        if revision_key_of(worker_sts) != new_key:
-            patch = _held_worker_statefulset(worker_sts, old_template, delta, new_key)
-            written = await self.client.patch(
-                STATEFULSETS, key.namespace, key.name, patch, patch_type=STRATEGIC_PATCH
-            )
-            writes.statefulsets.remember(key, written)
-            return False  # its controller publishes the update revision next: its status wakes us
-        if not _published(worker_sts, new_key):
-            return False
-        labels = _revision_labels(new_key, worker_sts)
-        for pod in workers:
-            await self._patch(writes, pod, delta, labels, knock_on)
-        if statefulset_partition(worker_sts):
-            if not planning.statefulset_counts_labelled(worker_sts, len(workers)):
-                return False  # its controller has not seen our labels yet: its status wakes us
-            # Every pod is at the update revision, as its controller sees: releasing the partition
-            # recreates none.
-            patch = {"spec": {"updateStrategy": {"rollingUpdate": {"partition": 0}}}}
-            written = await self.client.merge_patch(STATEFULSETS, key.namespace, key.name, patch)
-            writes.statefulsets.remember(key, written)
-        return True
 
-    async def _patch(
-        self,
-        writes: _SetWrites,
-        pod: Obj,
-        delta: patches.TemplateDelta,
-        labels: Mapping[str, str],
-        knock_on: int = 0,
-    ) -> None:
-        key = ObjectKey(namespace_of(pod), name_of(pod))
-        resize = patches.resize_patch(pod, delta)
-        if resize is not None:  # before the revision labels, which mark the pod updated
-            written = await self.client.patch(
-                PODS, key.namespace, key.name, resize, patch_type=STRATEGIC_PATCH, subresource="resize"
-            )
-            writes.pods.remember(key, written)
-        patch = patches.pod_patch(pod, delta, labels, knock_on=knock_on)
-        if patch is not None:
-            written = await self.client.patch(
-                PODS, key.namespace, key.name, patch, patch_type=STRATEGIC_PATCH
-            )
-            writes.pods.remember(key, written)
+_STATEFULSET_WRITES = frozenset({decision.Target.WORKER_TEMPLATE, decision.Target.WORKER_PARTITION})
 
 
 def _freshest(cached: list[MutableObj], memo: WriteMemo, cache_version: str) -> list[MutableObj]:
     """The cached objects, each replaced by what we wrote of it while the watch has not delivered it."""
     fresh = (memo.freshest(ObjectKey(namespace_of(o), name_of(o)), o, cache_version) for o in cached)
     return [o for o in fresh if o is not None]
-
-
-def _counted(leader_sts: Obj, leaders: Iterable[Obj]) -> bool:
-    """The leader StatefulSet's controller counts every leader labelled with its update revision."""
-    return planning.statefulset_counts_labelled(
-        leader_sts, planning.labelled_at_update_revision(leader_sts, leaders)
-    )
-
-
-def _published(sts: Obj, key: str) -> bool:
-    """The StatefulSet carries `key` and its controller has computed the update revision of it."""
-    status, meta = sts.get("status") or {}, sts.get("metadata") or {}
-    template_key = labels_of(((sts.get("spec") or {}).get("template")) or {}).get(
-        c.LABEL_TEMPLATE_REVISION_HASH
-    )
-    return (
-        template_key == key
-        and int(status.get("observedGeneration") or 0) >= int(meta.get("generation") or 0)
-        and bool(status.get("updateRevision"))
-    )
-
-
-def _revision_labels(key: str, sts: Obj) -> dict[str, str]:
-    return {
-        c.LABEL_TEMPLATE_REVISION_HASH: key,
-        planning.CONTROLLER_REVISION_HASH: str((sts.get("status") or {}).get("updateRevision")),
-    }
-
-
-def _held_worker_statefulset(
-    sts: MutableObj, old_template: Obj, delta: patches.TemplateDelta, key: str
-) -> dict[str, Any]:
-    """The strategic-merge patch that puts the worker StatefulSet on the new template, its partition
-    holding every pod where it is. It names only what the delta changes, so it needs no full
-    template: the cache holds none, and nothing else writes these fields of a worker StatefulSet."""
-    revision = {c.LABEL_TEMPLATE_REVISION_HASH: key}
-    strategy = {
-        "type": "RollingUpdate",
-        "rollingUpdate": {"partition": int(sts["spec"].get("replicas") or 0)},
-    }
-    return {
-        "metadata": {"labels": revision},
-        "spec": {
-            "template": patches.template_patch(old_template, delta, revision),
-            "updateStrategy": strategy,
-        },
-    }

@@ -25,6 +25,8 @@ The modules, all pure (the controller, `controllers/leaderworkerset/inplaceupdat
 * `classification` — which template changes reach running pods without recreating them, and why;
 * `planning` — the annotation's rule, each group's progress, which groups move this round and whether
   the leader StatefulSet's partition is held;
+* `decision` — one round: the snapshot the controller gathers in, the whole plan out (hold, keep,
+  settle, advance), and each moved group's writes in order;
 * `patches` — what an update writes: the pod, resize and worker-template patches, and when a pod has
   settled on its new images.
 """
