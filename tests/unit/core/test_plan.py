@@ -1,4 +1,4 @@
-"""`lws plan`'s pure builder (core/plan.py): steps from the controllers' simulations, capacity,
+"""`lws plan`'s pure builder (core/plan/): steps from the controllers' simulations, capacity,
 accelerators, time to ready and warnings."""
 
 from __future__ import annotations
