@@ -26,8 +26,9 @@ from leaderworkerset.controllers.group.retention import Retention
 from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
-from leaderworkerset.core.groups.state import is_exhausted, is_leader_pod
-from leaderworkerset.core.lifecycle import backoff, inplacerestart, ledger, restartbudget
+from leaderworkerset.core.groups.state import is_leader_pod
+from leaderworkerset.core.lifecycle import backoff, inplacerestart, ledger, recreation, restartbudget
+from leaderworkerset.core.lifecycle.recreation import RecreationStep
 from leaderworkerset.core.lifecycle.restart import (
     RestartAction,
     RestartDecision,
@@ -134,47 +135,51 @@ class Recovery:
     async def _recreate_group(
         self, lws: MutableObj, pod: MutableObj, namespace: str, decision: RestartDecision
     ) -> float | None:
-        """Delete the leader to recreate the group — after charging the restart budget, decided on
-        fresh reads (a lagging cache must never let a group restart past its limit), and once the
-        group's back-off (if the LWS asks for one) allows. Returns the wait while backing off.
-
-        The budget decides first: a spent budget stops the group at once (waiting would only delay
-        the inevitable), and a recreation that backs off is not charged until it happens."""
+        """Delete the leader to recreate the group, as `recreation.decide_recreation` decides on
+        fresh reads of the leader and the LWS (a lagging cache must never let a group restart past
+        its limit), once the group's back-off (if the LWS asks for one) allows. Returns the wait
+        while backing off."""
         if decision.leader_uid in self._leaders:
             return None  # already deleted by us; the cache has not caught up yet
         leader = await self._client.get_or_none(PODS, namespace, decision.leader_name)
-        if leader is None or uid_of(leader) != decision.leader_uid:
-            return None  # gone (the recreation is done) or replaced by a same-name leader
-        fresh_lws = await self._client.get_or_none(LEADERWORKERSETS, namespace, name_of(lws))
-        if fresh_lws is None or is_deleting(fresh_lws):
+        fresh_lws = None
+        if recreation.same_leader(leader, decision.leader_uid):
+            fresh_lws = await self._client.get_or_none(LEADERWORKERSETS, namespace, name_of(lws))
+        step = recreation.decide_recreation(decision.leader_uid, leader, fresh_lws)
+        if leader is None or step.step is RecreationStep.NOTHING:
+            return None
+        if fresh_lws is None or step.step is RecreationStep.RELEASE:
             await self._retention.release(leader if is_leader_pod(pod) else pod)
             return None
-        if is_deleting(leader):
-            return None
-        if is_exhausted(leader):
+        if step.step is RecreationStep.TERMINATE:
             await self._retention.terminate(fresh_lws, leader)
             return None
-        limit = restartbudget.max_group_restarts(fresh_lws)
-        charge = (
-            restartbudget.decide_restart_budget(restartbudget.restart_counts(fresh_lws), leader, limit)
-            if limit is not None
-            else None
-        )
         trigger = await self._classify(pod)
-        if charge is not None and charge.step is restartbudget.RestartBudgetStep.EXHAUST:
-            entry = ledger.entry_for(
-                trigger, group=ledger.group_of(leader), action=ledger.Action.BUDGET_EXHAUSTED,
-                when=self._clock.wall(), leader_uid=uid_of(leader),
-            )  # fmt: skip
-            await self._record(fresh_lws, entry)
+        if step.step is RecreationStep.EXHAUST:
+            exhausted = ledger.Action.BUDGET_EXHAUSTED
+            await self._record(
+                fresh_lws, recreation.group_entry(trigger, leader, exhausted, self._clock.wall())
+            )
             await self._quarantine_nodes(fresh_lws)
             await self._retention.terminate(fresh_lws, leader)
             return None
+        return await self._recreate(lws, fresh_lws, leader, trigger, decision, step.charge, namespace)
+
+    async def _recreate(
+        self,
+        lws: MutableObj,
+        fresh_lws: MutableObj,
+        leader: MutableObj,
+        trigger: ledger.Trigger,
+        decision: RestartDecision,
+        charge: restartbudget.RestartBudgetDecision | None,
+        namespace: str,
+    ) -> float | None:
+        """Back off, charge the budget, record, quarantine, then delete the leader."""
         # One instant for the back-off state and the ledger entry, so the ledger's gaps between
         # recreations are the delays the back-off measured (the budget writes below take time).
         decided = self._clock.wall()
-        decided_at = decided.timestamp()
-        gate = await self._backoff_gate(fresh_lws, leader, trigger, now=decided_at)
+        gate = await self._backoff_gate(fresh_lws, leader, trigger, now=decided.timestamp())
         if gate.wait is not None:
             return gate.wait
         if charge is not None:
@@ -189,10 +194,7 @@ class Recovery:
                 name_of(lws),
                 lambda counts: restartbudget.raise_count(counts, charge.key, charge.count),
             )
-        entry = ledger.entry_for(
-            trigger, group=ledger.group_of(leader), action=ledger.Action.RECREATED, when=decided,
-            leader_uid=uid_of(leader), delay_seconds=gate.delay,
-        )  # fmt: skip
+        entry = recreation.group_entry(trigger, leader, ledger.Action.RECREATED, decided, gate.delay)
         # Written before the delete: the back-off state must name this incarnation before it goes.
         await self._record(fresh_lws, entry, backoff_state=gate.state)
         # Before the delete: the new group's pods are admitted with the quarantine already in force.

@@ -2,6 +2,7 @@
 
 * `restart` — the restart policies and worker startup (upstream's pod controller);
 * `restartbudget` — bounded group recovery, `maxGroupRestarts` (docs/lifecycle.md);
+* `recreation` — a failed group's recreation on fresh reads: release, retain, exhaust or recreate;
 * `backoff` — the opt-in restart back-off between recreations (docs/failures.md);
 * `ledger` — the per-group failure ledger: why a group was recreated (docs/failures.md);
 * `inplacerestart` — in-place group restart (docs/in-place-restart.md);
