@@ -19,6 +19,8 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lib/debian-image.sh
+. "$repo/hack/lib/debian-image.sh"
 # shellcheck source=lib/mounts.sh
 source "$repo/hack/lib/mounts.sh"
 contract="$repo/hack/image-contract.toml"
@@ -52,25 +54,7 @@ out="$(realpath -m "$out")"
 work="$out/work"
 rootfs="$work/rootfs"
 
-need=()
-command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
-command -v umoci >/dev/null || need+=(umoci)
-if [ $foreign = 1 ]; then
-  command -v update-binfmts >/dev/null || need+=(binfmt-support)
-  command -v "$qemu-static" >/dev/null || need+=(qemu-user-static)
-fi
-if [ ${#need[@]} -gt 0 ]; then
-  echo "==> apt-get install ${need[*]}"
-  apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-if [ $foreign = 1 ]; then
-  # A foreign rootfs runs its binaries (dpkg's maintainer scripts, python) through the kernel's
-  # binfmt_misc handler for qemu-user-static ("F" flag: the interpreter is opened at registration, so
-  # it works inside the chroot).
-  [ -e /proc/sys/fs/binfmt_misc/status ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-  [ -e "/proc/sys/fs/binfmt_misc/$qemu" ] || update-binfmts --enable "$qemu"
-  grep -qx enabled "/proc/sys/fs/binfmt_misc/$qemu" || { echo "binfmt_misc: $qemu is not enabled" >&2; exit 1; }
-fi
+image_prerequisites "$foreign" "$qemu"
 
 version="$(cd "$repo" && uv run --quiet python -c 'import leaderworkerset; print(leaderworkerset.__version__)')"
 revision="$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)"
@@ -85,9 +69,7 @@ echo "==> requirements from uv.lock and the project wheel"
   && uv build --quiet --wheel -o "$work/dist")
 
 echo "==> Debian bookworm minbase ($deb_arch) + python3.11"
-mmdebstrap --quiet --arch="$deb_arch" --variant=minbase --include=python3.11,ca-certificates \
-  --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-  --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$rootfs"
+debian_rootfs bookworm "$deb_arch" "$rootfs" python3.11,ca-certificates
 
 echo "==> /opt/lws inside the rootfs"
 if [ $foreign = 1 ]; then
@@ -95,39 +77,26 @@ if [ $foreign = 1 ]; then
   # host's dynamic loader, which a foreign rootfs does not have.
   uv pip install --quiet --target "$work/uv-$arch" --python-platform "$triple" --python-version 3.11 \
     --only-binary :all: --no-deps "uv==$uv_version"
-  install -m 0755 "$work/uv-$arch/bin/uv" "$rootfs/usr/local/bin/uv"
+  uv_binary="$work/uv-$arch/bin/uv"
 else
-  cp "$(command -v uv)" "$rootfs/usr/local/bin/uv"
+  uv_binary="$(command -v uv)"
 fi
 cp -r "$work/dist" "$rootfs/tmp/dist"
-cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
-# The host's trust store for the build only (it may hold an egress proxy's CA); not kept in the image.
-cp "${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}" "$rootfs/tmp/build-ca.crt"
-mount --bind /dev "$rootfs/dev"
-mount -t proc proc "$rootfs/proc"
-cleanup() { umount "$rootfs/proc" 2>/dev/null || true; umount "$rootfs/dev" 2>/dev/null || true; }
-trap cleanup EXIT
 # uv compiles the plain bytecode; the image runs with the contract's PYTHONOPTIMIZE, so the virtualenv
 # and Debian's standard library (which Debian compiles at the plain level only) get that level's too.
 optimize="$(cd "$repo" && uv run --quiet python -c 'import sys, tomllib
 print(tomllib.load(open(sys.argv[1], "rb"))["env"].get("PYTHONOPTIMIZE", "0"))' "$contract")"
-chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp UV_CACHE_DIR=/tmp/uv-cache \
-  SSL_CERT_FILE=/tmp/build-ca.crt UV_NATIVE_TLS=1 OPTIMIZE="${optimize:-0}" \
-  sh -ec 'uv venv --quiet --python /usr/bin/python3.11 /opt/lws
-          uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --require-hashes -r /tmp/dist/requirements.txt
-          uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --no-deps /tmp/dist/*.whl
-          if [ "$OPTIMIZE" != 0 ]; then
-            /usr/bin/python3.11 -m compileall -q -o "$OPTIMIZE" /usr/lib/python3.11 /opt/lws/lib
-          fi
-          echo "lws --version ($(uname -m)): $(PYTHONOPTIMIZE=$OPTIMIZE /opt/lws/bin/lws --version)"'
-cleanup
-trap - EXIT
-rm -rf "$rootfs/usr/local/bin/uv" "$rootfs/tmp/"* "$rootfs/var/lib/apt/lists/"* "$rootfs/var/cache/apt/"*
-# uv's lock file of the virtualenv is world-writable and of no use at run time; device nodes come from
-# the container runtime (an image carries none).
+rootfs_run "$rootfs" "$uv_binary" OPTIMIZE="${optimize:-0}" -- \
+  'uv venv --quiet --python /usr/bin/python3.11 /opt/lws
+   uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --require-hashes -r /tmp/dist/requirements.txt
+   uv pip install --quiet --python /opt/lws/bin/python --compile-bytecode --no-deps /tmp/dist/*.whl
+   if [ "$OPTIMIZE" != 0 ]; then
+     /usr/bin/python3.11 -m compileall -q -o "$OPTIMIZE" /usr/lib/python3.11 /opt/lws/lib
+   fi
+   echo "lws --version ($(uname -m)): $(PYTHONOPTIMIZE=$OPTIMIZE /opt/lws/bin/lws --version)"'
+# uv's lock file of the virtualenv is world-writable and of no use at run time.
 rm -f "$rootfs/opt/lws/.lock"
-find "$rootfs/dev" -mindepth 1 -delete
-: > "$rootfs/etc/resolv.conf"
+rootfs_clean "$rootfs"
 
 echo "==> OCI image layout (umoci), configured from hack/image-contract.toml"
 # umoci's arguments from the contract, NUL-separated.
@@ -155,13 +124,7 @@ args += [a for k, v in labels.items() for a in ("--config.label", f"{k}={v}")]
 sys.stdout.write("\0".join(args) + "\0")
 PY
 )
-umoci init --layout "$out/oci"
-umoci new --image "$out/oci:lws"
-umoci unpack --image "$out/oci:lws" "$work/bundle" >/dev/null
-cp -a "$rootfs/." "$work/bundle/rootfs/"
-umoci repack --image "$out/oci:lws" "$work/bundle"
-umoci config --image "$out/oci:lws" "${config_args[@]}"
-umoci gc --layout "$out/oci"
+oci_pack "$rootfs" "$out/oci" lws "$work" "${config_args[@]}"
 rm -rf "$work"
 
 echo "==> done in $(( $(date +%s) - started ))s: $out/oci:lws ($arch, $(du -sh "$out/oci" | cut -f1) compressed)"

@@ -40,7 +40,14 @@ MANAGER_DEPLOYMENT = "lws-controller-manager"
 # Two manager replicas fit on the two small nodes beside the probe workload.
 SMALL_REQUESTS = ("resources.requests.cpu=100m", "resources.requests.memory=128Mi")
 # What the image is built from: a change to any of these builds a new one.
-_IMAGE_INPUTS = ("src", "pyproject.toml", "uv.lock", "hack/build-image.sh", "hack/image-contract.toml")
+_IMAGE_INPUTS = (
+    "src",
+    "pyproject.toml",
+    "uv.lock",
+    "hack/build-image.sh",
+    "hack/lib/debian-image.sh",
+    "hack/image-contract.toml",
+)
 
 
 def require_root() -> None:
