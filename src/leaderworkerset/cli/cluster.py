@@ -10,6 +10,7 @@ import typer
 from leaderworkerset.devcluster import build, named, tools, versions
 from leaderworkerset.devcluster import metrics as resource_metrics
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
+from leaderworkerset.devcluster.realnodes import workloads
 
 app = typer.Typer(
     help="Build, start and stop a local Kubernetes control plane (no Docker needed).", no_args_is_help=True
@@ -24,6 +25,27 @@ VersionOpt = Annotated[
         f"minor (1.34 ...); default ${versions.KUBERNETES_VERSION_ENV}, else the newest. Each is built once.",
     ),
 ]
+
+
+ImagesOpt = Annotated[
+    str,
+    typer.Option(
+        help="Workload images the real nodes import, comma-separated: "
+        + ", ".join(f"{name} ({ref})" for name, ref in workloads.WORKLOAD_IMAGES.items())
+        + "; built on first use (root, a few minutes each), then cached (docs/examples/README.md).",
+    ),
+]
+
+
+def image_names(images: str, real_nodes: int) -> tuple[str, ...]:
+    """`--images`, checked before anything is built or started."""
+    try:
+        names = workloads.parse_names(images)
+    except workloads.WorkloadImageError as err:
+        raise typer.BadParameter(str(err).removeprefix("--images: "), param_hint="--images") from err
+    if names and not real_nodes:
+        raise typer.BadParameter("needs --real-nodes (fake nodes run no image)", param_hint="--images")
+    return names
 
 
 @app.command("up")
@@ -44,6 +66,7 @@ def up(
             "namespace, with kube-proxy and CoreDNS (root; see docs/real-nodes.md)."
         ),
     ] = 0,
+    images: ImagesOpt = "",
     pod_ready_delay_ms: Annotated[int, typer.Option(help="Delay before a scheduled pod turns Ready.")] = 0,
     kubeconfig_out: Annotated[str | None, typer.Option(help="Also copy the kubeconfig here.")] = None,
     workload_api: Annotated[
@@ -74,6 +97,7 @@ def up(
     if shape not in ("apiserver", "full"):
         raise typer.BadParameter("must be 'apiserver' or 'full'", param_hint="--shape")
     version = resolved_version(kubernetes_version)
+    workload_images = image_names(images, real_nodes)
     options = ClusterOptions(
         shape="full" if shape == "full" else "apiserver",
         nodes=nodes,
@@ -85,6 +109,7 @@ def up(
     if metrics_server and shape != "full":
         raise typer.BadParameter("needs the full shape (kwok's fake kubelets)", param_hint="--metrics-server")
     try:
+        options.node_images += tuple(workloads.ensure_archive(name) for name in workload_images)
         if workload_api:
             options = options.with_workload_api(version)
         cluster = named.up(name, options, version)

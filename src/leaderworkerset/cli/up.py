@@ -22,11 +22,12 @@ from rich.console import Console
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli import status as status_cmd
-from leaderworkerset.cli.cluster import VersionOpt, resolved_version
+from leaderworkerset.cli.cluster import ImagesOpt, VersionOpt, image_names, resolved_version
 from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build, named
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster, free_port
 from leaderworkerset.devcluster.processes import wait_for
+from leaderworkerset.devcluster.realnodes import workloads
 from leaderworkerset.runtime.client import ClientOptions, new_client
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
@@ -124,9 +125,11 @@ def up(
             "probe workload, whose groups are Ready only once their workers reached the leader."
         ),
     ] = 0,
+    images: ImagesOpt = "",
 ) -> None:
     """Start the demo: a full local cluster with the controller and a sample LeaderWorkerSet."""
     version = resolved_version(kubernetes_version)
+    workload_images = image_names(images, real_nodes)
     lws = sample(real_nodes=real_nodes > 0)
     _step = _Steps()
     try:
@@ -136,7 +139,12 @@ def up(
             f"Starting the local cluster, Kubernetes {version} (etcd, kube-apiserver, controller-manager, "
             + (f"scheduler, {real_nodes} real nodes)" if real_nodes else "scheduler, kwok)")
         )
-        options = ClusterOptions(shape="full", nodes=0 if real_nodes else nodes, real_nodes=real_nodes)
+        options = ClusterOptions(
+            shape="full",
+            nodes=0 if real_nodes else nodes,
+            real_nodes=real_nodes,
+            node_images=tuple(workloads.ensure_archive(name) for name in workload_images),
+        )
         cluster = named.up(name, options, version)
         _step("Installing the CRDs")
         asyncio.run(_install(cluster))
