@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bootstrap a fresh machine (uv + the project's locked virtualenv), then run one of:
 #   run CMD...            a command inside the environment (e.g. `run lws up`)
-#   lint                  ruff, mypy (strict on src/), import-linter layer contracts, generated-artifact drift
+#   lint                  ruff (src, tests, the example programs), mypy (strict on src/), import-linter
+#                         layer contracts, generated-artifact drift
 #   check                 lint, then the unit tests (no cluster, no build): the loop while editing
 #   tier TIER [ARGS...]   one tier of tests (unit, integration, e2e, chaos), after building what it needs
 #   test [ARGS...]        lint, then the whole pytest suite (builds the local control plane on first use)
@@ -18,8 +19,8 @@ uv sync --quiet --frozen
 mode="${1:-test}"; shift || true
 workers="${LWS_TEST_WORKERS:-0}"
 lint() {
-  uv run ruff check src tests
-  uv run ruff format --check src tests
+  uv run ruff check src tests docs/examples
+  uv run ruff format --check src tests docs/examples
   uv run mypy
   uv run lint-imports
   if [ -x hack/check-generated.sh ]; then ./hack/check-generated.sh; fi
