@@ -135,6 +135,35 @@ async def test_a_recreation_is_recorded_with_its_cause_and_counted(
     await consistently(counted)
 
 
+async def test_every_pod_of_a_group_failing_at_once_recreates_it_once_with_one_entry(
+    api: KubeClient, ns: str, lws_controllers: RegisteredControllers
+) -> None:
+    """A multi-host runtime (JAX over gloo, a Ray cluster) loses every process when one dies: all the
+    group's containers restart within a second, and their pods are reconciled side by side. One
+    failure, one recreation: one ledger entry, one RecreateGroup event, counted once."""
+    await _create(api, LeaderWorkerSetBuilder(ns).replicas(1).size(3).obj())
+    await _start_group(api, ns, ready=True)
+    pods = [f"{NAME}-0", f"{NAME}-0-1", f"{NAME}-0-2"]
+    await asyncio.gather(*(kubelet.crash_container(api, ns, pod, exit_code=1) for pod in pods))
+    await expect.expect_pod_deleting(api, ns, f"{NAME}-0")
+
+    def recreations() -> float:
+        labels = {"namespace": ns, "lws": NAME, "cause": "exit-code"}
+        return _sample(lws_controllers, "lws_group_recreations_total", labels) or 0.0
+
+    await eventually(recreations)  # the positive sign: a recreation went through
+
+    async def once() -> bool:
+        entries = await _entries(api, ns)
+        assert [(e["group"], e["action"]) for e in entries] == [("0", "recreated")], entries
+        assert entries[0]["pod"] in pods
+        assert len(await expect.events_with(api, ns, c.EVENT_RECREATE_GROUP)) == 1
+        assert recreations() == 1.0
+        return True
+
+    await consistently(once)
+
+
 async def test_a_second_failure_backs_off_then_recreates_and_both_waits_are_in_the_ledger(
     api: KubeClient, ns: str, lws_controllers: RegisteredControllers
 ) -> None:

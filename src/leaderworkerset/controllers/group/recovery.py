@@ -86,6 +86,8 @@ class Recovery:
         self._retention = retention
         self._observer = observer
         self._quarantine = quarantine
+        # Leader incarnations whose recreation is under way in this process (see _recreate_group).
+        self._recreating: set[str] = set()
         self._in_place_restarts = InPlaceRestarts(
             client,
             recorder,
@@ -139,8 +141,20 @@ class Recovery:
         fresh reads of the leader and the LWS (a lagging cache must never let a group restart past
         its limit), once the group's back-off (if the LWS asks for one) allows. Returns the wait
         while backing off."""
-        if decision.leader_uid in self._leaders:
-            return None  # already deleted by us; the cache has not caught up yet
+        if decision.leader_uid in self._leaders or decision.leader_uid in self._recreating:
+            return None  # already deleted by us (the cache has not caught up yet), or being recreated
+        # Claimed before the first await: the other pods of a group whose processes all failed
+        # together (a multi-host runtime) are reconciled side by side, and must not record, charge
+        # and announce the same recreation again.
+        self._recreating.add(decision.leader_uid)
+        try:
+            return await self._recreate_claimed(lws, pod, namespace, decision)
+        finally:
+            self._recreating.discard(decision.leader_uid)
+
+    async def _recreate_claimed(
+        self, lws: MutableObj, pod: MutableObj, namespace: str, decision: RestartDecision
+    ) -> float | None:
         leader = await self._client.get_or_none(PODS, namespace, decision.leader_name)
         fresh_lws = None
         if recreation.same_leader(leader, decision.leader_uid):
