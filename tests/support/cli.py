@@ -52,8 +52,9 @@ def kubectl_argv(binary: Path, kubeconfig: Path, *args: str) -> list[str]:
     return [str(binary), "--kubeconfig", str(kubeconfig), *args]
 
 
-async def kubectl(cluster: LocalCluster, *args: str) -> str:
-    """Run `kubectl ARGS` with the cluster's admin kubeconfig, which must exit 0; its standard output."""
-    result = await run(kubectl_argv(cluster.kubectl, cluster.kubeconfig, *args))
+async def kubectl(cluster: LocalCluster, *args: str, stdin: str | None = None) -> str:
+    """Run `kubectl ARGS` with the cluster's admin kubeconfig (and `stdin` as its input, if given),
+    which must exit 0; its standard output."""
+    result = await run(kubectl_argv(cluster.kubectl, cluster.kubeconfig, *args), stdin=stdin)
     assert result.code == 0, f"kubectl {' '.join(args)}: {result.err}"
     return result.out

@@ -9,7 +9,8 @@ one that builds; and here its progress is on the screen. Each build is cached an
 What runs when: the control plane first, then the real nodes' binaries, whose kubelet and kube-proxy
 reuse the packages it compiled (Go's build cache), then the other Go tools. The manager image is
 mostly downloads and unpacking (Debian packages, Python wheels) rather than compiling, so it is built
-beside the Go builds instead of after them.
+beside the Go builds instead of after them; so are the workload examples' images after it (JAX's for
+the short journey; Ray's too when LWS_REAL_NODES asks for the workload suite, tests/e2e/realnodes).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ Step = tuple[str, Callable[[], Any]]
 
 
 def plan(tiers: list[str], root: bool) -> tuple[list[Step], list[Step]]:
-    """(the Go builds, in order; what is built beside them) for `tiers`."""
+    """(the Go builds, in order; what is built beside them, in order) for `tiers`."""
     from tests.support import realnodes
 
     go: list[Step] = []
@@ -54,10 +55,13 @@ def plan(tiers: list[str], root: bool) -> tuple[list[Step], list[Step]]:
         go.append(("control plane", build.ensure_binaries))
     real = root and REAL_NODES in tiers
     if real:
-        from leaderworkerset.devcluster.realnodes import binaries
+        from leaderworkerset.devcluster.realnodes import binaries, workloads
 
         go.append(("real-node binaries", binaries.ensure_node_binaries))
         beside.append(("manager image", realnodes.manager_image_archive))
+        # The workload examples' images: JAX's for the short journey, Ray's too for the workload suite.
+        for runtime in ("jax", "ray") if "workloads" in realnodes.chosen_suites() else ("jax",):
+            beside.append((f"{runtime} image", lambda runtime=runtime: workloads.ensure_archive(runtime)))
     wanted = {tool.name: tool for tier in tiers for tool in TOOLS[tier]}
     for tool in wanted.values():
         go.append((tool.name, lambda tool=tool: tools.ensure_tool(tool)))
@@ -75,9 +79,11 @@ def main(argv: list[str]) -> int:
         return 2
     go, beside = plan(tiers, root=os.geteuid() == 0)
     started = time.monotonic()
-    with ThreadPoolExecutor(max_workers=1 + len(beside)) as pool:
-        futures: list[Future[Any]] = [pool.submit(timed, what, step) for what, step in beside]
-        futures.append(pool.submit(lambda: [timed(what, step) for what, step in go]))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures: list[Future[Any]] = [
+            pool.submit(lambda steps=steps: [timed(what, step) for what, step in steps])
+            for steps in (beside, go)
+        ]
         for future in futures:
             future.result()
     print(f"[prebuild] everything for {', '.join(tiers)} in {time.monotonic() - started:.0f}s", flush=True)

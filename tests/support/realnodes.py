@@ -50,6 +50,23 @@ _IMAGE_INPUTS = (
 )
 
 
+# The real-node suites beyond the short journey that `make test` runs, chosen with LWS_REAL_NODES
+# (a comma-separated list, or `all`): the probe workload's, and the Ray and JAX examples' (the
+# test_workload* modules of tests/e2e/realnodes; docs/real-nodes.md).
+SUITES = ("probe", "workloads")
+
+
+def chosen_suites() -> set[str]:
+    """The suites LWS_REAL_NODES names; an unknown name is an error naming the known ones."""
+    chosen = {n.strip() for n in os.environ.get("LWS_REAL_NODES", "").split(",") if n.strip()}
+    if "all" in chosen:
+        return set(SUITES)
+    unknown = sorted(chosen - set(SUITES))
+    if unknown:
+        raise ValueError(f"LWS_REAL_NODES: unknown suite(s) {unknown}; known: all, {', '.join(SUITES)}")
+    return chosen
+
+
 def require_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("REAL NODES NEED ROOT: network namespaces, mounts and cgroups (docs/real-nodes.md)")

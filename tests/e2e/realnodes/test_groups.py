@@ -30,7 +30,7 @@ async def test_workers_find_their_leader_over_dns_across_nodes(real_api: KubeCli
     for index, pods in groups.items():
         by_worker = {labels(p)[c.LABEL_WORKER_INDEX]: p for p in pods}
         leader = by_worker.pop("0")
-        assert {p["spec"]["nodeName"] for p in pods} == {"real-node-1", "real-node-2"}, f"group {index}"
+        assert {p["spec"]["nodeName"] for p in pods} == {"real-node-1", "real-node-2", "real-node-3"}, index
         reported = pod_http(leader["status"]["podIP"], "/workers")
         assert sorted(reported) == ["1", "2"], f"group {index}: workers connected to the leader: {reported}"
         address = f"{leader['metadata']['name']}.probe.{real_ns}"

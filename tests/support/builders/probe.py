@@ -23,7 +23,8 @@ def probe_pod_spec(
         resources["limits"] = {"memory": memory_limit}
     return {
         "nodeSelector": {REAL_NODE_LABEL: "true"},
-        # A group of three on two nodes always spans both (its pods share the group key).
+        # The pods of a group spread over the nodes, one per node while there are enough (they share
+        # the group key).
         "topologySpreadConstraints": [
             {
                 "maxSkew": 1,

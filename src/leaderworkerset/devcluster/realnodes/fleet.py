@@ -110,6 +110,12 @@ def import_images(bindir: Path, paths: NodePaths, archives: Sequence[Path]) -> N
             )
 
 
+def import_into_running(workdir: Path, bindir: Path, count: int, archives: Sequence[Path]) -> None:
+    """Load image archives into every running node (e.g. a workload image asked for after the start)."""
+    for real in addresses.real_nodes(count):
+        import_images(bindir, paths_of(workdir, real), archives)
+
+
 def start_nodes(
     nodes: Sequence[RealNode],
     *,
