@@ -15,31 +15,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 import uuid
-from pathlib import Path
 
 from tests.support import realnodes
 from tests.support.inplacerun import update_probe_image
 from tests.support.wait import LONG_TIMEOUT, eventually
 
-from leaderworkerset.devcluster import build
-from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, new_client
 from leaderworkerset.runtime.resources import NAMESPACES
 
 
 async def _run(args: argparse.Namespace) -> list[dict[str, object]]:
-    options = ClusterOptions(
-        nodes=0,
-        real_nodes=2,
-        node_images=(realnodes.manager_image_archive(), realnodes.probe_v2_archive()),
-        die_with_parent=True,
-        supervise=True,
-        start_timeout=240,
+    cluster = realnodes.benchmark_cluster(
+        "inplace", 2, (realnodes.manager_image_archive(), realnodes.probe_v2_archive())
     )
-    workdir = Path(tempfile.mkdtemp(prefix="lws-bench-inplace-"))
-    cluster = LocalCluster("bench-inplace", workdir, build.ensure_binaries(), options)
     await asyncio.to_thread(cluster.start)
     api = new_client(ClientOptions(kubeconfig=str(cluster.kubeconfig), field_manager="lws-bench"))
     results: list[dict[str, object]] = []

@@ -8,7 +8,9 @@ import hashlib
 import json
 import os
 import subprocess
+import tempfile
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,8 @@ import pytest
 
 from leaderworkerset import __version__
 from leaderworkerset.api import constants as c
-from leaderworkerset.devcluster import tools, versions
-from leaderworkerset.devcluster.cluster import LocalCluster
+from leaderworkerset.devcluster import build, tools, versions
+from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.devcluster.realnodes import binaries, images
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
@@ -65,6 +67,21 @@ def chosen_suites() -> set[str]:
     if unknown:
         raise ValueError(f"LWS_REAL_NODES: unknown suite(s) {unknown}; known: all, {', '.join(SUITES)}")
     return chosen
+
+
+def benchmark_cluster(name: str, count: int, archives: Sequence[Path]) -> LocalCluster:
+    """A cluster of `count` real nodes with `archives` imported, for a benchmark (benchmarks/): its
+    processes die with the benchmark's; the caller starts and stops it."""
+    options = ClusterOptions(
+        nodes=0,
+        real_nodes=count,
+        node_images=tuple(archives),
+        die_with_parent=True,
+        supervise=True,
+        start_timeout=240,
+    )
+    workdir = Path(tempfile.mkdtemp(prefix=f"lws-bench-{name}-"))
+    return LocalCluster(f"bench-{name}", workdir, build.ensure_binaries(), options)
 
 
 def require_root() -> None:
