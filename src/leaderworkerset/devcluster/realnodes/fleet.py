@@ -15,6 +15,7 @@ import hashlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,10 +54,14 @@ def prepare_host(nodes: Sequence[RealNode]) -> None:
     if os.geteuid() != 0:
         raise FleetError("real nodes need root (network namespaces, mounts, cgroups)")
     if network.bridge_exists():
-        raise FleetError(
-            f"the bridge {addresses.BRIDGE} exists: another local cluster runs real nodes on this machine "
-            "(one at a time); stop it with `lws cluster down --name <its name>`"
-        )
+        if network.in_use():
+            raise FleetError(
+                f"the bridge {addresses.BRIDGE} exists: another local cluster runs real nodes on this "
+                "machine (one at a time); stop it with `lws cluster down --name <its name>`"
+            )
+        # Nothing runs in its nodes' namespaces: a cluster that died without its teardown left it.
+        removed = network.remove_stale()
+        print(f"real nodes: removed what a dead local cluster left: {', '.join(removed)}", file=sys.stderr)
     ensure_host_packages()
     network.create(nodes)
 

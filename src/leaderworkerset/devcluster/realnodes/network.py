@@ -65,6 +65,34 @@ def create(nodes: Sequence[RealNode]) -> None:
         _sysctl(node.netns, "net.bridge.bridge-nf-call-iptables", "1")
 
 
+def namespaces() -> list[str]:
+    """The network namespaces of real nodes that exist on this machine, whoever made them."""
+    listed = _ip("netns", "list", check=False).stdout.splitlines()
+    return sorted(
+        n
+        for n in (line.split()[0] for line in listed if line.strip())
+        if n.startswith(addresses.NETNS_PREFIX)
+    )
+
+
+def in_use() -> bool:
+    """Whether a process still runs in a real node's namespace: a live cluster's containerd, kubelet
+    and kube-proxy all do, so a bridge whose namespaces are empty was left by a cluster that died
+    without its teardown (a killed test run, a session ended mid-test)."""
+    return any(_ip("netns", "pids", ns, check=False).stdout.strip() for ns in namespaces())
+
+
+def remove_stale() -> list[str]:
+    """Remove a dead cluster's network (see `in_use`): every real node's namespace and route, and the
+    bridge; what was removed."""
+    indexes = [
+        int(ns.removeprefix(addresses.NETNS_PREFIX))
+        for ns in namespaces()
+        if ns.removeprefix(addresses.NETNS_PREFIX).isdigit()
+    ]
+    return remove(addresses.real_nodes(max([*indexes, addresses.MAX_NODES])))
+
+
 def remove(nodes: Sequence[RealNode]) -> list[str]:
     """Remove what `create` made and the pod namespaces containerd left; what was removed."""
     removed = []
