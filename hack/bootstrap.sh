@@ -6,9 +6,9 @@
 #   check                 lint, then the unit tests (no cluster, no build): the loop while editing
 #   tier TIER [ARGS...]   one tier of tests (unit, integration, e2e, chaos), after building what it needs
 #   test [ARGS...]        lint, then the whole pytest suite (builds the local control plane on first use)
-# ARGS go to pytest. The cluster tiers run serially unless LWS_TEST_WORKERS names a number of
-# pytest-xdist workers (each with its own clusters; tests/support/parallel.py says what shares a
-# worker); unit tests run on one worker per core.
+# ARGS go to pytest. The cluster tiers run on LWS_TEST_WORKERS pytest-xdist workers (default 2, each
+# with its own clusters; tests/support/parallel.py says what shares a worker, and what runs alone at
+# the end); LWS_TEST_WORKERS=0 runs them serially. Unit tests run on one worker per core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v uv >/dev/null 2>&1; then
@@ -17,7 +17,7 @@ if ! command -v uv >/dev/null 2>&1; then
 fi
 uv sync --quiet --frozen
 mode="${1:-test}"; shift || true
-workers="${LWS_TEST_WORKERS:-0}"
+workers="${LWS_TEST_WORKERS:-2}"
 lint() {
   uv run ruff check src tests docs/examples
   uv run ruff format --check src tests docs/examples

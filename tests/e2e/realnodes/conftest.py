@@ -104,6 +104,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not item.nodeid.startswith("tests/e2e/realnodes/"):
             continue
         item.add_marker(pytest.mark.timeout(REAL_NODE_TIMEOUT))
+        # Under xdist, after every other test and with the other workers gone: real runtimes form within
+        # timeouts that a second worker's clusters on the same two cores would eat into.
+        item.add_marker(pytest.mark.alone("real containers need the machine's CPUs to themselves"))
         suite = suite_of(item)
         if item.name not in SHORT_JOURNEY and suite not in chosen:
             item.add_marker(
