@@ -184,6 +184,9 @@ UPDATE_STRATEGY_IN_PLACE: Final = "InPlaceIfPossible"
 UPDATE_STRATEGY_RECREATE: Final = "Recreate"
 # On a pod updated in place: the container restarts its update accounts for (restart policy).
 ANNOTATION_IN_PLACE_UPDATE_RESTARTS: Final = _PREFIX + "in-place-update-restarts"
+# On a pod updated in place: each container whose image the update changed, with its restart count then
+# (-1: it had never run); the update waits until each has started again.
+ANNOTATION_IN_PLACE_UPDATE_CONTAINERS: Final = _PREFIX + "in-place-update-containers"
 CONDITION_UPDATE_STRATEGY_INVALID: Final = "UpdateStrategyInvalid"
 EVENT_INVALID_UPDATE_STRATEGY: Final = "InvalidUpdateStrategy"
 EVENT_GROUP_UPDATED_IN_PLACE: Final = "GroupUpdatedInPlace"
@@ -399,6 +402,17 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
             "`pending` while the pod's group is updated in place: its container restarts (a new image, a "
             "worker whose leader restarted) are no failure, RecreateGroupOnPodRestart ignores them; once "
             "the group settled, the restart count the update left: only restarts beyond it are failures"
+        ),
+    ),
+    Extension(
+        key=ANNOTATION_IN_PLACE_UPDATE_CONTAINERS,
+        on="Pod (of a group updated in place)",
+        writer=Writer.CONTROLLER,
+        values="JSON: container name → its restart count when its image changed (`-1`: never ran)",
+        effect=(
+            "the update counts the pod as on its new images once each of these containers started again "
+            "(the kubelet may report a new image under another name of the same content, so the reported "
+            "name alone cannot tell); removed when the group settles"
         ),
     ),
     Extension(

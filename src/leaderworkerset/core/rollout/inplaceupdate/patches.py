@@ -4,6 +4,7 @@ subresource and a worker template there, and when an updated pod has settled on 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +57,10 @@ def settle_patch(pod: Obj) -> dict[str, Any] | None:
     any further one is a failure again."""
     if annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS) != IN_PLACE_RESTARTS_PENDING:
         return None
-    return {"metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: str(restart_total(pod))}}}
+    annotations: dict[str, str | None] = {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: str(restart_total(pod))}
+    if ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS in annotations_of(pod):
+        annotations[ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS] = None
+    return {"metadata": {"annotations": annotations}}
 
 
 def restarts_containers(delta: TemplateDelta, pod: Obj) -> bool:
@@ -167,6 +171,11 @@ def pod_patch(
     if containers or init_containers or knock_on:
         # Until the group settles its restarts are the update's (`settle_patch` ends that).
         annotations[ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = IN_PLACE_RESTARTS_PENDING
+    if containers or init_containers:
+        changed = [str(cont["name"]) for cont in (*containers, *init_containers)]
+        annotations[ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS] = json.dumps(
+            restarts_before_update(pod, changed), sort_keys=True, separators=(",", ":")
+        )
     if not (spec_patch or labels or annotations):
         return None
     metadata: dict[str, Any] = {}
@@ -248,9 +257,53 @@ def _image_name(image: str) -> str:
     return image
 
 
+def _container_statuses(pod: Obj) -> dict[str, Obj]:
+    status = pod.get("status") or {}
+    statuses = [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
+    return {str(s.get("name")): s for s in statuses}
+
+
+def restarts_before_update(pod: Obj, names: Sequence[str]) -> dict[str, int]:
+    """Each named container's restart count as the update changes its image; -1 for one that never
+    ran (its first start, restart count 0, is then the new image's)."""
+    statuses = _container_statuses(pod)
+    counts = {}
+    for name in names:
+        state = statuses.get(name) or {}
+        ran = bool(state.get("lastState") or {}) or any(
+            key in (state.get("state") or {}) for key in ("running", "terminated")
+        )
+        counts[name] = int(state.get("restartCount") or 0) if ran else -1
+    return counts
+
+
+def _restarted_since_update(pod: Obj) -> dict[str, bool] | None:
+    """Per container whose image the update changed: whether it runs again since (None: the pod
+    records none, e.g. patched by an older version; the reported image names are all there is)."""
+    raw = annotations_of(pod).get(ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS)
+    if raw is None:
+        return None
+    try:
+        before = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(before, dict):
+        return None
+    statuses = _container_statuses(pod)
+    restarted = {}
+    for name, count in before.items():
+        state = statuses.get(str(name)) or {}
+        running = "running" in (state.get("state") or {})
+        restarted[str(name)] = running and int(state.get("restartCount") or 0) > int(count)
+    return restarted
+
+
 def pod_settled(pod: Obj) -> bool:
     """Every container runs the image its spec asks for and the pod is Ready: an updated pod's
-    containers restarted (the kubelet reports the new image only for the new container)."""
+    containers restarted. A container whose image the update changed must have started again since
+    (`in-place-update-containers`): the kubelet reports the image by a name of the runtime's choosing,
+    which for a new name of content the node holds is the old name. Any other container must report
+    its spec's image (the kubelet reports the new image only for the new container)."""
     if not pod_ready(pod):
         return False
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -259,16 +312,17 @@ def pod_settled(pod: Obj) -> bool:
         for cond in status.get("conditions") or []
     ):
         return False  # the kubelet has not applied a resize yet
-    reported = {
-        str(s.get("name")): s
-        for s in [*(status.get("containerStatuses") or []), *(status.get("initContainerStatuses") or [])]
-    }
+    reported = _container_statuses(pod)
+    restarted = _restarted_since_update(pod) or {}
     wanted = [*(spec.get("containers") or [])] + [
         cont for cont in spec.get("initContainers") or [] if cont.get("restartPolicy") == "Always"
     ]
     for cont in wanted:
         state = reported.get(str(cont.get("name")))
-        if state is None or _image_name(str(state.get("image") or "")) != _image_name(
+        if str(cont.get("name")) in restarted:
+            if not restarted[str(cont.get("name"))]:
+                return False
+        elif state is None or _image_name(str(state.get("image") or "")) != _image_name(
             str(cont.get("image") or "")
         ):
             return False

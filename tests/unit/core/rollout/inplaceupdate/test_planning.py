@@ -87,8 +87,12 @@ def test_the_pod_patch_carries_the_images_metadata_tolerations_and_revision_labe
     assert patch == {
         "metadata": {
             "labels": {"team": "b", "tier": None, **REVISION},
-            # a container restarts: no restart is a failure until the group settles
-            "annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "pending"},
+            # a container restarts: no restart is a failure until the group settles; the pod is on
+            # its new image once `main` restarted past its 2 restarts of now
+            "annotations": {
+                ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "pending",
+                ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS: '{"main":2}',
+            },
         },
         "spec": {
             "containers": [{"name": "main", "image": "vllm:2"}],
@@ -183,6 +187,40 @@ def test_a_pod_settles_once_its_containers_run_the_new_images_and_it_is_ready(
     case: Obj, settled: bool
 ) -> None:
     assert patches.pod_settled(case) is settled
+
+
+def updated(restarts: int, before: str, *, running: bool = True) -> Obj:
+    """A pod updated to `vllm:2`, a second name of the content of `vllm:1`: the kubelet reports the
+    old name for the new container, whose restart count alone tells it started again."""
+    updated_pod = pod("vllm:2", restarts=restarts, reported="vllm:1")
+    updated_pod["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS] = before
+    if not running:
+        updated_pod["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "ContainerCreating"}}
+    return updated_pod
+
+
+SETTLED_BY_RESTARTS = [
+    (updated(1, '{"main":0}'), True),  # restarted since the update, whatever name it reports
+    (updated(0, '{"main":0}'), False),  # the old container still runs
+    (updated(1, '{"main":0}', running=False), False),  # its new container not running yet
+    (updated(0, '{"main":-1}'), True),  # it had never run: its first start is on the new image
+    (updated(3, "not json"), False),  # unreadable: the reported name decides (the old one)
+]
+
+
+@pytest.mark.parametrize(("case", "settled"), SETTLED_BY_RESTARTS)
+def test_a_container_whose_image_changed_settles_once_it_started_again(case: Obj, settled: bool) -> None:
+    assert patches.pod_settled(case) is settled
+
+
+def test_the_update_records_each_changed_container_as_it_was() -> None:
+    never_ran = pod()
+    never_ran["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "ErrImagePull"}}
+    crashed = pod(restarts=4)
+    crashed["status"]["containerStatuses"][0]["state"] = {"waiting": {"reason": "CrashLoopBackOff"}}
+    crashed["status"]["containerStatuses"][0]["lastState"] = {"terminated": {"exitCode": 1}}
+    records = [patches.restarts_before_update(p, ["main"]) for p in (pod(restarts=2), never_ran, crashed)]
+    assert records == [{"main": 2}, {"main": -1}, {"main": 4}]
 
 
 IN_PLACE = Classification((Change(UpdatePath.POD_UPDATE, "workerTemplate.spec.containers[main].image", "x"),))
@@ -383,6 +421,15 @@ def test_a_settled_pod_keeps_the_restarts_its_update_caused_and_no_more() -> Non
     settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = "pending"
     assert patches.settle_patch(settled) == {
         "metadata": {"annotations": {ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "2"}}
+    }
+    settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS] = '{"main":1}'
+    assert patches.settle_patch(settled) == {  # the containers' record goes with the pending mark
+        "metadata": {
+            "annotations": {
+                ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS: "2",
+                ext.ANNOTATION_IN_PLACE_UPDATE_CONTAINERS: None,
+            }
+        }
     }
     settled["metadata"]["annotations"][ext.ANNOTATION_IN_PLACE_UPDATE_RESTARTS] = "2"
     assert patches.settle_patch(settled) is None
