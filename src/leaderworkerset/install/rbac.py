@@ -106,8 +106,9 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         Rule(
             APPS,
             ("deployments",),
-            ("list", "watch", "patch"),
-            "LWS controller: the leader Deployment of groupIdentity Hash (informer, server-side apply)",
+            ("list", "watch", "create", "patch"),
+            "LWS controller: the leader Deployment of groupIdentity Hash (informer, server-side apply: "
+            "`create` for the apply that makes it)",
         ),
         Rule(
             APPS,
@@ -223,10 +224,11 @@ def rules(*, leader_election_id: str = c.DEFAULT_LEADER_ELECTION_ID) -> tuple[Ru
         Rule(
             "policy",
             ("poddisruptionbudgets",),
-            ("list", "watch", "patch", "delete"),
+            ("list", "watch", "create", "patch", "delete"),
             "disruption-budget controller: the per-group PodDisruptionBudgets of a set annotated "
             "leaderworkerset.dev/disruption-budget (label-filtered informer, server-side apply, delete "
-            "when the annotation goes or a group leaves)",
+            "when the annotation goes or a group leaves); `create` because a server-side apply that "
+            "makes the object is authorized as a create",
         ),
         Rule(
             CORE,

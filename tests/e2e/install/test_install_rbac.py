@@ -1,6 +1,8 @@
 """The install's RBAC is sufficient: `lws manager` under the generated ServiceAccount's token (with
 leader election, certificate rotation and authenticated metrics) runs a LeaderWorkerSet through
-create → Available → rolling update → delete, and the API server never answers 403.
+create → Available → rolling update → delete, and a set whose controller makes objects of other kinds
+by server-side apply (`groupIdentity: Hash`: a leader Deployment; a group disruption budget: one
+PodDisruptionBudget per group), and the API server never answers 403.
 
 And it is not more than that: with one rule taken out (status writes), the journey stalls and the
 log shows the refusal, which also proves the log check can see a 403.
@@ -19,10 +21,19 @@ from pathlib import Path
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import extensions as ext
 from leaderworkerset.api.installation import MANAGER_ROLE_NAME, METRICS_READER_ROLE_NAME, SERVICE_ACCOUNT_NAME
 from leaderworkerset.install import rbac
 from leaderworkerset.install.manifests import InstallOptions, granted_features
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, LEASES, PODS, STATEFULSETS, ResourceRef
+from leaderworkerset.runtime.resources import (
+    DEPLOYMENTS,
+    LEADERWORKERSETS,
+    LEASES,
+    PODDISRUPTIONBUDGETS,
+    PODS,
+    STATEFULSETS,
+    ResourceRef,
+)
 from tests.e2e.install.conftest import InstallEnv, started, stopped
 from tests.support.builders import NAME, LeaderWorkerSetBuilder
 from tests.support.expect import expect_gone, expect_groups_available, expect_lws_owned_revisions
@@ -107,6 +118,26 @@ async def test_the_manager_under_its_service_account_never_gets_403(
         await expect_lws_owned_revisions(api, namespace, 1)
         await api.delete(LEADERWORKERSETS, namespace, NAME)
         await expect_gone(api, namespace, STATEFULSETS)
+        await expect_gone(api, namespace, PODS)
+
+        # Objects a server-side apply creates: the apply is authorized as a create then.
+        hashed = (
+            LeaderWorkerSetBuilder(namespace, NAME)
+            .replicas(2)
+            .size(2)
+            .group_identity(c.GROUP_IDENTITY_HASH)
+            .annotation(ext.ANNOTATION_DISRUPTION_BUDGET, "1")
+            .obj()
+        )
+        await create(api, hashed)
+        await expect_groups_available(api, namespace, 2)
+        assert await api.get(DEPLOYMENTS, namespace, NAME)
+
+        async def a_budget_per_group() -> bool:
+            return len(await api.list(PODDISRUPTIONBUDGETS, namespace)) == 2
+
+        await eventually(a_budget_per_group, message="a PodDisruptionBudget per group")
+        await api.delete(LEADERWORKERSETS, namespace, NAME)
         await expect_gone(api, namespace, PODS)
 
         # /metrics authenticates (TokenReview) and authorizes (SubjectAccessReview) as the manager.

@@ -26,21 +26,25 @@ from leaderworkerset.webhooks import certs
 SRC = Path(leaderworkerset.__file__).parent
 SCANNED = ("controllers", "runtime", "webhooks")
 # Client method -> RBAC verb. `apply` is a server-side apply PATCH.
-VERBS = {
-    "get": "get",
-    "get_or_none": "get",
-    "list": "list",
-    "create": "create",
-    "_create": "create",
-    "update": "update",
-    "apply": "patch",
-    "patch": "patch",
-    "merge_patch": "patch",
-    "json_patch": "patch",
-    "delete": "delete",
-    "delete_incarnation": "delete",
-    "apply_status": "patch",
-    "patch_status": "patch",
+# The verbs a client method needs. A server-side apply is authorized as a patch, and as a create when
+# the object does not exist yet (the API server's apply handler): a rule granting only `patch` lets
+# the controller update its objects but never make the first one (found on real nodes, where the chart's
+# RBAC refused the first group budget of a set).
+VERBS: dict[str, tuple[str, ...]] = {
+    "get": ("get",),
+    "get_or_none": ("get",),
+    "list": ("list",),
+    "create": ("create",),
+    "_create": ("create",),
+    "update": ("update",),
+    "apply": ("patch", "create"),
+    "patch": ("patch",),
+    "merge_patch": ("patch",),
+    "json_patch": ("patch",),
+    "delete": ("delete",),
+    "delete_incarnation": ("delete",),
+    "apply_status": ("patch",),
+    "patch_status": ("patch",),
 }
 # Calls whose ref is a variable: what it can be, by (file, variable).
 INDIRECT: dict[tuple[str, str], tuple[ResourceRef, ...]] = {
@@ -150,7 +154,7 @@ def scan() -> tuple[list[Need], list[str]]:
                         continue
                     sub = "status" if method in ("apply_status", "patch_status") else _subresource(node)
                     resource = f"{r.plural}/{sub}" if sub else r.plural
-                    needs.append(Need(r.group, resource, VERBS[method], where))
+                    needs += [Need(r.group, resource, verb, where) for verb in VERBS[method]]
     return needs, unresolved
 
 
