@@ -25,7 +25,7 @@ import yaml
 
 from leaderworkerset.devcluster import kube
 from leaderworkerset.devcluster import pki as pki_mod
-from leaderworkerset.devcluster.processes import wait_for
+from leaderworkerset.devcluster.processes import terminate, wait_for
 from leaderworkerset.devcluster.realnodes import addons, addresses, images, network, node
 from leaderworkerset.devcluster.realnodes.addresses import RealNode
 from leaderworkerset.devcluster.realnodes.binaries import (
@@ -92,33 +92,49 @@ def _wait_for_socket(path: Path, proc: subprocess.Popen[bytes], timeout: float =
         time.sleep(0.1)  # polling a socket file that containerd creates
 
 
+def _ctr(bindir: Path, paths: NodePaths, *args: str) -> str:
+    """`ctr` against the node's containerd in the CRI namespace; its output, or FleetError."""
+    argv = [str(bindir / "ctr"), f"--address={paths.containerd_socket}", "--namespace=k8s.io", *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise FleetError(f"ctr {' '.join(args)} on {paths.root.name}: {proc.stderr.strip()[-1000:]}")
+    return proc.stdout
+
+
 def import_images(bindir: Path, paths: NodePaths, archives: Sequence[Path]) -> None:
     """Load image archives into the node's containerd (CRI namespace `k8s.io`), unpacked."""
     for archive in archives:
-        proc = subprocess.run(
-            [
-                str(bindir / "ctr"),
-                f"--address={paths.containerd_socket}",
-                "--namespace=k8s.io",
-                "images",
-                "import",
-                "--local",
-                str(archive),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if proc.returncode != 0:
-            raise FleetError(
-                f"importing {archive.name} into {paths.root.name}: {proc.stderr.strip()[-1000:]}"
-            )
+        _ctr(bindir, paths, "images", "import", "--local", str(archive))
 
 
 def import_into_running(workdir: Path, bindir: Path, count: int, archives: Sequence[Path]) -> None:
     """Load image archives into every running node (e.g. a workload image asked for after the start)."""
     for real in addresses.real_nodes(count):
         import_images(bindir, paths_of(workdir, real), archives)
+
+
+def tag_image(workdir: Path, bindir: Path, count: int, source: str, target: str) -> None:
+    """Give an image every node holds a second reference (the same content under another name)."""
+    for real in addresses.real_nodes(count):
+        _ctr(bindir, paths_of(workdir, real), "images", "tag", "--force", source, target)
+
+
+def running_tasks(workdir: Path, bindir: Path, real: RealNode) -> int:
+    """How many containers the node's containerd reports running (it answers: it is up)."""
+    listed = _ctr(bindir, paths_of(workdir, real), "tasks", "list").splitlines()[1:]
+    return sum(1 for line in listed if line.split()[-1:] == ["RUNNING"])
+
+
+def restart_containerd(real: RealNode, pid: int, *, workdir: Path, bindir: Path, attach: Attach) -> None:
+    """Stop the node's containerd (SIGTERM, as a service manager does: its shims and so the containers
+    run on) and start it again with the same configuration; returns once its socket exists."""
+    paths = paths_of(workdir, real)
+    terminate(pid)
+    paths.containerd_socket.unlink(missing_ok=True)
+    containerd = attach(
+        f"{real.name}-containerd", network.in_netns(real.netns, node.containerd_argv(bindir, paths))
+    )
+    _wait_for_socket(paths.containerd_socket, containerd)
 
 
 def start_nodes(

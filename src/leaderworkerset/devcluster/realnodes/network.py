@@ -101,6 +101,12 @@ def remove(nodes: Sequence[RealNode]) -> list[str]:
     return removed
 
 
+def set_link(node: RealNode, up: bool) -> None:
+    """Cut a node off the bridge (its host-side veth down: nothing reaches it or leaves it, the API
+    server included) or plug it back in; the routes through it come back with the link."""
+    _ip("link", "set", node.host_veth, "up" if up else "down")
+
+
 def in_netns(netns: str, argv: Sequence[str]) -> list[str]:
     """`argv` run in a node's network namespace only: the mount namespace stays the host's, so the
     volumes the kubelet mounts are the ones containerd bind-mounts into containers (`ip netns exec`
