@@ -18,8 +18,9 @@ the ranks (and pods) that took part. When idle the leader broadcasts a no-op eve
 so a lost process shows up as a failed collective within a tick and the group exits non-zero.
 
 SIGTERM drains: the leader stops accepting, finishes the requests in flight, then broadcasts STOP and
-every process exits 0. A worker ignores SIGTERM while its leader still serves (its group goes away with
-its leader), up to WORKER_DRAIN_TIMEOUT_SECONDS.
+exits 0. A worker ignores SIGTERM while its leader still serves (its group goes away with its leader), up
+to WORKER_DRAIN_TIMEOUT_SECONDS; told to STOP it waits for its own SIGTERM, then exits 0 (never earlier:
+the kubelet would restart it, and under RecreateGroupOnPodRestart a restart recreates the group).
 
 Standard library, numpy and JAX only; the image (lws.local/jax) is generic and this file comes in a
 ConfigMap.
@@ -257,9 +258,10 @@ def leader_loop(model: Model, server: Server) -> None:
 # --- every process ------------------------------------------------------------------------------------
 
 
-def worker_loop(model: Model) -> None:
+def worker_loop(model: Model, terminating: threading.Event) -> None:
     def on_sigterm(*_: Any) -> None:
         log(f"SIGTERM: computing until the leader says STOP (at most {WORKER_DRAIN_TIMEOUT:.0f}s)")
+        terminating.set()
         threading.Timer(WORKER_DRAIN_TIMEOUT, lambda: os._exit(0)).start()
 
     signal.signal(signal.SIGTERM, on_sigterm)
@@ -271,6 +273,14 @@ def worker_loop(model: Model) -> None:
             return
         if message[0] == FORWARD:
             run(model, message)
+
+
+def wait_for_sigterm(terminating: threading.Event) -> None:
+    """A worker whose leader drained stays until its own pod is deleted (it goes with its leader's):
+    exiting now would have the kubelet restart it, and a restart is a group failure to the
+    LeaderWorkerSet, which would then recreate the group replacing this one."""
+    log("the leader drained: waiting for SIGTERM")
+    terminating.wait()
 
 
 def main() -> None:
@@ -297,9 +307,12 @@ def main() -> None:
         log(f"serving on :{SERVE_PORT}")
         leader_loop(model, server)
         log("drained; every process told to stop")
+        jax.distributed.shutdown()
     else:
-        worker_loop(model)
-    jax.distributed.shutdown()
+        terminating = threading.Event()
+        worker_loop(model, terminating)
+        jax.distributed.shutdown()
+        wait_for_sigterm(terminating)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ raylet to register, which a busy machine can exceed.
 
 SIGTERM drains: the leader stops accepting, finishes the requests in flight and exits 0; a worker keeps
 its node in the cluster until its leader stopped serving (its group is going away with it), so that no
-request in flight loses a node.
+request in flight loses a node. A worker whose head went away waits for its own SIGTERM rather than
+exiting: the kubelet would restart it, and under RecreateGroupOnPodRestart a restart recreates the group.
 
 Standard library and Ray only; the image (lws.local/ray) is generic and this file comes in a ConfigMap.
 """
@@ -222,6 +223,14 @@ def worker(flags: list[str]) -> None:
             log("SIGTERM: the leader stopped serving (or the drain timed out): leaving")
             return  # the container ends with its first process, and every Ray process with it
         time.sleep(0.5)
+    if not reachable(LEADER_ADDRESS, GCS_PORT):
+        # The head is gone: the leader drained (its pod is being deleted, and this one goes with it) or
+        # failed (its own exit recreates the group). Exiting now would have the kubelet restart this
+        # container, a group failure to the LeaderWorkerSet: wait for SIGTERM instead.
+        log(f"`ray start --block` exited {node.returncode}: the head is gone; waiting for SIGTERM")
+        while not drain_deadline:
+            time.sleep(0.5)
+        return
     log(f"`ray start --block` exited {node.returncode}: a Ray process of this node died")
     sys.exit(node.returncode or 1)
 
