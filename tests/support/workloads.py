@@ -14,8 +14,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +28,7 @@ from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.realnodes import addresses, fleet, network, workloads
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, SERVICES
+from leaderworkerset.runtime.resources import CORE_EVENTS, LEADERWORKERSETS, PODS, SERVICES
 from tests.support.cli import kubectl
 from tests.support.objects import is_ready, labels, uid
 from tests.support.realnodes import REPO, lws_available
@@ -38,6 +38,7 @@ Obj = dict[str, Any]
 Groups = dict[str, dict[str, Obj]]  # every group's pods by worker index, by group index
 EXAMPLES = REPO / "docs" / "examples"
 SERVE_PORT = 8000
+MODEL_VERSION = "MODEL_VERSION"  # the examples' model: a new value is a new version to roll out
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,29 @@ def lws_of(objects: list[Obj]) -> Obj:
     return next(o for o in objects if o["kind"] == "LeaderWorkerSet")
 
 
+def every_container(lws: Obj) -> list[Obj]:
+    """The containers of the set's leader and worker templates (the objects themselves, to change)."""
+    spec = lws["spec"]["leaderWorkerTemplate"]
+    return [*spec["leaderTemplate"]["spec"]["containers"], *spec["workerTemplate"]["spec"]["containers"]]
+
+
+def set_model_version(lws: Obj, version: str) -> None:
+    """A new model version in every container of the set (what a rollout of a new model changes)."""
+    for container in every_container(lws):
+        for env in container.get("env") or []:
+            if env["name"] == MODEL_VERSION:
+                env["value"] = version
+
+
+def second_tag(cluster: LocalCluster, example: Example) -> str:
+    """The example's image under a second name on every node (the same content): an image-only change
+    to roll out without building anything."""
+    ensure_image(cluster, example)
+    target = f"{example.image}-retagged"
+    fleet.tag_image(cluster.workdir, cluster.node_bindir, cluster.state.real_nodes, example.image, target)
+    return target
+
+
 async def apply_example(
     cluster: LocalCluster, ns: str, example: Example, change: Callable[[Obj], None] | None = None
 ) -> None:
@@ -148,6 +172,27 @@ def whole_and_ready(group: dict[str, Obj], size: int) -> bool:
     )
 
 
+def serving(groups: Groups) -> int:
+    """Groups whose leader is Ready and not terminating: the ones the Service sends requests to."""
+    return sum(
+        1
+        for group in groups.values()
+        if "0" in group and is_ready(group["0"]) and not group["0"]["metadata"].get("deletionTimestamp")
+    )
+
+
+def describe(groups: Groups) -> dict[str, str]:
+    """Each group's pods in one line (name@node:state), for a failure message."""
+
+    def pod(p: Obj) -> str:
+        state = "ready" if is_ready(p) else "unready"
+        if p["metadata"].get("deletionTimestamp"):
+            state = "terminating"
+        return f"{p['metadata']['name']}@{p['spec'].get('nodeName', '-')}:{state}"
+
+    return {g: " ".join(pod(p) for _, p in sorted(group.items())) for g, group in sorted(groups.items())}
+
+
 def uids(group: dict[str, Obj]) -> dict[str, str]:
     return {index: uid(pod) for index, pod in group.items()}
 
@@ -182,6 +227,122 @@ def restarts(pod: Obj) -> int:
     return sum(
         int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or []
     )
+
+
+# --- serving while things change ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    at: float  # wall clock, as the load client's records
+    serving: int
+    groups: dict[str, str]  # each group's pods in one line, for the failure message
+
+
+@asynccontextmanager
+async def sampled(api: KubeClient, ns: str, example: Example) -> AsyncIterator[list[Sample]]:
+    """The serving groups (and every pod's state) about every 0.2 s while the block runs."""
+    samples: list[Sample] = []
+
+    async def sample() -> None:
+        while True:
+            groups = await groups_of(api, ns, example)
+            samples.append(Sample(time.time(), serving(groups), describe(groups)))
+            await asyncio.sleep(0.2)
+
+    task = asyncio.create_task(sample())
+    try:
+        yield samples
+    finally:
+        task.cancel()
+
+
+def below(samples: list[Sample], floor: int) -> list[Sample]:
+    return [s for s in samples if s.serving < floor]
+
+
+async def events_text(api: KubeClient, ns: str) -> str:
+    """The namespace's events in time order, one line each (who did what to which object, and when),
+    for a failure message."""
+    events = await api.list(CORE_EVENTS, ns)
+
+    def when(event: Obj) -> str:
+        return str(event.get("eventTime") or event.get("lastTimestamp") or event.get("firstTimestamp") or "")
+
+    return "\n".join(
+        f"{when(e)} {e['involvedObject'].get('kind')}/{e['involvedObject'].get('name')} {e.get('reason')}: "
+        f"{e.get('message', '')[:160]}"
+        for e in sorted(events, key=when)
+    )
+
+
+def failures(results: list[Obj], samples: list[Sample]) -> list[str]:
+    """Each failed request in one line, with the groups as last sampled before it (where the client's
+    request could have gone): empty when every request succeeded."""
+    lines = []
+    for result in results:
+        if result["ok"]:
+            continue
+        seen = max((s for s in samples if s.at <= result["t"]), key=lambda s: s.at, default=None)
+        state = f"serving {seen.serving} {seen.groups} ({result['t'] - seen.at:.1f}s before)" if seen else "-"
+        lines.append(f"{result['t']:.2f} {result['error'] or result['status']} | {state}")
+    return lines
+
+
+def versions(results: list[Obj]) -> dict[str, int]:
+    """How many answers each model version gave."""
+    counted: dict[str, int] = {}
+    for result in results:
+        if result["ok"]:
+            counted[result["body"]["version"]] = counted.get(result["body"]["version"], 0) + 1
+    return counted
+
+
+async def rolled_out(
+    api: KubeClient, ns: str, example: Example, generation: int, replicas: int, check: Callable[[Obj], bool]
+) -> bool:
+    """The rollout of `generation` is done: every group updated, whole and Ready, every pod passes
+    `check`, and the set Available; otherwise an AssertionError says what is missing."""
+    lws = await api.get(LEADERWORKERSETS, ns, example.name)
+    status = lws.get("status") or {}
+    progress = (status.get("observedGeneration"), status.get("updatedReplicas"))
+    assert progress == (generation, replicas), f"(observedGeneration, updatedReplicas) {progress}"
+    groups = await groups_of(api, ns, example)
+    assert sorted(groups) == sorted(str(i) for i in range(replicas)), describe(groups)
+    for index, group in groups.items():
+        assert whole_and_ready(group, example.size), describe(groups)
+        for pod in group.values():
+            assert check(pod), f"group {index}: {pod['metadata']['name']} {pod['status']}"
+    return await lws_available(api, ns, example.name)
+
+
+def on_model_version(version: str) -> Callable[[Obj], bool]:
+    """Whether a pod runs `version` of the model."""
+    return lambda pod: {"name": MODEL_VERSION, "value": version} in pod["spec"]["containers"][0]["env"]
+
+
+async def off_node(api: KubeClient, ns: str, example: Example, node: str, replicas: int) -> bool:
+    """Every group whole, Ready and without a pod on `node` (a drain's end, seen from the groups)."""
+    groups = await groups_of(api, ns, example)
+    return sorted(groups) == sorted(str(i) for i in range(replicas)) and all(
+        whole_and_ready(g, example.size) and node not in {p["spec"]["nodeName"] for p in g.values()}
+        for g in groups.values()
+    )
+
+
+def busiest_node(groups: Groups) -> str:
+    """The node holding pods of the most groups: its drain disrupts the most."""
+    nodes = [{p["spec"]["nodeName"] for p in g.values()} for g in groups.values()]
+    return max(sorted(set().union(*nodes)), key=lambda n: sum(1 for on in nodes if n in on))
+
+
+async def drain(cluster: LocalCluster, node: str) -> None:
+    """`kubectl drain` as an operator runs it before maintenance; returns once every pod was evicted."""
+    await kubectl(cluster, "drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=600s")
+
+
+async def uncordon(cluster: LocalCluster, node: str) -> None:
+    await kubectl(cluster, "uncordon", node)
 
 
 # --- requests -----------------------------------------------------------------------------------------
