@@ -128,3 +128,18 @@ async def play_lws(api: KubeClient, ns: str, ds: str = DS) -> AsyncIterator[None
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def roll_role_image(api: KubeClient, ns: str, role: int, image: str, old: str) -> str:
+    """Change one role's worker image (a new revision) and wait for RollingUpdateStarted; the revision."""
+
+    def change(spec: Obj) -> None:
+        worker = spec["roles"][role]["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+        worker["spec"]["containers"][0]["image"] = image
+
+    new = revision_of(await update_spec(api, ns, change))
+    assert new != old
+    await expect_ds_event(
+        api, ns, c.EVENT_ROLLING_UPDATE_STARTED, f"Started rolling update to revision {new}"
+    )
+    return new
