@@ -37,7 +37,9 @@ class PlacementPolicy(ApiStruct):
     topology: str = ""
 
 
-Roles = Annotated[list[DisaggregatedRoleSpec], list_map("name"), crd(minItems=2, maxItems=10)]
+# 1 to 10 roles, as upstream main after v1.0 (v1.0 required at least 2): a single-role set is a
+# LeaderWorkerSet with the DisaggregatedSet's revision-managed rollouts and role scaler.
+Roles = Annotated[list[DisaggregatedRoleSpec], list_map("name"), crd(minItems=1, maxItems=10)]
 
 
 class DisaggregatedSetSpec(ApiStruct):

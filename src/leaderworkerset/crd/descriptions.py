@@ -111,7 +111,7 @@ DESCRIPTIONS: Final[Mapping[tuple[str, str], str]] = {
     # DisaggregatedSet
     ("DisaggregatedSet", "spec"): "Desired state of the DisaggregatedSet.",
     ("DisaggregatedSet", "status"): "Observed state of the DisaggregatedSet, written by the controller.",
-    ("DisaggregatedSetSpec", "roles"): "The roles (2 to 10, unique names); each runs as one "
+    ("DisaggregatedSetSpec", "roles"): "The roles (1 to 10, unique names); each runs as one "
     "LeaderWorkerSet per slice and revision.",
     ("DisaggregatedSetSpec", "slices"): "Number of independent copies of the whole set of roles "
     "(1 to 100). Defaults to 1.",

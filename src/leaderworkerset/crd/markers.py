@@ -20,6 +20,11 @@ from leaderworkerset.crd.builder import EMBEDDED_META_MARKER, REQUIRED_MARKER
 
 # Among roles not scaled externally, replicas are either all unset/zero or all positive: a DS that
 # mixes them could never become Available (upstream's CEL rule on DisaggregatedSetSpec).
+# Upstream main after v1.0 also exempts partitioned roles (those with `subRoles`) and words the
+# message for them. This schema has no `subRoles` field (sub-roles are not supported yet), so the
+# rule cannot name it — the API server refuses a CRD whose rule reads an undeclared field — and
+# without that field every role is unpartitioned: the rule below decides exactly as upstream's.
+# The message is upstream main's, word for word.
 _NON_EXTERNAL_ROLES: Final = (
     f"self.roles.filter(r, !has(r.scaling) || r.scaling.mode != '{c.ROLE_SCALING_EXTERNAL}')"
 )
@@ -28,6 +33,11 @@ DS_REPLICAS_RULE: Final = (
     f"{_NON_EXTERNAL_ROLES}.all(r, has(r.spec.replicas) && r.spec.replicas > 0)"
 )
 DS_REPLICAS_MESSAGE: Final = (
+    "replicas must be zero for all non-External unpartitioned roles or non-zero for all non-External "
+    "unpartitioned roles"
+)
+# Upstream v1.0's wording of the same rule (what its CRD answers), kept for the comparison tests.
+DS_REPLICAS_MESSAGE_V1: Final = (
     "replicas must be zero for all non-External roles or non-zero for all non-External roles"
 )
 

@@ -68,10 +68,21 @@ async def expect_children(api: KubeClient, ns: str, want: dict[str, int], ds: st
 
 
 async def set_child_status(
-    api: KubeClient, ns: str, name: str, replicas: int, ready: int, updated: int
+    api: KubeClient,
+    ns: str,
+    name: str,
+    replicas: int,
+    ready: int,
+    updated: int,
+    *,
+    observed: int | None = None,
 ) -> None:
+    """Write a child's counts as its LWS controller would: having observed the child's current
+    generation (`observed` writes an older one, a controller that has not caught up yet)."""
+    if observed is None:
+        observed = int((await api.get(LEADERWORKERSETS, ns, name))["metadata"]["generation"])
     status = {"replicas": replicas, "readyReplicas": ready, "updatedReplicas": updated}
-    await api.patch_status(LEADERWORKERSETS, ns, name, {"status": status})
+    await api.patch_status(LEADERWORKERSETS, ns, name, {"status": {**status, "observedGeneration": observed}})
 
 
 async def ds_condition(api: KubeClient, ns: str, type_: str, ds: str = DS) -> Obj | None:
@@ -110,15 +121,17 @@ async def play_lws(api: KubeClient, ns: str, ds: str = DS) -> AsyncIterator[None
         while True:
             for name, lws in (await children(api, ns, ds)).items():
                 want = lws["spec"].get("replicas", 1)
+                generation = lws["metadata"]["generation"]
                 status = lws.get("status") or {}
                 got = (
                     status.get("replicas", 0),
                     status.get("readyReplicas", 0),
                     status.get("updatedReplicas", 0),
+                    status.get("observedGeneration", 0),
                 )
-                if got != (want, want, want):
+                if got != (want, want, want, generation):
                     with contextlib.suppress(ApiStatusError):
-                        await set_child_status(api, ns, name, want, want, want)
+                        await set_child_status(api, ns, name, want, want, want, observed=generation)
             await asyncio.sleep(0.05)
 
     task = asyncio.create_task(loop())
@@ -128,3 +141,18 @@ async def play_lws(api: KubeClient, ns: str, ds: str = DS) -> AsyncIterator[None
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def roll_role_image(api: KubeClient, ns: str, role: int, image: str, old: str) -> str:
+    """Change one role's worker image (a new revision) and wait for RollingUpdateStarted; the revision."""
+
+    def change(spec: Obj) -> None:
+        worker = spec["roles"][role]["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+        worker["spec"]["containers"][0]["image"] = image
+
+    new = revision_of(await update_spec(api, ns, change))
+    assert new != old
+    await expect_ds_event(
+        api, ns, c.EVENT_ROLLING_UPDATE_STARTED, f"Started rolling update to revision {new}"
+    )
+    return new

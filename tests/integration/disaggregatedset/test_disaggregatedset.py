@@ -23,6 +23,7 @@ from tests.integration.disaggregatedset.helpers import (
     live_children,
     play_lws,
     revision_of,
+    roll_role_image,
     set_child_status,
     update_spec,
 )
@@ -203,18 +204,7 @@ async def test_rolling_update_of_one_role_replaces_every_child_and_deletes_the_o
     async with play_lws(api, ns):
         await expect_children(api, ns, {f"{DS}-0-{old}-prefill": 2, f"{DS}-0-{old}-decode": 1})
         await expect_ds_condition(api, ns, c.CONDITION_AVAILABLE, c.REASON_ALL_ROLES_READY)
-        updated = await update_spec(
-            api,
-            ns,
-            lambda spec: spec["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"][
-                "containers"
-            ][0].update(image=NEW_IMAGE),
-        )
-        new = revision_of(updated)
-        assert new != old
-        await expect_ds_event(
-            api, ns, c.EVENT_ROLLING_UPDATE_STARTED, f"Started rolling update to revision {new}"
-        )
+        new = await roll_role_image(api, ns, 0, NEW_IMAGE, old)
         await expect_children(
             api,
             ns,

@@ -36,7 +36,12 @@ from tests.support.builders.pod import (
     worker,
 )
 from tests.support.builders.service import ServiceBuilder
-from tests.support.builders.statefulset import StatefulSetBuilder, leader_sts, worker_statefulset
+from tests.support.builders.statefulset import (
+    StatefulSetBuilder,
+    as_worker_of,
+    leader_sts,
+    worker_statefulset,
+)
 
 __all__ = [
     "IMAGE",
@@ -51,6 +56,7 @@ __all__ = [
     "PodBuilder",
     "ServiceBuilder",
     "StatefulSetBuilder",
+    "as_worker_of",
     "cached_lws",
     "ds",
     "ds_role",

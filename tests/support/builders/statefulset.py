@@ -9,6 +9,25 @@ from leaderworkerset.api import constants as c
 from tests.support.builders.common import NS, Obj, ObjectBuilder
 
 
+def worker_statefulset_uid(leader: dict[str, Any]) -> str:
+    """The UID `worker_statefulset` gives the leader's worker StatefulSet unless told otherwise."""
+    return f"sts-uid-{leader['metadata']['name']}"
+
+
+def as_worker_of(pod: dict[str, Any], leader: dict[str, Any]) -> dict[str, Any]:
+    """`pod`, controlled by the leader's worker StatefulSet (as the StatefulSet controller makes it)."""
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "name": leader["metadata"]["name"],
+            "uid": worker_statefulset_uid(leader),
+            "controller": True,
+        }
+    ]
+    return pod
+
+
 def worker_statefulset(
     leader: dict[str, Any], *, ready: bool = True, replicas: int = 1, uid: str | None = None
 ) -> dict[str, Any]:
@@ -19,7 +38,7 @@ def worker_statefulset(
         "metadata": {
             "name": name,
             "namespace": NS,
-            "uid": uid or f"sts-uid-{name}",
+            "uid": uid or worker_statefulset_uid(leader),
             "labels": {
                 c.LABEL_SET_NAME: labels[c.LABEL_SET_NAME],
                 c.LABEL_GROUP_INDEX: labels[c.LABEL_GROUP_INDEX],

@@ -13,7 +13,7 @@ from rich.console import Console
 from leaderworkerset.api import constants as c
 from leaderworkerset.cli.status import Output, as_text
 from leaderworkerset.cli.views.lws import Snapshot, document, render
-from tests.support.builders import cached_lws, leader_pod, worker_statefulset
+from tests.support.builders import as_worker_of, cached_lws, leader_pod, worker_statefulset
 
 Obj = dict[str, Any]
 GPU_MESSAGE = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
@@ -24,6 +24,7 @@ def _worker(leader: Obj, index: int, *, node: str | None) -> Obj:
     pod["metadata"]["name"] = f"{leader['metadata']['name']}-{index}"
     pod["metadata"]["uid"] = f"uid-{pod['metadata']['name']}"
     pod["metadata"]["labels"][c.LABEL_WORKER_INDEX] = str(index)
+    as_worker_of(pod, leader)
     if node:
         pod["spec"]["nodeName"] = node
     else:

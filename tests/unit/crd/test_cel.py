@@ -24,25 +24,33 @@ def _evaluate(roles: list[dict[str, Any]]) -> bool:
     return bool(program.evaluate({"self": celpy.json_to_cel({"roles": roles})}))
 
 
-@pytest.mark.parametrize(
-    ("roles", "want"),
-    [
-        pytest.param([_role("a", 1), _role("b", 3)], True, id="all positive"),
-        pytest.param([_role("a", 0), _role("b", 0)], True, id="all zero"),
-        pytest.param([_role("a"), _role("b")], True, id="all unset"),
-        pytest.param([_role("a"), _role("b", 0)], True, id="unset and zero"),
-        pytest.param([_role("a", 1), _role("b", 0)], False, id="positive and zero"),
-        pytest.param([_role("a", 2), _role("b")], False, id="positive and unset"),
-        pytest.param([_role("a", 1), _role("b", mode="External")], True, id="external role ignored"),
-        pytest.param([_role("a", 0), _role("b", 5, mode="External")], True, id="external replicas ignored"),
-        pytest.param([_role("a", 1), _role("b", 0, mode="Static")], False, id="explicit Static counts"),
-        pytest.param(
-            [_role("a", mode="External"), _role("b", mode="External")], True, id="only external roles"
-        ),
-    ],
-)
+RULE_CASES = [
+    pytest.param([_role("a", 1), _role("b", 3)], True, id="all positive"),
+    pytest.param([_role("a", 0), _role("b", 0)], True, id="all zero"),
+    pytest.param([_role("a"), _role("b")], True, id="all unset"),
+    pytest.param([_role("a"), _role("b", 0)], True, id="unset and zero"),
+    pytest.param([_role("a", 1), _role("b", 0)], False, id="positive and zero"),
+    pytest.param([_role("a", 2), _role("b")], False, id="positive and unset"),
+    pytest.param([_role("a", 1), _role("b", mode="External")], True, id="external role ignored"),
+    pytest.param([_role("a", 0), _role("b", 5, mode="External")], True, id="external replicas ignored"),
+    pytest.param([_role("a", 1), _role("b", 0, mode="Static")], False, id="explicit Static counts"),
+    pytest.param([_role("a", mode="External"), _role("b", mode="External")], True, id="only external roles"),
+    # single-role sets (upstream main after v1.0): one role always agrees with itself
+    pytest.param([_role("solo", 3)], True, id="single role positive"),
+    pytest.param([_role("solo", 0)], True, id="single role zero"),
+    pytest.param([_role("solo")], True, id="single role unset"),
+    pytest.param([_role("solo", mode="External")], True, id="single external role"),
+    pytest.param([], True, id="no roles (left to minItems)"),
+]
+
+
+@pytest.mark.parametrize(("roles", "want"), RULE_CASES)
 def test_ds_replicas_rule(roles: list[dict[str, Any]], want: bool) -> None:
     assert _evaluate(roles) is want
+
+
+def test_the_rule_table_has_every_case() -> None:
+    assert len(RULE_CASES) == 15
 
 
 def test_the_generated_ds_crd_carries_the_rule_on_spec() -> None:

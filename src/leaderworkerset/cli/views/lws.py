@@ -174,7 +174,11 @@ def overview(snapshot: Snapshot) -> Overview:
         objects.name_of(sts): sts for sts in snapshot.statefulsets if objects.name_of(sts) != name
     }
     views = core_groups.describe_groups(
-        size=size, revision_key=revision, leader_pods=leaders, worker_statefulsets=workers_by_sts
+        size=size,
+        revision_key=revision,
+        leader_pods=leaders,
+        worker_statefulsets=workers_by_sts,
+        pods=snapshot.pods,
     )
     leader_by_name = {objects.name_of(p): p for p in leaders}
     groups = []

@@ -25,6 +25,15 @@ def go_atoi(text: str) -> int:
     return value
 
 
+def go_atoi_positive(text: str) -> int | None:
+    """`go_atoi` of a count that must be at least 1; None when it does not parse or is below 1."""
+    try:
+        value = go_atoi(text)
+    except GoParseError:
+        return None
+    return value if value > 0 else None
+
+
 def go_atoi_field(text: str, field: str, pod: str) -> int:
     """`go_atoi` of a pod's label or annotation; the error names the field and the pod before Go's
     own wording (upstream returns the bare strconv error, which names neither)."""

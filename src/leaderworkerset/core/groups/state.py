@@ -18,11 +18,12 @@ from datetime import datetime
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.conditions import parse_time
-from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
+from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi, go_atoi_positive
 from leaderworkerset.core.groups.naming import leader_pod_name
 from leaderworkerset.core.objects import (
     Obj,
     annotations_of,
+    is_controlled_by,
     is_deleting,
     labels_of,
     name_of,
@@ -222,10 +223,65 @@ RETAINED_GROUP_REASON = (
 )
 
 
-def not_ready_reasons(leader: Obj | None, worker_sts: Obj | None, *, size: int) -> tuple[str, ...]:
-    """Why a group is not ready, in the order an operator would check (empty when ready)."""
+# Whole-group readiness as upstream main after v1.0 defines it (its `pkg/replicagroups`). v1.0, and
+# our LWS status whose counts v1.0 clients read, stop at `group_state`: leader Running and Ready,
+# worker StatefulSet with every replica available at one revision. Main also asks for the group's
+# own size (the leader's `size` annotation, stamped at creation, not the set's live size; unreadable
+# = unknown, never ready), a worker StatefulSet that wants exactly size - 1 workers, and every worker
+# pod `<worker sts>-1 … -(size-1)` that StatefulSet controls Running and Ready (availableReplicas
+# lags a worker that has just turned unready). What is ours to decide — `lws status`, the not-ready
+# diagnosis — uses it (docs/compatibility.md, "Upstream main after v1.0").
+
+
+def own_group_size(leader: Obj, live_size: int) -> int | None:
+    """The group's size: its leader's `size` annotation; None when not an integer or < 1 (unknown).
+
+    Every leader our webhook or upstream's admitted carries it; without one (a pod that skipped
+    admission) the set's live size is the only size there is, as v1.0 judged every group."""
+    value = annotations_of(leader).get(c.ANNOTATION_SIZE)
+    return live_size if value is None else go_atoi_positive(value)
+
+
+def whole_group_problems(
+    leader: Obj, worker_sts: Obj | None, pods: Iterable[Obj], *, live_size: int
+) -> tuple[str, ...]:
+    """What upstream main's rule finds beyond v1.0's (`pods`: any; only those the worker StatefulSet
+    controls count). A missing worker StatefulSet is v1.0's to say."""
+    size = own_group_size(leader, live_size)
+    if size is None:
+        value = annotations_of(leader).get(c.ANNOTATION_SIZE)
+        return (f"group size unknown (leader annotation {c.ANNOTATION_SIZE} {value!r})",)
+    if size == 1 or worker_sts is None:
+        return ()
+    problems: list[str] = []
+    wanted = (worker_sts.get("spec") or {}).get("replicas")
+    if wanted != size - 1:
+        problems.append(
+            f"worker statefulset wants {'unset' if wanted is None else wanted} workers, not {size - 1}"
+        )
+    workers = {name_of(pod): pod for pod in pods if is_controlled_by(pod, worker_sts)}
+    expected = [f"{name_of(worker_sts)}-{i}" for i in range(1, size)]
+    missing = [name for name in expected if name not in workers]
+    unready = [name for name in expected if name in workers and not pod_running_and_ready(workers[name])]
+    if missing:
+        problems.append("worker pods missing: " + ", ".join(missing))
+    if unready:
+        problems.append("worker pods not ready: " + ", ".join(unready))
+    return tuple(problems)
+
+
+def not_ready_reasons(
+    leader: Obj | None, worker_sts: Obj | None, *, size: int, pods: Iterable[Obj] | None = None
+) -> tuple[str, ...]:
+    """Why a group is not ready, in the order an operator would check (empty when ready).
+
+    With `pods` (the group's, or any superset), upstream main's whole-group rule applies on top, and
+    `size` gives way to the group's own (`whole_group_problems`)."""
     if leader is None:
         return ("leader pod missing",)
+    strict = () if pods is None else whole_group_problems(leader, worker_sts, pods, live_size=size)
+    if pods is not None:
+        size = own_group_size(leader, size) or size
     reasons = [RETAINED_GROUP_REASON] if is_exhausted(leader) else []
     if is_deleting(leader):
         reasons.append("leader pod terminating")
@@ -234,16 +290,16 @@ def not_ready_reasons(leader: Obj | None, worker_sts: Obj | None, *, size: int) 
     elif not pod_ready(leader):
         reasons.append("leader pod not ready")
     if size == 1:
-        return tuple(reasons)
+        return (*reasons, *strict)
     if worker_sts is None:
-        return (*reasons, "worker statefulset missing")
+        return (*reasons, "worker statefulset missing", *strict)
     status = worker_sts.get("status") or {}
     available, wanted = int(status.get("availableReplicas") or 0), statefulset_replicas(worker_sts)
     if available != wanted:
         reasons.append(f"workers available {available}/{wanted}")
     if (status.get("currentRevision") or "") != (status.get("updateRevision") or ""):
         reasons.append("worker statefulset rolling its pods")
-    return tuple(reasons)
+    return (*reasons, *strict)
 
 
 def describe_groups(
@@ -252,9 +308,14 @@ def describe_groups(
     revision_key: str,
     leader_pods: Iterable[Obj],
     worker_statefulsets: Mapping[str, Obj],
+    pods: Iterable[Obj] | None = None,
 ) -> list[GroupView]:
     """Every group that has a leader pod, by group index; Hash groups (40-hex keys) after the
-    ordinals, by key. Other unparsable indexes are skipped."""
+    ordinals, by key. Other unparsable indexes are skipped.
+
+    With `pods` (the set's), a group is ready only by upstream main's whole-group rule as well
+    (`whole_group_problems`), judged at its own size."""
+    members = None if pods is None else list(pods)
     views = []
     for pod in leader_pods:
         key = labels_of(pod).get(c.LABEL_GROUP_INDEX, "")
@@ -264,8 +325,10 @@ def describe_groups(
             if not is_hash_pod(pod) or not key:
                 continue
             index = -1
-        worker_sts = None if size == 1 else worker_statefulsets.get(name_of(pod))
-        state = group_state(pod, worker_sts, revision_key) if size == 1 or worker_sts else MISSING_GROUP
+        own_size = size if members is None else own_group_size(pod, size) or size
+        worker_sts = None if own_size == 1 else worker_statefulsets.get(name_of(pod))
+        state = group_state(pod, worker_sts, revision_key) if own_size == 1 or worker_sts else MISSING_GROUP
+        strict = () if members is None else whole_group_problems(pod, worker_sts, members, live_size=size)
         views.append(
             GroupView(
                 index=index,
@@ -273,9 +336,9 @@ def describe_groups(
                 revision=revision_key_of(pod),
                 # A group retained after exhausting its restart budget is stopped, even while its
                 # pods still report Ready on their way out (they do for a while; on kwok, for good).
-                ready=state.ready and not is_exhausted(pod),
+                ready=state.ready and not is_exhausted(pod) and not strict,
                 updated=state.updated,
-                reasons=not_ready_reasons(pod, worker_sts, size=size),
+                reasons=not_ready_reasons(pod, worker_sts, size=size, pods=members),
                 key=key,
                 hostname=str((pod.get("spec") or {}).get("hostname") or ""),
             )

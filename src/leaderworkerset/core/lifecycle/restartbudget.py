@@ -32,7 +32,7 @@ from typing import Any
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.gocompat import gojson
-from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi
+from leaderworkerset.core.gocompat.strconv import GoParseError, go_atoi, go_atoi_positive
 from leaderworkerset.core.groups.state import has_replacement_gate, is_exhausted, is_leader_pod
 from leaderworkerset.core.objects import (
     ControllerEvent,
@@ -153,13 +153,7 @@ class RestartBudgetDecision:
 def leader_claim(leader: Obj) -> int | None:
     """The count this leader incarnation already claimed, if any (unreadable → none)."""
     raw = annotations_of(leader).get(ext.ANNOTATION_GROUP_RESTART_CLAIM)
-    if raw is None:
-        return None
-    try:
-        value = go_atoi(raw)
-    except GoParseError:
-        return None
-    return value if value > 0 else None
+    return None if raw is None else go_atoi_positive(raw)
 
 
 def decide_restart_budget(counts: Mapping[str, int], leader: Obj, limit: int) -> RestartBudgetDecision:

@@ -303,5 +303,5 @@ def diagnose_group(
             f"{_who(lost[0])} marked not ready: node {nodes} stopped reporting (kubelet down or unreachable)"
         )
         return Diagnosis(CAUSE_NODE_NOT_READY, text)
-    reasons = not_ready_reasons(leader, worker_sts, size=size)
+    reasons = not_ready_reasons(leader, worker_sts, size=size, pods=pods)
     return Diagnosis(CAUSE_NOT_READY, "; ".join(reasons)) if reasons else None

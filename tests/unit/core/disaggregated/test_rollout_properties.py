@@ -58,10 +58,11 @@ class Role:
 
 @st.composite
 def role_sets(draw: st.DrawFn, admissible: bool = False) -> list[Role]:
-    """2-10 roles with 0-30 replicas; some only in the old revision (removed) or only in the new one
-    (added). ``admissible``: as the DS CRD's CEL rule demands of Static roles, the roles of one
-    revision are all at 0 or all above 0 (mixed zeros otherwise arise only from External roles)."""
-    count = draw(st.integers(2, 10))
+    """1-10 roles (what the CRD admits) with 0-30 replicas; some only in the old revision (removed)
+    or only in the new one (added). ``admissible``: as the DS CRD's CEL rule demands of Static roles,
+    the roles of one revision are all at 0 or all above 0 (mixed zeros otherwise arise only from
+    External roles)."""
+    count = draw(st.integers(1, 10))
     old_zero = draw(st.integers(0, 7)) == 0  # a DS scaled to zero, now and then
     new_zero = draw(st.integers(0, 7)) == 0
     low = 1 if admissible else 0

@@ -11,7 +11,7 @@ import pytest
 from leaderworkerset.api import constants as c
 from leaderworkerset.core.groups.state import RETAINED_GROUP_REASON
 from leaderworkerset.core.observe import diagnosis as d
-from tests.support.builders import cached_lws, leader_pod, worker_statefulset
+from tests.support.builders import as_worker_of, cached_lws, leader_pod, worker_statefulset
 
 Obj = dict[str, Any]
 GPU_MESSAGE = "0/12 nodes are available: 12 Insufficient nvidia.com/gpu. preemption: 0/12 nodes are available"
@@ -33,6 +33,7 @@ def worker(leader: Obj, index: int) -> Obj:
     pod["metadata"]["name"] = f"{leader['metadata']['name']}-{index}"
     pod["metadata"]["uid"] = f"uid-{pod['metadata']['name']}"
     pod["metadata"]["labels"][c.LABEL_WORKER_INDEX] = str(index)
+    as_worker_of(pod, leader)
     pod["status"]["containerStatuses"] = [{"name": "worker", "restartCount": 0}]
     return pod
 
@@ -80,12 +81,22 @@ def _lws(case: Case) -> Obj:
 
 def _of_revision(pod: Obj, revision: str) -> Obj:
     pod["metadata"]["labels"][c.LABEL_TEMPLATE_REVISION_HASH] = revision
-    return pod
+    return _of_the_replaced_statefulset(pod)
 
 
 def _leaving(pod: Obj) -> Obj:
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return _of_the_replaced_statefulset(pod)
+
+
+def _of_the_replaced_statefulset(pod: Obj) -> Obj:
+    """A worker of the group's previous incarnation: its StatefulSet had another UID."""
+    pod["metadata"]["ownerReferences"][0]["uid"] = "sts-uid-replaced"
     return pod
+
+
+# Upstream main's whole-group rule: this incarnation's own worker does not exist yet.
+_OWN_WORKER_MISSING = "worker pods missing: lws-0-1"
 
 
 def _ready_worker(index: int) -> Obj:
@@ -335,11 +346,19 @@ CASES = [
             leader(ready=True),
             (_of_revision(crash_looping(worker(leader(), 1)), "old"),),
             sts_ready=True,
+            want_cause=d.CAUSE_NOT_READY,
+            want_message=_OWN_WORKER_MISSING,
         ),
         id="a-worker-of-the-replaced-incarnation-is-not-this-groups",
     ),
     pytest.param(
-        Case(leader(ready=True), (_leaving(crash_looping(worker(leader(), 1))),), sts_ready=True),
+        Case(
+            leader(ready=True),
+            (_leaving(crash_looping(worker(leader(), 1))),),
+            sts_ready=True,
+            want_cause=d.CAUSE_NOT_READY,
+            want_message=_OWN_WORKER_MISSING,
+        ),
         id="a-worker-on-its-way-out-is-not-this-groups",
     ),
     pytest.param(
