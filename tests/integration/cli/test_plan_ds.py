@@ -79,12 +79,7 @@ async def live_ds_with_children(api: KubeClient, ns: str) -> Obj:
         child = await api.create(
             LEADERWORKERSETS, build_child(live, role, 0, revision, replicas=replicas, initial=replicas), ns
         )
-        status = {
-            "replicas": replicas,
-            "readyReplicas": replicas,
-            "updatedReplicas": replicas,
-            "observedGeneration": child["metadata"]["generation"],  # as the LWS controller writes it
-        }
+        status = {"replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas}
         await api.patch_status(LEADERWORKERSETS, ns, child["metadata"]["name"], {"status": status})
     return live
 

@@ -70,10 +70,6 @@ class ChildView:
     initial_replicas: int | None  # annotation initial-replicas, None if absent/unparsable
     created: str  # metadata.creationTimestamp (RFC 3339), orders old revisions newest first
     terminating: bool = False  # metadata.deletionTimestamp set
-    # status.observedGeneration >= metadata.generation: the LWS controller has seen the last spec
-    # (replicas) written, so its counts describe it (upstream main's acknowledgement; see
-    # committed_ready).
-    acknowledged: bool = True
 
 
 @dataclass(frozen=True)
@@ -164,14 +160,8 @@ def without_surge_role(role: RoleTarget) -> RoleTarget:
 
 def committed_ready(child: ChildView | None) -> int:
     """Ready replicas that may authorise another scale-down: any replica above Spec may be a Ready
-    one already chosen for deletion, so it is not counted twice.
-
-    Stricter than upstream v1.0, as upstream main after v1.0 (`pkg/replicagroups`, retained
-    readiness): a child being deleted, or whose controller has not yet observed its latest spec
-    (status.observedGeneration behind metadata.generation), commits nothing — its counts may still
-    describe a replica count that is no longer asked for (a 3 -> 2 -> 3 change not yet seen looks
-    current)."""
-    if child is None or child.terminating or not child.acknowledged:
+    one already chosen for deletion, so it is not counted twice."""
+    if child is None:
         return 0
     pending_drain = max(0, child.status_replicas - child.spec_replicas)
     return min(child.spec_replicas, max(0, child.ready_replicas - pending_drain))

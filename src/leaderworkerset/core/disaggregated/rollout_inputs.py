@@ -19,14 +19,7 @@ def child_view(lws: Obj) -> ChildView:
         initial_replicas=initial_replicas(lws),
         created=str(metadata(lws).get("creationTimestamp") or ""),
         terminating=is_deleting(lws),
-        acknowledged=generation_observed(lws),
     )
-
-
-def generation_observed(lws: Obj) -> bool:
-    """The LWS controller has observed the child's latest spec (status.observedGeneration)."""
-    generation = int(metadata(lws).get("generation") or 0)
-    return status_count(lws, "observedGeneration") >= generation
 
 
 def role_targets(ds: Obj, targets: Mapping[str, int]) -> list[RoleTarget]:
