@@ -11,6 +11,7 @@ exists (kube-proxy's rules), so its requests take the path a client in the clust
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import signal
 import threading
@@ -29,7 +30,9 @@ def once(url: str) -> dict[str, Any]:
             status, data = answer.status, answer.read()
     except urllib.error.HTTPError as err:
         status, data = err.code, err.read()
-    except (OSError, urllib.error.URLError) as err:  # refused, reset, timed out: a failed request
+    # Refused, reset, timed out, or cut off mid-answer (IncompleteRead, RemoteDisconnected): a failed
+    # request, never the end of the client.
+    except (OSError, urllib.error.URLError, http.client.HTTPException) as err:
         return {"t": started, "ok": False, "status": 0, "error": f"{type(err).__name__}: {err}", "body": None}
     try:
         body = json.loads(data)
