@@ -1,7 +1,8 @@
 """Time from a worker's runtime crash to its group serving again, for the Ray or JAX example of
 docs/examples on three real nodes: our controller recreating the group, our controller restarting it in
 place (`restart-strategy: InPlace`), and upstream's controller (its v0.9.0 image) recreating it. Also
-the time from `kubectl apply -k` to every group serving. Not a pass/fail test.
+the time from `kubectl apply -k` to every group serving, and what clients see while a new model version
+rolls out and while a node is drained. Not a pass/fail test.
 
     sudo flock /tmp/lws-realnodes.lock uv run python -m benchmarks.workload_recovery \\
         [--runtime jax|ray] [--runs 1] [--controllers ours,upstream] [--json FILE]
@@ -14,6 +15,13 @@ every pod of its group; then SIGKILL the runtime process of group 0's first work
 wait until group 0 is back (every pod new, or for in place the same pods with every container
 restarted), Ready, and its leader answers from every pod (tests/support/workloads.py, the same steps as
 the e2e tests). The state is polled every 0.5 s, so each figure is late by up to that much.
+
+After a recreation (not in place) the same set serves a client that keeps sending requests through its
+Service from inside a node (2 at a time) while (1) a new model version rolls out (the example's
+`maxSurge: 1, maxUnavailable: 0`) and (2) the node holding pods of the most groups is drained with
+`kubectl drain`; ours with `leaderworkerset.dev/disruption-budget: "1"` on the set, upstream with
+nothing (it has no group budget; a plain PodDisruptionBudget counts pods, docs/disruption-budgets.md).
+Each reports its requests, the failed ones, and the fewest groups serving at any 0.2 s sample.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from tests.support.wait import LONG_TIMEOUT, eventually
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.runtime.client import ClientOptions, KubeClient, new_client
-from leaderworkerset.runtime.resources import NAMESPACES
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NAMESPACES
 
 # Which recoveries each controller has: upstream knows no in-place restart (it would recreate).
 MODES = {"ours": ("recreate", "in place"), "upstream": ("recreate",)}
@@ -42,6 +50,62 @@ def _in_place(lws: dict[str, Any]) -> None:
     lws["metadata"].setdefault("annotations", {})[ext.ANNOTATION_RESTART_STRATEGY] = (
         ext.RESTART_STRATEGY_IN_PLACE
     )
+
+
+def _budget(lws: dict[str, Any]) -> None:
+    lws["metadata"].setdefault("annotations", {})[ext.ANNOTATION_DISRUPTION_BUDGET] = "1"
+
+
+REPLICAS = 2  # as the examples say
+
+
+def _clients_saw(results: list[dict[str, Any]], samples: list[workloads.Sample]) -> dict[str, Any]:
+    return {
+        "requests": len(results),
+        "failed": sum(1 for r in results if not r["ok"]),
+        "fewest_serving": min((s.serving for s in samples), default=0),
+    }
+
+
+async def _rollout_and_drain(
+    cluster: LocalCluster, api: KubeClient, ns: str, example: workloads.Example
+) -> dict[str, Any]:
+    """A new model version rolled out, then the busiest node drained, each under a steady client."""
+    url = await workloads.service_url(api, ns, example)
+    record: dict[str, Any] = {}
+    with workloads.load_through(url) as load:
+        await eventually(lambda: any(r["ok"] for r in load.results()), timeout=LONG_TIMEOUT)
+        lws = await api.get(LEADERWORKERSETS, ns, example.name)
+        workloads.set_model_version(lws, "v2")
+        async with workloads.sampled(api, ns, example) as samples:
+            started = time.monotonic()
+            generation = (await api.update(LEADERWORKERSETS, lws))["metadata"]["generation"]
+            await eventually(
+                lambda: workloads.rolled_out(
+                    api, ns, example, generation, REPLICAS, workloads.on_model_version("v2")
+                ),
+                timeout=workloads.FORMATION_TIMEOUT * REPLICAS,
+                interval=0.5,
+            )
+            record["rollout_s"] = round(time.monotonic() - started, 1)
+        record["rollout"] = _clients_saw(load.stop(), samples)
+    node = workloads.busiest_node(await workloads.available(api, ns, example))
+    try:
+        with workloads.load_through(url) as load:
+            await eventually(lambda: any(r["ok"] for r in load.results()), timeout=LONG_TIMEOUT)
+            async with workloads.sampled(api, ns, example) as samples:
+                started = time.monotonic()
+                await workloads.drain(cluster, node)
+                await eventually(
+                    lambda: workloads.off_node(api, ns, example, node, REPLICAS),
+                    timeout=workloads.FORMATION_TIMEOUT,
+                    interval=0.5,
+                )
+                record["drain_s"] = round(time.monotonic() - started, 1)
+            record["drain"] = _clients_saw(load.stop(), samples)
+    finally:
+        await workloads.uncordon(cluster, node)
+    return record
 
 
 async def _install(cluster: LocalCluster, api: KubeClient, controller: str) -> None:
@@ -77,12 +141,14 @@ async def _one(
     try:
         await eventually(lambda: realnodes.admits(api, ns), timeout=LONG_TIMEOUT)
         started = time.monotonic()
-        await workloads.apply_example(cluster, ns, example, _in_place if mode == "in place" else None)
+        change = _in_place if mode == "in place" else (_budget if controller == "ours" else None)
+        await workloads.apply_example(cluster, ns, example, change)
         await _serving(api, ns, example)
         formed = time.monotonic() - started
         recovery = await workloads.crash_and_recover(api, ns, example, "1", in_place=mode == "in place")
         group = recovery.after["0"]
         running = max(workloads.last_start(p) for p in group.values())
+        under_load = await _rollout_and_drain(cluster, api, ns, example) if mode == "recreate" else {}
         return {
             "runtime": example.runtime,
             "controller": controller,
@@ -93,6 +159,7 @@ async def _one(
             # group ran again, and from then until its leader turned Ready (the runtime's formation).
             "crash_to_last_container_s": round((running - recovery.killed).total_seconds(), 1),
             "formation_s": (workloads.ready_since(group["0"]) - running).total_seconds(),
+            **under_load,
         }
     finally:
         await workloads.remove_example(api, ns, example)
