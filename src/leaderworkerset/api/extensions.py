@@ -410,9 +410,9 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         writer=Writer.CONTROLLER,
         values="JSON: container name → its restart count when its image changed (`-1`: never ran)",
         effect=(
-            "the update counts the pod as on its new images once each of these containers started again "
-            "(the kubelet may report a new image under another name of the same content, so the reported "
-            "name alone cannot tell); removed when the group settles"
+            "each of these containers counts as on its new image once it reports the new name or has "
+            "started again (the kubelet may report a new image under another name of the same content, "
+            "so the reported name alone cannot tell); removed when the group settles"
         ),
     ),
     Extension(

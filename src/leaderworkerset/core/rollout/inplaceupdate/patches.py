@@ -300,10 +300,10 @@ def _restarted_since_update(pod: Obj) -> dict[str, bool] | None:
 
 def pod_settled(pod: Obj) -> bool:
     """Every container runs the image its spec asks for and the pod is Ready: an updated pod's
-    containers restarted. A container whose image the update changed must have started again since
+    containers restarted: each reports its spec's image (the kubelet reports the new image only for
+    the new container), or, for one whose image the update changed, started again since
     (`in-place-update-containers`): the kubelet reports the image by a name of the runtime's choosing,
-    which for a new name of content the node holds is the old name. Any other container must report
-    its spec's image (the kubelet reports the new image only for the new container)."""
+    which for a new name of content the node holds is the old name."""
     if not pod_ready(pod):
         return False
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
@@ -319,10 +319,9 @@ def pod_settled(pod: Obj) -> bool:
     ]
     for cont in wanted:
         state = reported.get(str(cont.get("name")))
-        if str(cont.get("name")) in restarted:
-            if not restarted[str(cont.get("name"))]:
-                return False
-        elif state is None or _image_name(str(state.get("image") or "")) != _image_name(
+        if restarted.get(str(cont.get("name"))):
+            continue
+        if state is None or _image_name(str(state.get("image") or "")) != _image_name(
             str(cont.get("image") or "")
         ):
             return False
