@@ -99,6 +99,11 @@ async def leader_statefulset(api: KubeClient, namespace: str, name: str = "test-
     return await _once_made(api, STATEFULSETS, namespace, name)
 
 
+async def worker_statefulset(api: KubeClient, namespace: str, leader_name: str) -> Obj:
+    """The group's worker StatefulSet once the pod controller has made it (named after its leader)."""
+    return await _once_made(api, STATEFULSETS, namespace, leader_name)
+
+
 async def _once_made(api: KubeClient, ref: ResourceRef, namespace: str, name: str) -> Obj:
     """The object once the controller has made it."""
 

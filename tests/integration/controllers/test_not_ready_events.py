@@ -33,7 +33,11 @@ async def _start_group(api: KubeClient, ns: str, name: str) -> tuple[Obj, Obj]:
     await kubelet.leader_statefulset(api, ns, name)
     lws = await kubelet.get_lws(api, ns, name)
     leader = (await kubelet.create_leader_pods(api, lws, 0, 1))[0]
-    (worker,) = await kubelet.create_worker_pods(api, lws, leader)
+    # Controlled by the worker StatefulSet, as the StatefulSet controller makes them: only such
+    # workers count towards a ready group (core/groups/state.py, whole-group readiness).
+    sts = await kubelet.worker_statefulset(api, ns, leader["metadata"]["name"])
+    owner = kubelet.owner_reference(sts, "apps/v1", "StatefulSet")
+    (worker,) = await kubelet.create_worker_pods(api, lws, leader, owner=owner)
     return leader, worker
 
 

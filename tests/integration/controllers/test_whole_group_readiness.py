@@ -14,7 +14,7 @@ import pytest
 
 from leaderworkerset.cli.views import lws as lws_view
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS, STATEFULSETS
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, PODS
 from tests.support import kubelet
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import eventually
@@ -41,12 +41,9 @@ async def test_lws_status_waits_for_every_worker_pod_while_ready_replicas_stays_
     (leader,) = await kubelet.create_leader_pods(api, lws, 0, 1)
     await kubelet.set_pod_ready(api, ns, LEADER)
 
-    async def worker_sts() -> Obj:  # the pod controller makes it once the leader exists
-        sts = await api.get_or_none(STATEFULSETS, ns, LEADER)
-        assert sts is not None, "no worker statefulset yet"
-        return sts
-
-    owner = kubelet.owner_reference(await eventually(worker_sts), "apps/v1", "StatefulSet")
+    owner = kubelet.owner_reference(
+        await kubelet.worker_statefulset(api, ns, LEADER), "apps/v1", "StatefulSet"
+    )
     await kubelet.create_worker_pods(api, lws, leader, owner=owner)
     await kubelet.set_statefulset_ready(api, ns, LEADER)  # reports 2 of 2 available
     await kubelet.set_pod_ready(api, ns, f"{LEADER}-1")
