@@ -232,6 +232,12 @@ ROLE_SCALING_STATIC: Final = "Static"
 ROLE_SCALING_EXTERNAL: Final = "External"
 ROLE_SCALING_MODES: Final = (ROLE_SCALING_STATIC, ROLE_SCALING_EXTERNAL)
 
+# spec.scalingPolicy.duringRollout (upstream main after v1.0, KEP-1022): whether a new replica target
+# waits for the rollout (RolloutCoupled, v1.0's behaviour and the default) or applies mid-rollout.
+SCALING_ROLLOUT_COUPLED: Final = "RolloutCoupled"
+SCALING_ADVANCE_ROLLOUT: Final = "AdvanceRollout"
+SCALING_DURING_ROLLOUT_POLICIES: Final = (SCALING_ROLLOUT_COUPLED, SCALING_ADVANCE_ROLLOUT)
+
 PLACEMENT_NONE: Final = "None"
 PLACEMENT_EXCLUSIVE_SLICE: Final = "ExclusiveSlice"
 PLACEMENT_EXCLUSIVE_TOPOLOGY: Final = "ExclusiveTopology"

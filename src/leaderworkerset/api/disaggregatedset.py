@@ -32,6 +32,10 @@ class DisaggregatedRoleSpec(ApiStruct):
         return self.scaling is not None and self.scaling.mode == c.ROLE_SCALING_EXTERNAL
 
 
+class DisaggregatedSetScalingPolicy(ApiStruct):
+    during_rollout: Annotated[str, enum_of(c.SCALING_DURING_ROLLOUT_POLICIES, c.SCALING_ROLLOUT_COUPLED)] = ""
+
+
 class PlacementPolicy(ApiStruct):
     type: Annotated[str, enum_of(c.PLACEMENT_TYPES, c.PLACEMENT_NONE)] = ""
     topology: str = ""
@@ -45,6 +49,7 @@ Roles = Annotated[list[DisaggregatedRoleSpec], list_map("name"), crd(minItems=1,
 class DisaggregatedSetSpec(ApiStruct):
     roles: Roles = msgspec.field(default_factory=required_list)
     slices: Annotated[Int32, crd(minimum=1, maximum=100, default=1)] | None = None
+    scaling_policy: DisaggregatedSetScalingPolicy | None = None
     placement_policy: PlacementPolicy | None = None
 
 

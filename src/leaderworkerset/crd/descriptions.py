@@ -115,6 +115,11 @@ DESCRIPTIONS: Final[Mapping[tuple[str, str], str]] = {
     "LeaderWorkerSet per slice and revision.",
     ("DisaggregatedSetSpec", "slices"): "Number of independent copies of the whole set of roles "
     "(1 to 100). Defaults to 1.",
+    ("DisaggregatedSetSpec", "scalingPolicy"): "How replica targets apply while a rollout runs; not "
+    "part of the revision (changing it rolls nothing).",
+    ("DisaggregatedSetScalingPolicy", "duringRollout"): "RolloutCoupled (the default): a lower target "
+    "applies once the old revisions are drained. AdvanceRollout: the latest target applies mid-rollout, "
+    "old revisions drain first and the new one shrinks only within its availability budget.",
     ("DisaggregatedSetSpec", "placementPolicy"): "How the pods of a slice are placed relative to "
     "other slices.",
     ("DisaggregatedRoleSpec", "name"): "Role name, a DNS label; used in the names and labels of the "

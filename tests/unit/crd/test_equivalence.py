@@ -94,7 +94,8 @@ def _lws_spec_additions(spec_path: str) -> set[str]:
 
 ALLOWED_ADDITIONS: Final = {
     LWS_FILE: _lws_spec_additions(".spec"),
-    DS_FILE: _lws_spec_additions(".spec.roles[].spec"),
+    # Upstream main after v1.0: scaling during a rollout (KEP-1022).
+    DS_FILE: _lws_spec_additions(".spec.roles[].spec") | {".spec.scalingPolicy"},
     DSRS_FILE: set(),
 }
 

@@ -18,7 +18,7 @@ from leaderworkerset.core.disaggregated.rollout import (
     decide_rollout,
     without_surge_role,
 )
-from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets
+from leaderworkerset.core.disaggregated.rollout_inputs import child_views, role_targets, scales_during_rollout
 from leaderworkerset.core.objects import Obj, lws_replicas, name_of
 from leaderworkerset.runtime.controller import Result
 from leaderworkerset.runtime.events import EventRecorder, ObjectReference, object_ref
@@ -46,7 +46,7 @@ class RolloutExecutor:
         roles = role_targets(ds, targets)
         if without_surge:
             roles = [without_surge_role(role) for role in roles]
-        decision = decide_rollout(revision, roles, child_views(mine))
+        decision = decide_rollout(revision, roles, child_views(mine), advance=scales_during_rollout(ds))
         ref = object_ref(ds, api_version=c.DS_API_VERSION, kind=c.DS_KIND)
         by_name = {name_of(lws): lws for lws in mine}
         await self._backfill(ds, ref, decision, by_name)

@@ -14,6 +14,14 @@ projected budgets allow, and the old side may not drain below the per-role avail
 Every number here is a plain replica count in a list aligned with one role order; the executor
 (``rollout.py``) resolves role names and objects. The arithmetic follows upstream v1.0's planner
 step for step, because the step sequence is observable (events, tests, capacity during rollouts).
+
+A set whose ``spec.scalingPolicy.duringRollout`` is ``AdvanceRollout`` (upstream main after v1.0,
+KEP-1022) applies a new replica target mid-rollout instead of after it: the latest target is the
+baseline of both the surge ceiling and the availability floor; an old replica beyond the physical
+ceiling ``target + maxSurge`` may drain ahead of the fractional schedule (availability permitting);
+only when no old replica can drain does the new revision shrink towards a lower target, and only as
+far as Ready replicas (old or new) keep the floor; once the old revisions are drained the new one
+goes straight to its target, shrinking within the same floor. The rollout ends at exactly the target.
 """
 
 from __future__ import annotations
@@ -61,6 +69,19 @@ class RoleSnapshot:
     new_ready: int
     new_target: int
     budget: Budget = Budget()
+    # The set scales during its rollout (``AdvanceRollout``); every role of one snapshot agrees.
+    advance: bool = False
+
+    def surge_baseline(self) -> int:
+        """What the surge ceiling is counted from: the latest target while advancing, else the
+        larger of the old baseline and the target."""
+        return self.new_target if self.advance else max(self.initial_old, self.new_target)
+
+    def availability_floor(self) -> int:
+        """The Ready replicas (old and new) the role keeps: the latest target while advancing, else
+        the smaller of the old baseline and the target; less maxUnavailable."""
+        baseline = self.new_target if self.advance else min(self.initial_old, self.new_target)
+        return max(0, baseline - self.budget.max_unavailable)
 
 
 @dataclass(frozen=True)
@@ -212,13 +233,13 @@ def _bound_drain_to_window(
 
 def hard_new_limits(snapshot: Sequence[RoleSnapshot]) -> ReplicaCounts:
     """The largest new-revision Spec each role may have right now: within the surge ceiling
-    ``max(initial, target) + maxSurge - oldSpec`` and no further than the projected
+    ``surge baseline + maxSurge - oldSpec`` and no further than the projected
     ``maxSurge + maxUnavailable`` ahead of new Ready; never below the current new Spec."""
     budget_steps = max((max(role.initial_old, role.new_target) for role in snapshot), default=0)
     limits = []
     for role in snapshot:
         role_count = max(role.initial_old, role.new_target)
-        by_surge = role_count + role.budget.max_surge - role.old_spec
+        by_surge = role.surge_baseline() + role.budget.max_surge - role.old_spec
         pending = _projected_budget(
             role_count, role.budget.max_surge + role.budget.max_unavailable, budget_steps
         )
@@ -228,10 +249,10 @@ def hard_new_limits(snapshot: Sequence[RoleSnapshot]) -> ReplicaCounts:
 
 
 def max_safe_drain(role: RoleSnapshot) -> int:
-    """How many old replicas may go without crossing ``max(0, min(initial, target) - maxUnavailable)``
-    Ready replicas (J9). Once the new revision alone meets the floor, every old replica may go,
-    which also cleans up old replicas that are not ready anyway."""
-    floor = max(0, min(role.initial_old, role.new_target) - role.budget.max_unavailable)
+    """How many old replicas may go without crossing the availability floor (J9). Once the new
+    revision alone meets the floor, every old replica may go, which also cleans up old replicas
+    that are not ready anyway."""
+    floor = role.availability_floor()
     if role.new_ready >= floor:
         return role.old_spec
     above_floor = max(0, role.old_ready + role.new_ready - floor)
@@ -251,24 +272,33 @@ def _complete(old_now: Sequence[int], new_now: Sequence[int], targets: Sequence[
     return all(old == 0 and new >= target for old, new, target in zip(old_now, new_now, targets, strict=True))
 
 
+def _at_target(role: RoleSnapshot) -> bool:
+    # A set that scales during its rollout finishes at exactly its target; v1.0's rollout leaves a
+    # lowered target to the scaling that follows it.
+    return role.new_spec == role.new_target if role.advance else role.new_spec >= role.new_target
+
+
 def is_spec_complete(snapshot: Sequence[RoleSnapshot]) -> bool:
     """Every old Spec is 0 and every new Spec reached its target."""
-    return all(role.old_spec == 0 and role.new_spec >= role.new_target for role in snapshot)
+    return all(role.old_spec == 0 and _at_target(role) for role in snapshot)
 
 
 def is_ready_complete(snapshot: Sequence[RoleSnapshot]) -> bool:
     """Every old Spec is 0 and every new role is Ready at its target (the executor's test)."""
-    return all(role.old_spec == 0 and role.new_ready >= role.new_target for role in snapshot)
+    return all(
+        role.old_spec == 0 and _at_target(role) and role.new_ready >= role.new_target for role in snapshot
+    )
 
 
 def _fractional_proposal(
-    initial_old: Sequence[int],
+    snapshot: Sequence[RoleSnapshot],
     old_now: Sequence[int],
     new_now: Sequence[int],
     targets: Sequence[int],
-    budgets: Sequence[Budget],
 ) -> tuple[ReplicaCounts, ReplicaCounts] | None:
     """The Spec-based schedule before readiness is looked at; None if complete/unchanged."""
+    initial_old = [role.initial_old for role in snapshot]
+    budgets = [role.budget for role in snapshot]
     if _complete(old_now, new_now, targets):
         return None
     new_steps = step_count(targets)
@@ -288,14 +318,13 @@ def _fractional_proposal(
 
     past: ReplicaCounts = []
     new: ReplicaCounts = []
-    for initial, old, have, target, budget in zip(
-        initial_old, old_now, new_now, targets, budgets, strict=True
-    ):
+    for role, old, have, target in zip(snapshot, old_now, new_now, targets, strict=True):
+        initial, budget = role.initial_old, role.budget
         role_count = max(initial, target)
-        ceiling = role_count + _projected_budget(role_count, budget.max_surge, budget_steps)
-        floor = max(
-            0, min(initial, target) - _projected_budget(role_count, budget.max_unavailable, budget_steps)
-        )
+        surge_baseline = target if role.advance else role_count
+        ceiling = surge_baseline + _projected_budget(role_count, budget.max_surge, budget_steps)
+        floor_baseline = target if role.advance else min(initial, target)
+        floor = max(0, floor_baseline - _projected_budget(role_count, budget.max_unavailable, budget_steps))
         if budget.max_surge == 0 and budget.max_unavailable == 0:
             # No budget at all leaves no room for a replacement: one provisional slot in the Spec
             # proposal; the hard limits still apply before anything is executed.
@@ -323,16 +352,41 @@ def next_step(snapshot: Sequence[RoleSnapshot], parked_ready: Sequence[int] | No
     ``parked_ready`` holds, per role, the Ready replicas of old revisions other than the one being
     drained; they still serve, so the new revision's phase target is reduced by them.
     """
+    old_now = [role.old_spec for role in snapshot]
+    new_now = [role.new_spec for role in snapshot]
+    advance = any(role.advance for role in snapshot)
+    if advance and not any(old_now):
+        new = [_converged_target(role) for role in snapshot]
+        return Step(tuple(old_now), tuple(new)) if new != new_now else None
+    past, new = _rollout_step(snapshot, parked_ready) or (old_now, new_now)
+    if advance:
+        past = [
+            min(want, role.old_spec - _excess_drain(role)) for role, want in zip(snapshot, past, strict=True)
+        ]
+        if past == old_now:
+            # Every old drain waits on readiness: only now may the new revision give back replicas.
+            new = [
+                _shrunk_target(role) if role.new_spec > role.new_target else want
+                for role, want in zip(snapshot, new, strict=True)
+            ]
+    if not _changed(past, new, old_now, new_now):
+        return None
+    return Step(tuple(past), tuple(new))
+
+
+def _rollout_step(
+    snapshot: Sequence[RoleSnapshot], parked_ready: Sequence[int] | None
+) -> tuple[ReplicaCounts, ReplicaCounts] | None:
+    """v1.0's step: the fractional schedule, then the hard limits and the availability floor."""
     initial_old = [role.initial_old for role in snapshot]
     old_now = [role.old_spec for role in snapshot]
     new_now = [role.new_spec for role in snapshot]
     targets = [role.new_target for role in snapshot]
-    budgets = [role.budget for role in snapshot]
     if parked_ready is not None:
         for i, parked in enumerate(parked_ready[: len(targets)]):
             targets[i] = max(new_now[i], targets[i] - parked)
 
-    proposal = _fractional_proposal(initial_old, old_now, new_now, targets, budgets)
+    proposal = _fractional_proposal(snapshot, old_now, new_now, targets)
     if proposal is None:
         return None
     past, new = proposal
@@ -349,7 +403,46 @@ def next_step(snapshot: Sequence[RoleSnapshot], parked_ready: Sequence[int] | No
     past = _bound_drain_to_window(old_now, initial_old, past)
     if not _changed(past, new, old_now, new_now):
         return None
-    return Step(tuple(past), tuple(new))
+    return past, new
+
+
+# --------------------------------------------------------------------------------------------------
+# scaling during the rollout (AdvanceRollout)
+# --------------------------------------------------------------------------------------------------
+
+
+def _excess_drain(role: RoleSnapshot) -> int:
+    """Old replicas beyond the physical ceiling ``target + maxSurge`` (a lowered target leaves
+    them), which may go ahead of the fractional schedule as far as availability allows."""
+    excess = max(0, role.old_spec + role.new_spec - (role.new_target + role.budget.max_surge))
+    return min(excess, max_safe_drain(role))
+
+
+def _removable_new(role: RoleSnapshot) -> int:
+    """New replicas that may go without crossing the availability floor, the old revisions standing
+    in as replacement capacity: only Ready replicas authorise a reduction, and any removed replica
+    may be a Ready one."""
+    floor = role.availability_floor()
+    if role.old_ready >= floor:
+        return role.new_spec
+    return min(role.new_spec, max(0, role.old_ready + role.new_ready - floor))
+
+
+def _shrunk_target(role: RoleSnapshot) -> int:
+    """The new revision's Spec towards a lower target while old replicas remain: what the surge
+    ceiling leaves room for beside them, one replica kept while the role is wanted at all."""
+    want = min(role.new_spec, max(0, role.new_target + role.budget.max_surge - role.old_spec))
+    if role.new_target > 0:
+        want = max(want, 1)
+    return max(want, role.new_spec - _removable_new(role))
+
+
+def _converged_target(role: RoleSnapshot) -> int:
+    """With every old revision drained: the target, reached at once when growing, and within the
+    availability floor when shrinking."""
+    if role.new_spec <= role.new_target:
+        return role.new_target
+    return max(role.new_target, role.new_spec - _removable_new(role))
 
 
 def compute_all_steps(initial: Sequence[int], target: Sequence[int], budgets: Sequence[Budget]) -> list[Step]:

@@ -302,6 +302,7 @@ def _snapshot(
     spec_roles: Mapping[str, RoleTarget],
     old: Sequence[RevisionGroup],
     target_children: Mapping[str, ChildView],
+    advance: bool,
 ) -> list[RoleSnapshot]:
     snapshot = []
     for name in role_names:
@@ -309,9 +310,10 @@ def _snapshot(
         spec_role = spec_roles.get(name)
         new_child = target_children.get(name) if spec_role is not None else None
         new_target = spec_role.desired if spec_role is not None else 0
-        if spec_role is not None and spec_role.external and old and new_child is not None:
+        if spec_role is not None and spec_role.external and old and new_child is not None and not advance:
             # No-shrink guard: an autoscaler lowering an External role mid-rollout must not shrink
-            # the new revision while the old one still drains; released when the rollout ends.
+            # the new revision while the old one still drains; released when the rollout ends
+            # (AdvanceRollout applies the lower target at once, within the availability floor).
             new_target = max(new_target, new_child.spec_replicas)
         snapshot.append(
             RoleSnapshot(
@@ -322,6 +324,7 @@ def _snapshot(
                 new_ready=committed_ready(new_child),
                 new_target=new_target,
                 budget=role_budget(spec_role) if spec_role is not None else Budget(),
+                advance=advance,
             )
         )
     return snapshot
@@ -368,12 +371,16 @@ def plan_scale_down(
 
 
 def decide_rollout(
-    target_revision: str, roles: Sequence[RoleTarget], children: Sequence[ChildView]
+    target_revision: str, roles: Sequence[RoleTarget], children: Sequence[ChildView], *, advance: bool = False
 ) -> DsRolloutDecision:
     """One executor step for one slice that has LWS at a revision other than the target.
 
     Terminating children are ignored for old revisions (deletion is irreversible, so they are
     neither capacity to plan with nor a reason to keep rolling); at the target revision they count.
+
+    ``advance``: the set scales during its rollout (``spec.scalingPolicy.duringRollout:
+    AdvanceRollout``, planner.py); the new revision may then shrink, after every old drain of the
+    step and before any growth.
     """
     target_children = group_by_revision(child for child in children if child.revision == target_revision).get(
         target_revision, {}
@@ -412,7 +419,7 @@ def decide_rollout(
     spec_roles = {role.name: role for role in roles}
     removed = sorted({name for revision in old for name in revision.roles} - spec_roles.keys())
     role_names = [role.name for role in roles] + removed
-    snapshot = _snapshot(role_names, spec_roles, old, target_children)
+    snapshot = _snapshot(role_names, spec_roles, old, target_children, advance)
 
     # Every later decision carries the baseline writes that precede it in the same reconcile.
     base = DsRolloutDecision(kind="wait", backfill=backfill, sync_initial=sync_initial)
@@ -451,17 +458,24 @@ def decide_rollout(
     if blocked_revision:
         note = c.MSG_REVISION_DRAIN_BLOCKED % blocked_revision
         return replace(base, kind="blocked", message=note, step=step)
-    scale_up = tuple(
-        ScaleChange(
-            lws=child.name,
-            role=role.name,
-            revision=target_revision,
-            replicas=new_targets[i],
-            from_replicas=child.spec_replicas,
+
+    def target_changes(grow: bool) -> tuple[ScaleChange, ...]:
+        return tuple(
+            ScaleChange(
+                lws=child.name,
+                role=role.name,
+                revision=target_revision,
+                replicas=new_targets[i],
+                from_replicas=child.spec_replicas,
+            )
+            for i, role in enumerate(roles)
+            if (child := target_children[role.name]).spec_replicas != new_targets[i]
+            and (child.spec_replicas < new_targets[i]) == grow
         )
-        for i, role in enumerate(roles)
-        if (child := target_children[role.name]).spec_replicas < new_targets[i]
-    )
+
+    # The target revision shrinks only while scaling during the rollout (planner.py).
+    scale_down += target_changes(grow=False)
+    scale_up = target_changes(grow=True)
     if not scale_down and not scale_up:
         return replace(base, kind="wait", message="the step moves no replica of this slice", step=step)
     return replace(base, kind="scale", scale_down=scale_down, scale_up=scale_up, step=step)

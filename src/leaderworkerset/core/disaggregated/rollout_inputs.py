@@ -2,6 +2,7 @@
 
 from collections.abc import Iterable, Mapping
 
+from leaderworkerset.api import constants as c
 from leaderworkerset.core.disaggregated.children import initial_replicas, is_external, status_count
 from leaderworkerset.core.disaggregated.naming import revision_of, role_of
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
@@ -39,6 +40,13 @@ def role_targets(ds: Obj, targets: Mapping[str, int]) -> list[RoleTarget]:
             )
         )
     return result
+
+
+def scales_during_rollout(ds: Obj) -> bool:
+    """`spec.scalingPolicy.duringRollout: AdvanceRollout`: a new target applies mid-rollout
+    (planner.py). Absent, `{}` and `RolloutCoupled` all keep v1.0's rollout."""
+    policy = (ds.get("spec") or {}).get("scalingPolicy") or {}
+    return policy.get("duringRollout") == c.SCALING_ADVANCE_ROLLOUT
 
 
 def child_views(children: Iterable[Obj]) -> list[ChildView]:

@@ -37,16 +37,19 @@ def simulate_ds_rollout(
     roles: Sequence[RoleTarget],
     children: Sequence[ChildView],
     max_steps: int | None = None,
+    *,
+    advance: bool = False,
 ) -> list[DsRolloutDecision]:
     """Run a rollout to its end with every write observed at once and every replica Ready at once
     (upstream's ``ComputeAllSteps`` harness, lifted to objects). Stops at ``complete``, at a
     decision that cannot progress in this model (``wait``/``blocked``), or after ``max_steps``
-    decisions (default: upstream's bound ``4·max(step counts)+10`` plus the create step)."""
+    decisions (default: upstream's bound ``4·max(step counts)+10`` plus the create step).
+    ``advance``: the set scales during its rollout (``decide_rollout``)."""
     limit = max_steps if max_steps is not None else _simulation_bound(roles, children) + 1
     state = {child.name: child for child in children}
     decisions: list[DsRolloutDecision] = []
     while len(decisions) < limit:
-        decision = decide_rollout(target_revision, roles, list(state.values()))
+        decision = decide_rollout(target_revision, roles, list(state.values()), advance=advance)
         decisions.append(decision)
         if decision.kind in ("complete", "wait", "blocked"):
             break

@@ -9,6 +9,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.disaggregated import rollout as ds_rollout
 from leaderworkerset.core.disaggregated import simulation
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
+from leaderworkerset.core.disaggregated.rollout_inputs import scales_during_rollout
 from leaderworkerset.core.objects import Obj
 from leaderworkerset.core.plan.steps import Plan, PlanStep, capacity_pct, empty_plan, finish_plan
 from leaderworkerset.core.rollout import partition as lws_rollout
@@ -77,7 +78,8 @@ def plan_disaggregatedset(
     paths = _ds_surge_paths(live, new, new_roles, role_targets, free_by_node)
     if any(path.without_surge for path in paths):
         role_targets = [ds_rollout.without_surge_role(role) for role in role_targets]
-    for decision in simulation.simulate_ds_rollout(target, role_targets, children):
+    advance = scales_during_rollout(new)
+    for decision in simulation.simulate_ds_rollout(target, role_targets, children, advance=advance):
         if decision.kind != "scale":
             continue
         # Down is from the live revision unless an older rollout left others; up is the target.
