@@ -207,6 +207,38 @@ async def test_rolling_update_holds_every_roles_capacity_floor(
         raise AssertionError("\n".join(guard.violations[:20]) + "\n" + details)
 
 
+async def test_a_target_lowered_mid_rollout_applies_at_once_and_keeps_the_lower_floor(
+    api: KubeClient, ns: str
+) -> None:
+    """spec.scalingPolicy.duringRollout: AdvanceRollout (docs/disaggregatedset.md): prefill drops from
+    3 to 1 right after an image rollout of every role starts; the rollout completes at exactly the
+    new targets without any role's Ready groups falling below its (lower) target."""
+    ds = three_roles(ns).obj()
+    ds["spec"]["scalingPolicy"] = {"duringRollout": c.SCALING_ADVANCE_ROLLOUT}
+    ds = await create(api, ds)
+    before = {"prefill": 3, "decode": 2, "encode": 1}
+    await expect_ds_available(api, ns, before)
+    want = {**before, "prefill": 1}
+    guard = CapacityGuard(floors=dict(want), ceilings={role: n + 1 for role, n in before.items()})
+    async with Watch(api, LEADERWORKERSETS, ns, guard.observe):
+        updated = await update_spec(api, ns, set_image(0, 1, 2))
+        new = revision_of(updated)
+        await expect_ds_event(
+            api, ns, c.EVENT_ROLLING_UPDATE_STARTED, f"Started rolling update to revision {new}"
+        )
+        await update_spec(api, ns, lambda spec: spec["roles"][0]["spec"].update(replicas=1))
+        await expect_ds_event(
+            api, ns, c.EVENT_ROLLING_UPDATE_COMPLETED, f"Completed rolling update to revision {new}"
+        )
+        await expect_ds_available(api, ns, want)
+    children = await live_children(api, ns)
+    assert {name: lws["spec"]["replicas"] for name, lws in children.items()} == {
+        f"{DS}-0-{new}-{role}": n for role, n in want.items()
+    }
+    assert guard.observations > 10, f"only {guard.observations} states observed"
+    assert guard.violations == [], "\n".join(guard.violations[:20])
+
+
 async def test_slices_are_copies_and_scale_down_removes_one(api: KubeClient, ns: str) -> None:
     ds = await create(api, DisaggregatedSetBuilder(ns).role("prefill", 1).role("decode", 1).slices(2).obj())
     await expect_ds_available(api, ns, {"prefill": 1, "decode": 1}, slices=2)
