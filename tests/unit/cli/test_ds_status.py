@@ -36,7 +36,7 @@ def test_tree_shows_roles_with_ready_capacity_revisions_and_child_groups() -> No
     lines = got.splitlines()
     assert (
         f"DisaggregatedSet {NS}/test-ds  revision {target}  slices 1  Progressing (RolloutInProgress)"
-        in lines[0]
+        "  scaling during rollout: RolloutCoupled" in lines[0]
     )
     assert "role prefill  ready capacity 2/2  (2 per slice x 1)  asked 2" in got
     assert "role decode  ready capacity 0/1  (1 per slice x 1)  asked 1" in got
@@ -60,3 +60,17 @@ def test_external_role_without_scaler_says_so() -> None:
     got = text(ds_status.render(ds_status.DSSnapshot(ds, [], [])))
     assert "role decode  ready 0  target unresolved (no scaler)" in got
     assert "no LeaderWorkerSet yet" in got
+
+
+def test_the_scaling_policy_is_shown_while_a_rollout_runs_and_always_in_json() -> None:
+    ds = DisaggregatedSetBuilder(NS).uid(DS_UID).role("prefill", 1).obj()
+    ds["metadata"]["name"] = "test-ds"
+    ds["spec"]["scalingPolicy"] = {"duringRollout": c.SCALING_ADVANCE_ROLLOUT}
+    target = disaggregated_revision(ds["spec"]["roles"])
+    settled = ds_status.DSSnapshot(ds, [], [Snapshot(child("prefill", revision=target), [], [])])
+    assert "scaling during rollout" not in text(ds_status.render(settled))
+    assert ds_status.document(settled)["scalingDuringRollout"] == c.SCALING_ADVANCE_ROLLOUT
+    rolling = ds_status.DSSnapshot(
+        ds, [], [Snapshot(lws, [], []) for lws in (child("prefill", revision=target), child("prefill"))]
+    )
+    assert "scaling during rollout: AdvanceRollout" in text(ds_status.render(rolling)).splitlines()[0]

@@ -21,6 +21,7 @@ from leaderworkerset.cli.views import lws as lws_view
 from leaderworkerset.core.disaggregated.children import owned_children, resolve_targets, status_count
 from leaderworkerset.core.disaggregated.naming import revision_of, role_names, role_of, slice_count, slice_of
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
+from leaderworkerset.core.disaggregated.rollout_inputs import during_rollout_policy
 from leaderworkerset.core.objects import (
     MutableObj,
     is_controlled_by,
@@ -89,9 +90,12 @@ def render(snapshot: DSSnapshot) -> Tree:
         for cond in status.get("conditions") or []
         if cond.get("status") == c.CONDITION_TRUE
     )
+    rolling = any(revision_of(child.lws) != target for child in snapshot.children)
+    # While a rollout runs, say whether a replica change applies now or after it.
+    policy = f"  scaling during rollout: {during_rollout_policy(ds)}" if rolling else ""
     root = Tree(
         f"[bold]DisaggregatedSet {meta.get('namespace')}/{meta.get('name')}[/bold]  revision {target}"
-        f"  slices {slices}" + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
+        f"  slices {slices}" + (f"  [cyan]{conditions}[/cyan]" if conditions else "") + policy
     )
     by_role: dict[str, list[lws_view.Snapshot]] = defaultdict(list)
     for child in snapshot.children:
@@ -123,6 +127,7 @@ def document(snapshot: DSSnapshot) -> dict[str, Any]:
         "namespace": meta.get("namespace"),
         "name": meta.get("name"),
         "revision": disaggregated_revision((ds.get("spec") or {}).get("roles") or []),
+        "scalingDuringRollout": during_rollout_policy(ds),
         "leaderWorkerSets": [
             {
                 "role": role_of(child.lws),

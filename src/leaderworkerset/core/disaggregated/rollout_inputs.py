@@ -42,11 +42,15 @@ def role_targets(ds: Obj, targets: Mapping[str, int]) -> list[RoleTarget]:
     return result
 
 
-def scales_during_rollout(ds: Obj) -> bool:
-    """`spec.scalingPolicy.duringRollout: AdvanceRollout`: a new target applies mid-rollout
-    (planner.py). Absent, `{}` and `RolloutCoupled` all keep v1.0's rollout."""
+def during_rollout_policy(ds: Obj) -> str:
+    """`spec.scalingPolicy.duringRollout`; absent and `{}` are `RolloutCoupled`, v1.0's rollout."""
     policy = (ds.get("spec") or {}).get("scalingPolicy") or {}
-    return policy.get("duringRollout") == c.SCALING_ADVANCE_ROLLOUT
+    return str(policy.get("duringRollout") or c.SCALING_ROLLOUT_COUPLED)
+
+
+def scales_during_rollout(ds: Obj) -> bool:
+    """`AdvanceRollout`: a new target applies mid-rollout (planner.py)."""
+    return during_rollout_policy(ds) == c.SCALING_ADVANCE_ROLLOUT
 
 
 def child_views(children: Iterable[Obj]) -> list[ChildView]:
