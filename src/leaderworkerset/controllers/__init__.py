@@ -20,7 +20,8 @@ Feature packages and modules more than one controller uses:
 * `surgefallback` — the node and pod LIST of capacity-aware surge (LWS and DS controllers);
 * `restartbudget` — the group restart counts on the LWS (`maxGroupRestarts`) and the pod patches;
 * `informers` — the caches the controllers share; `memos` — what this process wrote that the caches
-  may not show yet; `wakeups` — which watch updates can change a decision; `events` — events on a
+  may not show yet; `generationmemo` — what only a spec change can change (revision data), once per
+  generation; `wakeups` — which watch updates can change a decision; `events` — events on a
   LeaderWorkerSet;
 * `setup` — registration of all of the above on a Manager (called by `lws manager`).
 """

@@ -25,6 +25,7 @@ from leaderworkerset.controllers.disaggregatedset.informers import Disaggregated
 from leaderworkerset.controllers.disaggregatedset.scalers import Scalers
 from leaderworkerset.controllers.disaggregatedset.services import Services
 from leaderworkerset.controllers.disaggregatedset.surgefallback import DsSurgeFallback
+from leaderworkerset.controllers.generationmemo import GenerationMemo
 from leaderworkerset.core.desired import statuswrite
 from leaderworkerset.core.disaggregated.children import (
     build_child,
@@ -81,6 +82,10 @@ class _Round:
     surge: SurgeMode = SURGE
 
 
+def _target_revision(ds: Mapping[str, Any]) -> str:
+    return disaggregated_revision((ds.get("spec") or {}).get("roles") or [])
+
+
 class DisaggregatedSetReconciler:
     def __init__(
         self,
@@ -100,14 +105,16 @@ class DisaggregatedSetReconciler:
         self._services = Services(client, informers)
         self._executor = RolloutExecutor(self.children, recorder)
         self._surge = DsSurgeFallback(client, self._clock)
+        # The target revision, once per spec generation (hashing the roles' templates is the costly part).
+        self.revisions: GenerationMemo[str] = GenerationMemo(_target_revision)
+        self.revisions.forget_on_delete(informers.sets)
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         cached = self._informers.sets.store.get(key)
         if cached is None or is_deleting(cached):
             return None  # children go away through garbage collection
         ds = {**cached, "apiVersion": c.DS_API_VERSION, "kind": c.DS_KIND}
-        roles = (ds.get("spec") or {}).get("roles") or []
-        round_ = _Round(ds, disaggregated_revision(roles), slice_count(ds), role_names(ds))
+        round_ = _Round(ds, self.revisions.get(ds), slice_count(ds), role_names(ds))
         await self._delete_removed_slices(round_)
         bound = await self._scalers.reconcile(ds, self.children.of(ds))
         targets = resolve_targets(ds, bound)

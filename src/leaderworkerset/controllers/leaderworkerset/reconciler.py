@@ -74,6 +74,7 @@ class LeaderWorkerSetReconciler:
         self._intents.forget_on_delete(informers.statefulsets)
         self._intents.forget_on_delete(informers.deployments)
         self.status.memo.forget_on_delete(informers.lws)
+        self.revisions.patches.forget_on_delete(informers.lws)
 
     async def reconcile(self, key: ObjectKey) -> Result | None:
         lws = self._informers.lws.store.get(key)

@@ -9,12 +9,18 @@ from typing import Any
 import msgspec
 
 from leaderworkerset.controllers.events import record
+from leaderworkerset.controllers.generationmemo import GenerationMemo
 from leaderworkerset.controllers.leaderworkerset.round import Round
 from leaderworkerset.controllers.leaderworkerset.shell import Shell
 from leaderworkerset.controllers.memos import RecentRevisions
 from leaderworkerset.core.gocompat import gojson
 from leaderworkerset.core.objects import MutableObj, is_deleting, name_of, namespace_of
-from leaderworkerset.core.rollout.revision import RevisionMatchCache, plan_revision, revisions_to_truncate
+from leaderworkerset.core.rollout.revision import (
+    RevisionMatchCache,
+    plan_revision,
+    revision_patch,
+    revisions_to_truncate,
+)
 from leaderworkerset.runtime.errors import is_already_exists, is_not_found, outcome_unknown
 from leaderworkerset.runtime.objects import ObjectKey
 from leaderworkerset.runtime.resources import CONTROLLER_REVISIONS, LEADERWORKERSETS
@@ -25,6 +31,8 @@ class Revisions(Shell):
     _matches: RevisionMatchCache = field(default_factory=RevisionMatchCache)
     # Revisions created here that the cache may not show yet (or whose create lost its answer).
     recent: RecentRevisions = field(default_factory=RecentRevisions)
+    # The set's template patch as Go renders it, once per spec generation.
+    patches: GenerationMemo[bytes] = field(default_factory=lambda: GenerationMemo(revision_patch))
 
     def of(self, key: ObjectKey) -> list[MutableObj]:
         """The set's revisions: the cached ones and those created here that the cache lags."""
@@ -34,7 +42,8 @@ class Revisions(Shell):
     async def ensure(self, round_: Round) -> bool:
         """Find or create the round's revision; False when the LWS turns out to be going away."""
         await self._settle_uncertain(round_.key)
-        plan = plan_revision(round_.lws, round_.leader_sts, self.of(round_.key), self._matches)
+        proposed = self.patches.get(round_.lws)
+        plan = plan_revision(round_.lws, round_.leader_sts, self.of(round_.key), self._matches, proposed)
         if plan.create and _may_be_going(round_) and not await self._still_live(round_.key):
             # A set deleted in the foreground loses its revisions first: a cached LWS that lags the
             # revision cache would otherwise create one again for a set that is going.

@@ -389,18 +389,24 @@ def _creating_event(revision: Obj, message: str) -> ControllerEvent:
 
 
 def plan_revision(
-    lws: Obj, leader_sts: Obj | None, revisions: Sequence[Obj], cache: RevisionMatchCache
+    lws: Obj,
+    leader_sts: Obj | None,
+    revisions: Sequence[Obj],
+    cache: RevisionMatchCache,
+    proposed: bytes | None = None,
 ) -> RevisionPlan:
     """Find or create the current revision, then detect a template change.
 
-    ``revisions`` are the ControllerRevisions in the LWS's namespace as the cache holds them.
+    ``revisions`` are the ControllerRevisions in the LWS's namespace as the cache holds them;
+    ``proposed`` is ``revision_patch(lws)`` when the caller already has it.
 
     Deviation: a revision of the proposed template that already exists is reused instead of a
     second one being created under the next number. Upstream looks revisions up only by the leader
     StatefulSet's key, so a reconcile interrupted after creating the revision and before the
     StatefulSet carries its key (a crash, a lost response) leaves a twin behind on the next one.
     """
-    proposed = revision_patch(lws)
+    if proposed is None:
+        proposed = revision_patch(lws)
     sts_key = revision_key_of(leader_sts) if leader_sts is not None else ""
     create: list[tuple[Obj, ControllerEvent]] = []
     found = find_revision(lws, sts_key, revisions)
