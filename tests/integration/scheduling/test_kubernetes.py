@@ -259,6 +259,25 @@ async def test_drift_of_an_owned_workload_is_reported_not_overwritten(
         assert await gang_api.list(POD_GROUPS, ns) == []
 
 
+async def test_a_claim_per_group_the_api_server_drops_is_named_with_its_gate_and_makes_no_pod_group(
+    gang_cluster: LocalCluster, gang_api: KubeClient, gang_kube: AsyncClient, request: pytest.FixtureRequest
+) -> None:
+    # The local cluster serves the Workload API with DRAWorkloadResourceClaims at its default (off).
+    ns = await clusters.fresh_namespace(gang_kube, request)
+    claims = [{"name": "imex", "resourceClaimTemplateName": "imex-channel"}]
+    builder = (
+        LeaderWorkerSetBuilder(ns).replicas(1).size(2).scheduling({"replica": {"resourceClaims": claims}})
+    )
+    lws = await _lws_before_the_manager(gang_api, ns, builder)
+    async with provider_manager(gang_cluster, c.SCHEDULER_PROVIDER_KUBERNETES, ns):
+        found = await _condition(gang_api, ns, c.CONDITION_FALSE, c.REASON_INVALID_SCHEDULING_CONFIGURATION)
+        assert "dropped podGroupTemplates[replica].resourceClaims" in found["message"], found
+        assert "DRAWorkloadResourceClaims" in found["message"]
+        workload = await _workload(gang_api, lws)  # made, without the field the server dropped
+        assert "resourceClaims" not in workload["spec"]["podGroupTemplates"][0]
+        assert await gang_api.list(POD_GROUPS, ns) == []
+
+
 async def test_delegation_uses_the_parents_workload(
     gang_cluster: LocalCluster, gang_api: KubeClient, gang_kube: AsyncClient, request: pytest.FixtureRequest
 ) -> None:

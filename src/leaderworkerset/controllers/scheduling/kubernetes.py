@@ -155,10 +155,16 @@ class KubernetesProvider:
             return await self._update_workload(persisted, desired, lws)
         key = f"{namespace_of(desired)}/{name_of(desired)}"
         try:
-            return await self._client.create(WORKLOADS, desired)
+            created = await self._client.create(WORKLOADS, desired)
         except Exception as err:
             if not is_already_exists(err):
                 raise _api_error(c.REASON_WORKLOAD_CREATE_FAILED, f"create Workload {key}", err) from err
+        else:
+            # A field its gate keeps comes back missing without an error: no PodGroup without it.
+            dropped = wl.dropped_by_server(desired, created)
+            if dropped is not None:
+                raise dropped
+            return created
         existing = await self._client.get(WORKLOADS, namespace_of(desired), name_of(desired))
         if not wl.controlled_by(existing, lws):
             raise SchedulingError(

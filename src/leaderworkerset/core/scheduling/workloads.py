@@ -34,6 +34,15 @@ _DNS1123_SUBDOMAIN_MAX = 253
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery rand.SafeEncodeString
 LEAF_FIELDS = ("schedulingConstraints", "disruptionMode", "resourceClaims")
 
+# Leaf fields the API server keeps only while their feature gate is on, and the gate. With it off it
+# drops them from a Workload on create and update without an error (kube-apiserver
+# pkg/registry/scheduling/workload/strategy.go, 1.37 and 1.38), so PodGroups made from that Workload
+# would go without them: per-pod claims instead of one per group, no topology constraint.
+GATED_LEAF_FIELDS = {
+    "resourceClaims": "DRAWorkloadResourceClaims",
+    "schedulingConstraints": "TopologyAwareWorkloadScheduling",
+}
+
 
 # ----- names -----------------------------------------------------------------------------------------
 
@@ -274,6 +283,23 @@ def drift(kind: str, obj: MutableObj, what: str = "") -> SchedulingError:
     )
 
 
+def dropped_by_server(sent: MutableObj, stored: MutableObj) -> SchedulingError | None:
+    """The error naming the first gated field of `sent` that `stored` (what the API server kept of
+    it) lacks, with the gate to turn on; None when every field survived."""
+    kept = {t.get("name"): t for t in (stored.get("spec") or {}).get("podGroupTemplates") or []}
+    for template in sent["spec"]["podGroupTemplates"]:
+        for field, gate in GATED_LEAF_FIELDS.items():
+            if template.get(field) and not (kept.get(template["name"]) or {}).get(field):
+                return SchedulingError(
+                    c.REASON_INVALID_SCHEDULING_CONFIGURATION,
+                    f"Workload {namespace_of(stored)}/{name_of(stored)}: the API server dropped "
+                    f"podGroupTemplates[{template['name']}].{field} because its feature gate {gate} is off; "
+                    f"turn {gate} on in kube-apiserver, kube-controller-manager and kube-scheduler, then "
+                    "delete the Workload to have it made again (no PodGroup is made without the field)",
+                )
+    return None
+
+
 def merged_labels(current: MutableObj, desired: MutableObj) -> dict[str, str] | None:
     labels = labels_of(current)
     merged = {**labels, **labels_of(desired)}
@@ -293,6 +319,9 @@ def workload_update(current: MutableObj, desired: MutableObj, lws: MutableObj) -
             f"Workload {namespace_of(current)}/{name_of(current)} is not controlled by the expected "
             "LeaderWorkerSet UID",
         )
+    dropped = dropped_by_server(desired, current)
+    if dropped is not None:
+        raise dropped
     updated = copy.deepcopy(current)
     templates = (updated.get("spec") or {}).get("podGroupTemplates") or []
     by_name = {t.get("name"): t for t in templates}

@@ -424,3 +424,33 @@ def test_live_hash_groups_keep_their_pod_groups(case: LiveCase) -> None:
 
 def test_live_case_count() -> None:
     assert len(LIVE_CASES) == 5
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "gate"),
+    [
+        (
+            "resourceClaims",
+            [{"name": "imex", "resourceClaimTemplateName": "imex"}],
+            "DRAWorkloadResourceClaims",
+        ),
+        ("schedulingConstraints", {"topology": [{"key": "zone"}]}, "TopologyAwareWorkloadScheduling"),
+    ],
+)
+def test_a_gated_field_the_api_server_dropped_is_named_with_its_gate_not_called_drift(
+    field: str, value: Any, gate: str
+) -> None:
+    lws = cached_lws().replicas(2).size(2).scheduling({"replica": {field: value}}).obj()
+    sent = wl.desired_workload(lws)
+    assert sent["spec"]["podGroupTemplates"][0][field] == value
+    assert wl.dropped_by_server(sent, sent) is None  # kept: nothing to say
+    stored = _persisted(lws)
+    del stored["spec"]["podGroupTemplates"][0][field]  # what the API server keeps with the gate off
+    dropped = wl.dropped_by_server(sent, stored)
+    assert dropped is not None
+    assert dropped.reason == c.REASON_INVALID_SCHEDULING_CONFIGURATION
+    assert f"dropped podGroupTemplates[replica].{field} because its feature gate {gate} is off" in str(
+        dropped
+    )
+    with pytest.raises(SchedulingError, match=f"feature gate {gate}"):
+        wl.workload_update(stored, sent, lws)
