@@ -19,7 +19,7 @@ from leaderworkerset.core.scheduling import workloads as wl
 from leaderworkerset.devcluster.cluster import ClusterOptions, LocalCluster
 from leaderworkerset.devcluster.nodes import NodeSpec
 from leaderworkerset.runtime.client import KubeClient
-from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES
+from leaderworkerset.runtime.resources import LEADERWORKERSETS, NODES, ResourceRef
 from tests.support import clusters, gang
 from tests.support.builders import LeaderWorkerSetBuilder
 from tests.support.wait import LONG_TIMEOUT, consistently, eventually
@@ -33,9 +33,20 @@ def _node(i: int) -> NodeSpec:
     return NodeSpec(name=f"gang-node-{i}", index=i, cpu="1", memory="4Gi", gpus=0, tpus=0)
 
 
+# A claim per group (PodGroup resourceClaims) needs this gate on kube-apiserver, kube-controller-manager
+# (whose resourceclaim controller makes the claim) and kube-scheduler; beta and off by default in 1.37.
+CLAIMS_GATE = "DRAWorkloadResourceClaims=true"
+RESOURCE_CLAIMS = ResourceRef("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims")
+RESOURCE_CLAIM_TEMPLATES = ResourceRef(
+    "resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates"
+)
+
+
 @pytest.fixture(scope="module")
 def gang_full_cluster(request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    options = ClusterOptions(shape="full", node_specs=[_node(i) for i in range(3)], die_with_parent=True)
+    options = ClusterOptions(
+        shape="full", node_specs=[_node(i) for i in range(3)], die_with_parent=True, feature_gates=CLAIMS_GATE
+    )
     yield from clusters.own(request, "gang-full", clusters.with_workload_api(options))
 
 
@@ -180,4 +191,71 @@ async def test_a_hash_gang_is_all_or_nothing_on_kube_scheduler(
             return True
 
         await eventually(all_placed, timeout=LONG_TIMEOUT)
+        await gang_api.delete(LEADERWORKERSETS, ns, "test-sample")
+
+
+async def test_each_group_shares_one_resource_claim_made_from_its_pod_groups_template(
+    gang_api: KubeClient, gang_full_cluster: LocalCluster, request: pytest.FixtureRequest
+) -> None:
+    """One ResourceClaim per group (an IMEX channel or a TPU slice every pod of the group shares,
+    lws#444): the v1.0 `spec.scheduling.replica.resourceClaims` reaches each group's PodGroup, and
+    kube-controller-manager makes one claim per PodGroup that every pod of the group is given. No DRA
+    driver runs here, so the claims stay unallocated and the pods Pending: the objects are the test."""
+    [ns] = await gang.namespaces(gang_full_cluster, request, 1)
+    await gang_api.create(
+        RESOURCE_CLAIM_TEMPLATES,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "imex-channel", "namespace": ns},
+            "spec": {
+                "spec": {
+                    "devices": {"requests": [{"name": "channel", "exactly": {"deviceClassName": "imex"}}]}
+                }
+            },
+        },
+    )
+    claim = {"name": "imex", "resourceClaimTemplateName": "imex-channel"}
+    lws = (
+        LeaderWorkerSetBuilder(ns)
+        .replicas(2)
+        .size(2)
+        .no_leader_template()
+        .scheduling({"replica": {"resourceClaims": [claim]}})
+        .obj()
+    )
+    lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["resourceClaims"] = [claim]
+    async with gang.manager_with(gang_full_cluster, c.SCHEDULER_PROVIDER_KUBERNETES):
+        await gang_api.create(LEADERWORKERSETS, lws)
+        await _all_pods_created(gang_api, ns)
+
+        async def one_claim_per_group() -> dict[str, str]:
+            claims = await gang_api.list(RESOURCE_CLAIMS, ns)
+            owners = {}
+            for made in claims:
+                (owner,) = [r for r in made["metadata"]["ownerReferences"] if r.get("controller")]
+                assert owner["kind"] == "PodGroup", owner
+                owners[owner["name"]] = made["metadata"]["name"]
+            assert len(claims) == len(owners) == 2, sorted(owners)
+            return owners
+
+        claim_of_group = await eventually(one_claim_per_group, timeout=LONG_TIMEOUT)
+
+        async def every_pod_given_its_groups_claim() -> bool:
+            pods = await gang.set_pods(gang_api, ns)
+            given = {
+                p["metadata"]["name"]: (
+                    claim_of_group.get(p["spec"]["schedulingGroup"]["podGroupName"]),
+                    [
+                        s.get("resourceClaimName")
+                        for s in (p.get("status") or {}).get("resourceClaimStatuses") or []
+                    ],
+                )
+                for p in pods
+            }
+            assert len(given) == 4, given
+            assert all(want is not None and [want] == got for want, got in given.values()), given
+            return True
+
+        await eventually(every_pod_given_its_groups_claim, timeout=LONG_TIMEOUT)
         await gang_api.delete(LEADERWORKERSETS, ns, "test-sample")
