@@ -119,6 +119,8 @@ POD_DELETION_COST_WAITING_LEADER: Final = "-100"
 
 # DisaggregatedSet annotations.
 ANNOTATION_DS_INITIAL_REPLICAS: Final = _DS_PREFIX + "initial-replicas"
+# Upstream main after v1.0: which revision hash a set uses (absent: v1.0's, "legacy"; "v2").
+ANNOTATION_DS_REVISION_HASH_VERSION: Final = _DS_PREFIX + "revision-hash-version"
 
 # Values used with the annotations above.
 ANNOTATION_TRUE: Final = "true"

@@ -1,5 +1,5 @@
 """The rules of this project's opt-in `leaderworkerset.dev/` annotations on a set (LeaderWorkerSet,
-DisaggregatedSet), in one table.
+DisaggregatedSet), and of upstream main's annotations this controller does not act on, in one table.
 
 The webhook (`webhooks/setannotations.py`) refuses a value that breaks its rule, naming the
 annotation and the rule; with the webhooks off the controller reads the same table, flags the value
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
+from leaderworkerset.core.disaggregated.revision import revision_hash_version_problem
 from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
 from leaderworkerset.core.lifecycle import backoff, inplacerestart
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of
@@ -136,6 +137,15 @@ RULES: tuple[SetAnnotationRule, ...] = (
         condition=ext.CONDITION_RESTART_STRATEGY_INVALID,
         event_reason=ext.EVENT_INVALID_RESTART_STRATEGY,
         ignored="failed groups are recreated (as upstream)",
+    ),
+    SetAnnotationRule(
+        key=c.ANNOTATION_DS_REVISION_HASH_VERSION,
+        kinds=frozenset({c.DS_KIND}),
+        problem=revision_hash_version_problem,
+        condition=ext.CONDITION_REVISION_HASH_VERSION_UNSUPPORTED,
+        event_reason=ext.EVENT_UNSUPPORTED_REVISION_HASH_VERSION,
+        ignored="the set keeps the v1.0 revision hash",
+        code="revision-hash-version",
     ),
 )
 

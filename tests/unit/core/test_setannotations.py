@@ -87,8 +87,8 @@ def test_an_in_place_restart_the_manager_cannot_honour_is_flagged_until_it_can()
 def test_rules_name_their_own_condition_and_event() -> None:
     # restart-backoff, rollout-paused, rollout-progress-deadline-seconds, not-ready-events,
     # surge-fallback-seconds, disruption-budget, quarantine-after, -cooldown, -mode, update-strategy,
-    # restart-strategy
-    assert len(RULES) == 11
+    # restart-strategy, and upstream main's DS revision-hash-version
+    assert len(RULES) == 12
     assert len({rule.key for rule in RULES}) == len(RULES)
     assert {rule.condition for rule in RULES}.isdisjoint({c.CONDITION_AVAILABLE, c.CONDITION_PROGRESSING})
     assert annotation_errors(cached_lws().annotations({KEY: "5"}).obj(), c.DS_KIND) == []

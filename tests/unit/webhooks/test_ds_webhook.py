@@ -260,3 +260,18 @@ def test_generated_name_message() -> None:
         "labels); reduce the DisaggregatedSet "
         "name and/or role name (combined limit: 38 characters)"
     )
+
+
+def test_upstream_mains_revision_hash_version_is_refused_naming_the_annotation_and_the_rule() -> None:
+    """Upstream main after v1.0 stamps `revision-hash-version: v2` on new sets; this controller
+    computes only v1.0's hash, so honouring neither silently is the rule (core/setannotations.py)."""
+    body = ds("test", ds_role("prefill"), ds_role("decode"))
+    assert validate(body)[1] == []
+    body["metadata"]["annotations"] = {c.ANNOTATION_DS_REVISION_HASH_VERSION: "v2"}
+    (error,) = validate(body)[1]
+    assert error.rule == "revision-hash-version"
+    assert error.error() == (
+        f'metadata.annotations.{c.ANNOTATION_DS_REVISION_HASH_VERSION}: Invalid value: "v2": must be '
+        "absent: this controller computes the v1.0 revision hash only (upstream main's later algorithm "
+        "is not implemented)"
+    )
