@@ -54,7 +54,7 @@ def node_bin_dir(kube_version: str | None = None) -> Path:
     kube = versions.resolve_kubernetes_version(kube_version)
     key = (
         f"node-{kube}_containerd-{CONTAINERD_VERSION}_cni-{CNI_PLUGINS_VERSION}_coredns-{COREDNS_VERSION}"
-        f"_{build.go_version()}_{versions.machine()}_r{RECIPE_REVISION}"
+        f"_{build.go_version(kube)}_{versions.machine()}_r{RECIPE_REVISION}"
     )
     return versions.cache_root() / "nodes" / key
 
@@ -78,7 +78,7 @@ def ensure_node_binaries(kube_version: str | None = None) -> Path:
 
 def _build_into(out: Path, kube: str) -> None:
     started = time.monotonic()
-    env = build._go_env()
+    env = build.go_env(kube)
     log = out.parent / (out.name + ".build.log")
     log.write_text("")
 
