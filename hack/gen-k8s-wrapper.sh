@@ -10,8 +10,8 @@
 # so that `go mod tidy` keeps every package they import. --control-plane-only leaves the node
 # binaries out, for a version whose node binaries import a module the Go module proxy does not serve
 # (versions.NODES_UNAVAILABLE says which and why).
-# The wrapper's `go` line is Kubernetes' own; when that is newer than the local Go, the wrapper also
-# records the toolchain that builds it (`toolchain` line, from GOTOOLCHAIN) and the build exports it.
+# When Kubernetes' go line is newer than the local Go, the wrapper also records the toolchain that
+# builds it (`toolchain` line, from GOTOOLCHAIN) and the build exports it.
 set -euo pipefail
 binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
 if [[ ${1:-} == --control-plane-only ]]; then
@@ -29,6 +29,9 @@ out="$(cd "$(dirname "$0")/.." && pwd)/src/leaderworkerset/devcluster/gomod/k8s/
 kube_gomod=$(GOTOOLCHAIN=local go list -m -json "k8s.io/kubernetes@$version" |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["GoMod"])')
 kube_go=$(awk '$1 == "go" {print $2; exit}' "$kube_gomod")
+# The wrapper's go line (which also sets the binaries' default GODEBUG) is Kubernetes' own, but never below
+# 1.26.0, what every wrapper of 1.34-1.37 was generated with: regenerating them changes nothing.
+wrapper_go=$(printf '%s\n%s\n' "$kube_go" 1.26.0 | sort -V | tail -1)
 local_go=$(GOTOOLCHAIN=local go env GOVERSION)
 toolchain=""
 if [[ $(printf '%s\n%s\n' "go$kube_go" "$local_go" | sort -V | tail -1) != "$local_go" ]]; then
@@ -47,7 +50,7 @@ mkdir -p "$out"
 cd "$out"
 rm -f go.mod go.sum
 go mod init lws.local/devcluster/k8s >/dev/null 2>&1
-go mod edit -go="$kube_go"
+go mod edit -go="$wrapper_go"
 if [[ -n $toolchain ]]; then
   go mod edit -toolchain="$toolchain"
 fi
