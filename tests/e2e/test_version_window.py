@@ -1,9 +1,9 @@
-"""What differs across the supported window (1.34-1.37) for gang scheduling, on a cluster of the
+"""What differs across the supported window (1.34-1.38) for gang scheduling, on a cluster of the
 version under test (LWS_KUBERNETES_VERSION; `make matrix` runs this on each).
 
 None of these clusters serves the Workload API that the `kubernetes` provider needs (1.34 has none,
-1.35 and 1.36 serve other shapes, 1.37 serves it only behind GenericWorkload, which this cluster does
-not turn on). So, as upstream v1.0 does, a new `spec.scheduling` is refused by the webhook naming the
+1.35 and 1.36 serve other shapes, 1.37 and 1.38 serve it only behind GenericWorkload, which this cluster
+does not turn on). So, as upstream v1.0 does, a new `spec.scheduling` is refused by the webhook naming the
 missing API, and the manager does not start its controllers with that provider, naming the version;
 Volcano, which needs no Kubernetes API of its own, works on every version.
 """

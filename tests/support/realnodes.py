@@ -87,6 +87,9 @@ def benchmark_cluster(name: str, count: int, archives: Sequence[Path]) -> LocalC
 def require_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("REAL NODES NEED ROOT: network namespaces, mounts and cgroups (docs/real-nodes.md)")
+    unavailable = binaries.unavailable_reason()
+    if unavailable is not None:
+        pytest.skip(f"REAL NODES UNAVAILABLE: {unavailable}")
 
 
 def _source_digest() -> str:

@@ -10,7 +10,7 @@ import typer
 from leaderworkerset.devcluster import build, named, tools, versions
 from leaderworkerset.devcluster import metrics as resource_metrics
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions
-from leaderworkerset.devcluster.realnodes import workloads
+from leaderworkerset.devcluster.realnodes import binaries, workloads
 
 app = typer.Typer(
     help="Build, start and stop a local Kubernetes control plane (no Docker needed).", no_args_is_help=True
@@ -22,7 +22,8 @@ VersionOpt = Annotated[
     typer.Option(
         "--kubernetes-version",
         help=f"{', '.join(v.removeprefix('v') for v in versions.SUPPORTED_KUBERNETES_VERSIONS)} or their "
-        f"minor (1.34 ...); default ${versions.KUBERNETES_VERSION_ENV}, else the newest. Each is built once.",
+        f"minor (1.34 ...); default ${versions.KUBERNETES_VERSION_ENV}, else {versions.KUBERNETES_VERSION}. "
+        "Each is built once.",
     ),
 ]
 
@@ -109,6 +110,8 @@ def up(
     if metrics_server and shape != "full":
         raise typer.BadParameter("needs the full shape (kwok's fake kubelets)", param_hint="--metrics-server")
     try:
+        if real_nodes:
+            binaries.require_available(version)  # before the control plane's build, not after it
         options.node_images += tuple(workloads.ensure_archive(name) for name in workload_images)
         if workload_api:
             options = options.with_workload_api(version)

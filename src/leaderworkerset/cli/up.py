@@ -27,7 +27,7 @@ from leaderworkerset.crd.install import install_crds
 from leaderworkerset.devcluster import build, named
 from leaderworkerset.devcluster.cluster import ClusterError, ClusterOptions, LocalCluster, free_port
 from leaderworkerset.devcluster.processes import wait_for
-from leaderworkerset.devcluster.realnodes import workloads
+from leaderworkerset.devcluster.realnodes import binaries, workloads
 from leaderworkerset.runtime.client import ClientOptions, new_client
 from leaderworkerset.runtime.resources import LEADERWORKERSETS
 
@@ -133,6 +133,8 @@ def up(
     lws = sample(real_nodes=real_nodes > 0)
     _step = _Steps()
     try:
+        if real_nodes:
+            binaries.require_available(version)  # before anything is stopped, built or started
         if named.is_running(name):
             named.down(name)
         _step(

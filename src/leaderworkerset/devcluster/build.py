@@ -38,7 +38,10 @@ class BuildError(RuntimeError):
     """The toolchain is missing or a build step failed."""
 
 
-def go_version() -> str:
+def go_version(kube: str | None = None) -> str:
+    """The Go that builds Kubernetes `kube` (a full version): the toolchain its wrapper module names
+    when the local Go is too old for it (see go_toolchain), else the local Go; without `kube`, the
+    local Go."""
     go = shutil.which("go")
     if go is None:
         raise BuildError(
@@ -46,13 +49,27 @@ def go_version() -> str:
             "(kube-apiserver, etcd, kwok) from Go modules"
         )
     out = subprocess.run([go, "env", "GOVERSION"], check=True, capture_output=True, text=True)
-    return out.stdout.strip()
+    local = out.stdout.strip()
+    return (go_toolchain(kube, local) if kube is not None else None) or local
+
+
+def go_toolchain(kube: str, local_go: str | None = None) -> str | None:
+    """The toolchain (GOTOOLCHAIN) that every Go build for Kubernetes `kube` exports, or None for the
+    local Go. It comes from the version's wrapper module (gomod/k8s/<minor>/go.mod), whose `go` line is
+    Kubernetes' own: 1.38 needs Go 1.27, which the go command fetches from the module proxy once."""
+    gomod = (
+        resources.files("leaderworkerset.devcluster") / "gomod" / "k8s" / versions.minor_of(kube) / "go.mod"
+    )
+    try:
+        return versions.go_toolchain_for(gomod.read_text(), local_go or go_version())
+    except ValueError as err:
+        raise BuildError(f"Kubernetes {kube}: {err}") from err
 
 
 def bin_dir_for(go: str | None = None, kube_version: str | None = None) -> Path:
     """The output directory for `kube_version` (see versions.resolve_kubernetes_version)."""
     kube = versions.resolve_kubernetes_version(kube_version)
-    return versions.cache_root() / "bin" / versions.build_key(go or go_version(), kube)
+    return versions.cache_root() / "bin" / versions.build_key(go or go_version(kube), kube)
 
 
 def is_complete(path: Path) -> bool:
@@ -61,7 +78,7 @@ def is_complete(path: Path) -> bool:
 
 def ensure_binaries(kube_version: str | None = None) -> Path:
     """Return the directory holding every binary of `kube_version` (default: LWS_KUBERNETES_VERSION,
-    else the newest supported), building what is missing."""
+    else versions.KUBERNETES_VERSION), building what is missing."""
     kube = versions.resolve_kubernetes_version(kube_version)
     out = bin_dir_for(kube_version=kube)
     if is_complete(out):
@@ -74,8 +91,15 @@ def ensure_binaries(kube_version: str | None = None) -> Path:
     return out
 
 
-def _go_env() -> dict[str, str]:
+def go_env(kube: str | None = None) -> dict[str, str]:
+    """The environment of every `go` command that builds for Kubernetes `kube` (etcd and kwok in its
+    directory too, so that the directory's key names the one Go that built all of it)."""
     env = dict(os.environ)
+    toolchain = go_toolchain(kube) if kube is not None else None
+    if toolchain is not None:
+        # Set here, not left to the go.mod's toolchain line: GOTOOLCHAIN=local (a common go env
+        # setting) forbids switching, and the environment variable overrides it.
+        env["GOTOOLCHAIN"] = toolchain
     env["CGO_ENABLED"] = "0"
     # The committed go.sum files pin everything; never let a build rewrite them.
     env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=readonly -buildvcs=false").strip()
@@ -133,7 +157,7 @@ def publish(tmp: Path, out: Path, marker: str) -> None:
 
 def _build_into(out: Path, kube: str) -> None:
     started = time.monotonic()
-    env = _go_env()
+    env = go_env(kube)
     log = out.parent / (out.name + ".build.log")
     log.write_text("")
     with staged_output(out) as tmp_out:
@@ -192,7 +216,7 @@ def _build_into(out: Path, kube: str) -> None:
             )
             _copy_kwok_stages(mods / "kwok", tmp_out, env)
         _self_check(tmp_out, kube)
-        publish(tmp_out, out, versions.build_key(go_version(), kube) + "\n")
+        publish(tmp_out, out, versions.build_key(go_version(kube), kube) + "\n")
 
 
 def _copy_kwok_stages(kwok_mod: Path, dest: Path, env: dict[str, str]) -> None:

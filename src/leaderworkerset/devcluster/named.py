@@ -41,8 +41,8 @@ def is_running(name: str) -> bool:
 
 
 def up(name: str, options: ClusterOptions, kubernetes_version: str | None = None) -> LocalCluster:
-    """Start cluster ``name`` (at `kubernetes_version`, default LWS_KUBERNETES_VERSION or the newest),
-    replacing a stopped or half-dead one of the same name."""
+    """Start cluster ``name`` (at `kubernetes_version`, default LWS_KUBERNETES_VERSION, else
+    versions.KUBERNETES_VERSION), replacing a stopped or half-dead one of the same name."""
     if is_running(name):
         raise RuntimeError(f"cluster {name!r} is already running; `lws cluster down --name {name}` first")
     bindir = build.ensure_binaries(kubernetes_version)  # refuses an unsupported version first

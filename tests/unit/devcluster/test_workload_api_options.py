@@ -30,3 +30,11 @@ def test_the_workload_api_is_refused_below_1_37_naming_both_versions(version: st
         ClusterError, match=rf"needs Kubernetes 1\.37 or newer; this cluster is v{version}\.\d+"
     ):
         ClusterOptions().with_workload_api(version)
+
+
+def test_the_1_38_beta_gets_the_same_gates_and_runtime_config_as_1_37() -> None:
+    got = ClusterOptions().with_workload_api("1.38")
+    assert (got.feature_gates, got.runtime_config) == (
+        "GenericWorkload=true",
+        "scheduling.k8s.io/v1beta1=true",
+    )

@@ -50,11 +50,31 @@ _CNI_PACKAGES: Final = {
 }
 
 
+def unavailable_reason(kube_version: str | None = None) -> str | None:
+    """Why real nodes cannot run Kubernetes `kube_version` here (its kubelet and kube-proxy cannot be
+    built), or None when they can."""
+    kube = versions.resolve_kubernetes_version(kube_version)
+    reason = versions.NODES_UNAVAILABLE.get(versions.minor_of(kube))
+    if reason is None:
+        return None
+    return (
+        f"real nodes are not available on Kubernetes {kube}: {reason}; "
+        f"use fake nodes, or real nodes on Kubernetes {versions.minor_of(versions.KUBERNETES_VERSION)}"
+    )
+
+
+def require_available(kube_version: str | None = None) -> None:
+    """Refuse, before anything is built or started, a real-node cluster whose binaries cannot be built."""
+    reason = unavailable_reason(kube_version)
+    if reason is not None:
+        raise build.BuildError(reason)
+
+
 def node_bin_dir(kube_version: str | None = None) -> Path:
     kube = versions.resolve_kubernetes_version(kube_version)
     key = (
         f"node-{kube}_containerd-{CONTAINERD_VERSION}_cni-{CNI_PLUGINS_VERSION}_coredns-{COREDNS_VERSION}"
-        f"_{build.go_version()}_{versions.machine()}_r{RECIPE_REVISION}"
+        f"_{build.go_version(kube)}_{versions.machine()}_r{RECIPE_REVISION}"
     )
     return versions.cache_root() / "nodes" / key
 
@@ -66,6 +86,7 @@ def _complete(path: Path) -> bool:
 def ensure_node_binaries(kube_version: str | None = None) -> Path:
     """The directory holding every node binary for `kube_version`, built once (cached, locked)."""
     kube = versions.resolve_kubernetes_version(kube_version)
+    require_available(kube)
     out = node_bin_dir(kube)
     if _complete(out):
         return out
@@ -78,7 +99,7 @@ def ensure_node_binaries(kube_version: str | None = None) -> Path:
 
 def _build_into(out: Path, kube: str) -> None:
     started = time.monotonic()
-    env = build._go_env()
+    env = build.go_env(kube)
     log = out.parent / (out.name + ".build.log")
     log.write_text("")
 
