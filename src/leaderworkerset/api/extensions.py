@@ -46,6 +46,13 @@ ANNOTATION_RESTART_BACKOFF: Final = _PREFIX + "restart-backoff"
 # admitted with the webhooks off); removed once the value is fixed or dropped.
 CONDITION_RESTART_BACKOFF_INVALID: Final = "RestartBackoffInvalid"
 REASON_INVALID_ANNOTATION: Final = "InvalidAnnotation"
+# Its reason when the value in force is upstream's typed `leaderWorkerTemplate.restartBackoff`
+# (core/lifecycle/backoffsource.py), which wins over the annotation when both are set: the condition
+# (and event) that say the annotation is then ignored.
+REASON_INVALID_FIELD: Final = "InvalidField"
+CONDITION_RESTART_BACKOFF_OVERRIDDEN: Final = "RestartBackoffOverridden"
+REASON_ANNOTATION_OVERRIDDEN: Final = "OverriddenByField"
+EVENT_RESTART_BACKOFF_OVERRIDDEN: Final = "RestartBackoffOverridden"
 # Event reasons of the back-off and the failure ledger (our own; upstream records neither).
 EVENT_GROUP_RESTART_BACKOFF: Final = "GroupRestartBackOff"
 EVENT_INVALID_RESTART_BACKOFF: Final = "InvalidRestartBackoff"
