@@ -222,7 +222,9 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         effect=(
             "the n-th recreation of a group in a row waits min(cap, base·2^(n-2)) after the previous "
             "one (the first is immediate); a failure at least `reset` after the group's last "
-            "recreation starts over. Without it a failed group is recreated at once, as upstream"
+            "recreation starts over. Without it a failed group is recreated at once, as upstream. "
+            "Upstream main's `leaderWorkerTemplate.restartBackoff`, when set, wins over it (the "
+            "annotation is then reported overridden)"
         ),
         example="base=10s,cap=5m,reset=10m",
     ),
