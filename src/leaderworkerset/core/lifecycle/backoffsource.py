@@ -21,14 +21,21 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.lifecycle import backoff
-from leaderworkerset.core.objects import ControllerEvent, MutableObj, Obj, annotations_of, spec_is_hash
+from leaderworkerset.core.objects import (
+    RESTART_BACKOFF_DEFAULTS,
+    ControllerEvent,
+    MutableObj,
+    Obj,
+    annotations_of,
+    spec_is_hash,
+    spec_restart_backoff,
+)
 
 FIELD = "restartBackoff"
 FIELD_PATH = f"spec.leaderWorkerTemplate.{FIELD}"
 SOURCE_FIELD = "field"
 SOURCE_ANNOTATION = "annotation"
 BASE, CAP = "baseSeconds", "capSeconds"
-_DEFAULTS = {BASE: c.DEFAULT_RESTART_BACKOFF_BASE_SECONDS, CAP: c.DEFAULT_RESTART_BACKOFF_CAP_SECONDS}
 # Restart policies that recreate a group, so a delay between recreations means something (an
 # absent policy is defaulted to RecreateGroupOnPodRestart by the CRD before anyone reads it).
 _RECREATING = (
@@ -91,7 +98,7 @@ def field_problems(spec: Obj) -> list[FieldProblem]:
         if value is not None and value <= 0:
             rule = "base-positive" if key == BASE else "cap-positive"
             problems.append(FieldProblem(key, value, rule, POSITIVE_DETAIL))
-    base, cap = (_DEFAULTS[key] if value is None else value for key, value in given.items())
+    base, cap = (RESTART_BACKOFF_DEFAULTS[key] if value is None else value for key, value in given.items())
     if base > 0 and cap > 0 and base > cap:
         detail = ORDER_DETAIL
         if given[CAP] is None:
@@ -107,15 +114,18 @@ def default_field(template: MutableObj) -> None:
     empty ``{}`` becomes the default back-off); an absent one stays absent."""
     field = template.get(FIELD)
     if isinstance(field, dict):
-        for key, default in _DEFAULTS.items():
+        for key, default in RESTART_BACKOFF_DEFAULTS.items():
             if field.get(key) is None:
                 field[key] = default
 
 
-def field_policy(field: Mapping[str, Any]) -> backoff.BackoffPolicy:
-    """The back-off a valid field asks for; reset is the annotation's default, twice the cap."""
-    base = float(_member(field, BASE) or _DEFAULTS[BASE])
-    cap = float(_member(field, CAP) or _DEFAULTS[CAP])
+def field_policy(spec: Obj) -> backoff.BackoffPolicy | None:
+    """The back-off a valid field asks for (None without one); reset is the annotation's default,
+    twice the cap."""
+    field = spec_restart_backoff(spec)
+    if field is None:
+        return None
+    base, cap = float(field[BASE]), float(field[CAP])
     return backoff.BackoffPolicy(base, cap, 2 * cap)
 
 
@@ -140,7 +150,7 @@ def effective_backoff(lws: Obj) -> EffectiveBackoff:
             first = problems[0]
             message = "; ".join(problem.message() for problem in problems)
             return EffectiveBackoff(SOURCE_FIELD, None, message, first.rule, annotated)
-        return EffectiveBackoff(SOURCE_FIELD, field_policy(field), overridden=annotated)
+        return EffectiveBackoff(SOURCE_FIELD, field_policy(spec), overridden=annotated)
     if not annotated:
         return EffectiveBackoff(None, None)
     try:
