@@ -161,6 +161,18 @@ async def expect_condition(
     await eventually(check)
 
 
+async def expect_no_condition(api: KubeClient, ns: str, condition_type: str, name: str = NAME) -> None:
+    """The LWS's status holds no condition of `condition_type` (whatever its status)."""
+
+    async def check() -> bool:
+        lws = await _get(api, LEADERWORKERSETS, ns, name)
+        types = [cond.get("type") for cond in (lws.get("status") or {}).get("conditions") or []]
+        _check(condition_type not in types, f"{condition_type} still in {types}")
+        return True
+
+    await eventually(check)
+
+
 async def expect_available_condition(api: KubeClient, ns: str) -> None:
     """The Available condition with upstream's all-groups-ready message (not the status counts:
     `expect_groups_available` checks those too)."""

@@ -207,6 +207,12 @@ POD_TERMINATION_POLICY_DEFAULT: Final = "Default"
 POD_TERMINATION_POLICY_PARALLEL: Final = "Parallel"
 POD_TERMINATION_POLICIES: Final = (POD_TERMINATION_POLICY_DEFAULT, POD_TERMINATION_POLICY_PARALLEL)
 
+# `leaderWorkerTemplate.restartBackoff` (upstream main after v1.0): what a missing baseSeconds or
+# capSeconds means, and what the defaulting webhook writes into them. Upstream's names; its values were
+# not readable, so these are ours: the pair its webhook tests use as a valid back-off.
+DEFAULT_RESTART_BACKOFF_BASE_SECONDS: Final = 10
+DEFAULT_RESTART_BACKOFF_CAP_SECONDS: Final = 300
+
 # Workload-aware scheduling: levels / modes, disruption modes.
 SCHEDULING_MODE_LWS: Final = "lws"
 SCHEDULING_MODE_REPLICA: Final = "replica"

@@ -46,6 +46,13 @@ ANNOTATION_RESTART_BACKOFF: Final = _PREFIX + "restart-backoff"
 # admitted with the webhooks off); removed once the value is fixed or dropped.
 CONDITION_RESTART_BACKOFF_INVALID: Final = "RestartBackoffInvalid"
 REASON_INVALID_ANNOTATION: Final = "InvalidAnnotation"
+# Its reason when the value in force is upstream's typed `leaderWorkerTemplate.restartBackoff`
+# (core/lifecycle/backoffsource.py), which wins over the annotation when both are set: the condition
+# (and event) that say the annotation is then ignored.
+REASON_INVALID_FIELD: Final = "InvalidField"
+CONDITION_RESTART_BACKOFF_OVERRIDDEN: Final = "RestartBackoffOverridden"
+REASON_ANNOTATION_OVERRIDDEN: Final = "OverriddenByField"
+EVENT_RESTART_BACKOFF_OVERRIDDEN: Final = "RestartBackoffOverridden"
 # Event reasons of the back-off and the failure ledger (our own; upstream records neither).
 EVENT_GROUP_RESTART_BACKOFF: Final = "GroupRestartBackOff"
 EVENT_INVALID_RESTART_BACKOFF: Final = "InvalidRestartBackoff"
@@ -220,7 +227,9 @@ EXTENSIONS: Final[tuple[Extension, ...]] = (
         effect=(
             "the n-th recreation of a group in a row waits min(cap, base·2^(n-2)) after the previous "
             "one (the first is immediate); a failure at least `reset` after the group's last "
-            "recreation starts over. Without it a failed group is recreated at once, as upstream"
+            "recreation starts over. Without it a failed group is recreated at once, as upstream. "
+            "Upstream main's `leaderWorkerTemplate.restartBackoff`, when set, wins over it (the "
+            "annotation is then reported overridden)"
         ),
         example="base=10s,cap=5m,reset=10m",
     ),

@@ -57,6 +57,13 @@ class SubGroupPolicy(ApiStruct):
     sub_group_size: Int32 | None = None
 
 
+class RestartBackoff(ApiStruct):
+    """Delays between recreations of the same group (upstream main after v1.0); no part of a revision."""
+
+    base_seconds: Int32 | None = None
+    cap_seconds: Int32 | None = None
+
+
 class LeaderWorkerTemplate(ApiStruct):
     """Pod templates and shape of one group."""
 
@@ -72,6 +79,9 @@ class LeaderWorkerTemplate(ApiStruct):
         Annotated[StatefulSetPersistentVolumeClaimRetentionPolicy, embedded(PVC_RETENTION_POLICY_DEF)] | None
     ) = None
     max_group_restarts: Annotated[Int32, crd(minimum=0)] | None = None
+    # No CRD bounds on purpose: the webhook refuses a bad value naming the rule, and with the
+    # webhooks off the controller reports it in a condition (docs/failures.md).
+    restart_backoff: RestartBackoff | None = None
 
     def leader_pod_template(self) -> dict[str, Any]:
         """The raw template of leader pods: the leader template, else the worker template."""

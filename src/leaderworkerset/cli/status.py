@@ -41,12 +41,13 @@ async def failures_view(
     client: KubeClient, namespace: str, name: str, output: Output
 ) -> Table | dict[str, Any] | None:
     """The failure ledger (None when there is no such LeaderWorkerSet)."""
-    if await client.get_or_none(LEADERWORKERSETS, namespace, name) is None:
+    lws = await client.get_or_none(LEADERWORKERSETS, namespace, name)
+    if lws is None:
         return None
     configmap = await ledger_view.read_ledger(client, namespace, name)
     if output is Output.JSON:
-        return ledger_view.document(namespace, name, configmap, time.time())
-    return ledger_view.table(namespace, name, configmap)
+        return ledger_view.document(namespace, name, configmap, time.time(), lws)
+    return ledger_view.table(namespace, name, configmap, lws)
 
 
 async def view_of(

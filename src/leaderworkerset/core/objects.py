@@ -50,6 +50,26 @@ def spec_size(spec: Obj) -> int:
     return _count_or_default(template.get("size") if isinstance(template, Mapping) else None)
 
 
+RESTART_BACKOFF_DEFAULTS: Mapping[str, int] = {
+    "baseSeconds": c.DEFAULT_RESTART_BACKOFF_BASE_SECONDS,
+    "capSeconds": c.DEFAULT_RESTART_BACKOFF_CAP_SECONDS,
+}
+
+
+def spec_restart_backoff(spec: Obj) -> dict[str, int] | None:
+    """A LeaderWorkerSet spec's (or a DisaggregatedSet role spec's) `leaderWorkerTemplate.restartBackoff`
+    with each missing member at its default, as the defaulting webhook writes it; None when absent.
+    Members are taken as given (the rules are core/lifecycle/backoffsource.py's)."""
+    template = spec.get("leaderWorkerTemplate")
+    field = template.get("restartBackoff") if isinstance(template, Mapping) else None
+    if not isinstance(field, Mapping):
+        return None
+    return {
+        key: value if isinstance(value := field.get(key), int) and not isinstance(value, bool) else default
+        for key, default in RESTART_BACKOFF_DEFAULTS.items()
+    }
+
+
 def lws_replicas(lws: Obj) -> int:
     return spec_replicas(lws.get("spec") or {})
 

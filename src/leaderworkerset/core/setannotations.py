@@ -9,8 +9,9 @@ the event follow without a second list to keep in step. Rows may share a conditi
 quarantine annotations): it then names every bad one, in one message and one event.
 
 The rule itself stays with its feature (the `*_problem` functions), where the feature reads the
-annotation with it too. Rollout control's two rows name no condition here: its own conditions
-(`core/rollout/control.py`) report a bad value, with a False state once it is fixed.
+annotation with it too. Rollout control's two rows and the restart back-off's name no condition
+here: their own conditions (`core/rollout/control.py`, `core/lifecycle/backoffsource.py`) report a
+bad value.
 """
 
 from __future__ import annotations
@@ -58,16 +59,15 @@ class SetAnnotationRule:
 
 
 RULES: tuple[SetAnnotationRule, ...] = (
+    # Its condition is the back-off's own (core/lifecycle/backoffsource.py): the typed field, when
+    # set, decides instead of the annotation, so the flag depends on more than this value.
     SetAnnotationRule(
         key=ext.ANNOTATION_RESTART_BACKOFF,
         kinds=LWS_ONLY,
         problem=backoff.backoff_problem,
-        condition=ext.CONDITION_RESTART_BACKOFF_INVALID,
-        event_reason=ext.EVENT_INVALID_RESTART_BACKOFF,
+        condition=None,
         code="restart-backoff",
         part=backoff.broken_part,
-        message=backoff.ignored_message,
-        event_action=c.EVENT_ACTION_DELETE,
     ),
     *(
         SetAnnotationRule(

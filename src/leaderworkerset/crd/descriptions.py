@@ -54,6 +54,13 @@ DESCRIPTIONS: Final[Mapping[tuple[str, str], str]] = {
     "volumeClaimTemplates are kept or deleted when groups are deleted or scaled down.",
     ("LeaderWorkerTemplate", "maxGroupRestarts"): "How many times a group may be recreated "
     "automatically per revision before recovery stops; unset means no limit.",
+    ("LeaderWorkerTemplate", "restartBackoff"): "Exponential delay between consecutive recreations of "
+    "the same group (restartPolicy RecreateGroupOnPodRestart or RecreateGroupAfterStart only); unset "
+    "means a failed group is recreated at once. Changing it rolls no group.",
+    ("RestartBackoff", "baseSeconds"): "Delay before the second recreation in a row, doubled for each "
+    "further one; greater than 0, at most capSeconds. Defaults to 10.",
+    ("RestartBackoff", "capSeconds"): "Longest delay between two recreations in a row; greater than 0. "
+    "Defaults to 300. A group that runs twice this long without failing starts over without delay.",
     ("SubGroupPolicy", "subGroupPolicyType"): "Whether the leader belongs to the first subgroup "
     "(LeaderWorker, the default) or to none (LeaderExcluded).",
     ("SubGroupPolicy", "subGroupSize"): "Number of pods in each subgroup.",

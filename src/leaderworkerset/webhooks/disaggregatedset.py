@@ -11,6 +11,7 @@ from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.leaderworkerset import (
     validate_group_identity,
     validate_max_group_restarts,
+    validate_restart_backoff,
     validate_surge_and_unavailable,
 )
 from leaderworkerset.webhooks.setannotations import validate_set_annotations
@@ -60,6 +61,9 @@ def _validate_roles(ds: MutableObj) -> tuple[list[str], list[FieldError]]:
         spec = f.child(role, "spec")
         errors += _validate_role_rollout(spec, f"{path}.spec")
         errors += validate_max_group_restarts(spec, f"{path}.spec")
+        # Not checked by upstream's DS webhook; refused here rather than by the child LWS's webhook,
+        # which would leave the role without its LeaderWorkerSet.
+        errors += validate_restart_backoff(spec, f"{path}.spec")
         errors += validate_group_identity(spec, f"{path}.spec")
         if not _is_external(role):
             continue

@@ -10,6 +10,7 @@ from leaderworkerset.api import constants as c
 from leaderworkerset.core.gocompat import fielderrors as v
 from leaderworkerset.core.gocompat.intstr import IntOrPercentError, scaled_value
 from leaderworkerset.core.gocompat.strconv import go_mod
+from leaderworkerset.core.lifecycle import backoffsource
 from leaderworkerset.core.objects import MutableObj, spec_is_hash, spec_replicas, spec_size
 from leaderworkerset.webhooks import fields as f
 from leaderworkerset.webhooks.scheduling import SchedulingAdmission, validate_scheduling
@@ -61,6 +62,7 @@ def _default_template(template: MutableObj) -> None:
         template["restartPolicy"] = c.RESTART_POLICY_NONE
     if not f.present(template, "size"):
         template["size"] = 1
+    backoffsource.default_field(template)
 
 
 def _default_rollout(spec: MutableObj) -> None:
@@ -116,6 +118,7 @@ def _general(lws: MutableObj) -> list[FieldError]:
     errors += _subgroup_policy(lws)
     errors += validate_group_identity(spec, "spec")
     errors += validate_max_group_restarts(spec, "spec")
+    errors += validate_restart_backoff(spec, "spec")
     errors += _pod_termination_policy(spec)
     # this project's own annotations, opt-in (api/extensions.py, core/setannotations.py's table)
     errors += validate_set_annotations(lws, c.LWS_KIND)
@@ -296,6 +299,19 @@ def validate_max_group_restarts(spec: MutableObj, spec_path: str) -> list[FieldE
     path = f"{spec_path}.leaderWorkerTemplate.maxGroupRestarts"
     detail = "maxGroupRestarts is only supported when restartPolicy recreates the group"
     return [v.invalid(path, v.go_int(budget), detail, "max-group-restarts-policy")]
+
+
+def validate_restart_backoff(spec: MutableObj, spec_path: str) -> list[FieldError]:
+    """`leaderWorkerTemplate.restartBackoff`'s rules (core/lifecycle/backoffsource.py): a rule of
+    the whole field is Forbidden at the field, a member's value Invalid at the member."""
+    errors = []
+    for problem in backoffsource.field_problems(spec):
+        path, rule = problem.path(spec_path), f"restart-backoff-{problem.rule}"
+        if problem.value is None:
+            errors.append(v.forbidden(path, problem.detail, rule))
+        else:
+            errors.append(v.invalid(path, v.go_int(problem.value), problem.detail, rule))
+    return errors
 
 
 def _subgroup_update(old_template: MutableObj, new_template: MutableObj) -> list[FieldError]:

@@ -243,14 +243,7 @@ async def test_a_bad_backoff_admitted_without_webhooks_gets_a_condition_and_an_e
         NAME,
         lambda lws: lws["metadata"]["annotations"].update({ext.ANNOTATION_RESTART_BACKOFF: "base=1s"}),
     )
-
-    async def cleared() -> bool:
-        lws = await kubelet.get_lws(api, ns, NAME)
-        types = [cond["type"] for cond in (lws.get("status") or {}).get("conditions") or []]
-        assert ext.CONDITION_RESTART_BACKOFF_INVALID not in types, types
-        return True
-
-    await eventually(cleared)
+    await expect.expect_no_condition(api, ns, ext.CONDITION_RESTART_BACKOFF_INVALID)
 
 
 async def test_a_configmap_of_that_name_not_owned_by_the_lws_is_left_alone(

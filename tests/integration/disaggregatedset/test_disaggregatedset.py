@@ -136,11 +136,17 @@ async def _no_services(api: KubeClient, ns: str) -> bool:
     return True
 
 
-async def test_replica_change_scales_in_place_without_a_new_revision(api: KubeClient, ns: str) -> None:
+async def _two_roles_running(api: KubeClient, ns: str) -> tuple[str, str]:
+    """A two-role set whose children exist: its revision and the prefill child's name."""
     ds = await create(api, two_roles(ns).obj())
     rev = revision_of(ds)
     prefill = f"{DS}-0-{rev}-prefill"
     await expect_children(api, ns, {prefill: 2, f"{DS}-0-{rev}-decode": 1})
+    return rev, prefill
+
+
+async def test_replica_change_scales_in_place_without_a_new_revision(api: KubeClient, ns: str) -> None:
+    rev, prefill = await _two_roles_running(api, ns)
     updated = await update_spec(api, ns, lambda spec: spec["roles"][0]["spec"].update(replicas=4))
     assert revision_of(updated) == rev
     got = await expect_children(api, ns, {prefill: 4, f"{DS}-0-{rev}-decode": 1})
@@ -151,10 +157,7 @@ async def test_replica_change_scales_in_place_without_a_new_revision(api: KubeCl
 async def test_group_replacement_policy_is_live_synced_and_startup_policy_is_not(
     api: KubeClient, ns: str
 ) -> None:
-    ds = await create(api, two_roles(ns).obj())
-    rev = revision_of(ds)
-    prefill = f"{DS}-0-{rev}-prefill"
-    await expect_children(api, ns, {prefill: 2, f"{DS}-0-{rev}-decode": 1})
+    rev, prefill = await _two_roles_running(api, ns)
 
     def change(spec: Obj) -> None:
         spec["roles"][0]["spec"]["groupReplacementPolicy"] = c.GROUP_REPLACEMENT_IMMEDIATE
@@ -171,6 +174,28 @@ async def test_group_replacement_policy_is_live_synced_and_startup_policy_is_not
     lws = await api.get(LEADERWORKERSETS, ns, prefill)
     assert lws["spec"].get("startupPolicy") != c.STARTUP_POLICY_LEADER_READY  # takes effect next rollout
     assert set(await live_children(api, ns)) == {prefill, f"{DS}-0-{rev}-decode"}
+
+
+async def test_restart_backoff_reaches_the_current_children_without_a_new_revision(
+    api: KubeClient, ns: str
+) -> None:
+    rev, prefill = await _two_roles_running(api, ns)
+    backoff = {"baseSeconds": 5, "capSeconds": 60}
+
+    def change(spec: Obj) -> None:
+        spec["roles"][0]["spec"]["leaderWorkerTemplate"]["restartBackoff"] = backoff
+
+    updated = await update_spec(api, ns, change)
+    assert revision_of(updated) == rev
+
+    async def synced() -> bool:
+        lws = await api.get(LEADERWORKERSETS, ns, prefill)
+        assert lws["spec"]["leaderWorkerTemplate"].get("restartBackoff") == backoff
+        return True
+
+    await eventually(synced)
+    assert set(await live_children(api, ns)) == {prefill, f"{DS}-0-{rev}-decode"}
+    assert await ds_events(api, ns, c.EVENT_ROLLING_UPDATE_STARTED) == []
 
 
 async def test_slices_are_full_copies_and_removed_slices_are_deleted(api: KubeClient, ns: str) -> None:

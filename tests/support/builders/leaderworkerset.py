@@ -117,6 +117,14 @@ class LeaderWorkerSetBuilder:
         self.template["maxGroupRestarts"] = budget
         return self
 
+    def restart_backoff(self, base: int | None = None, cap: int | None = None) -> Self:
+        """`leaderWorkerTemplate.restartBackoff` with the members given (both None: ``{}``)."""
+        field = {
+            key: value for key, value in (("baseSeconds", base), ("capSeconds", cap)) if value is not None
+        }
+        self.template["restartBackoff"] = field
+        return self
+
     def volume_claims(self, claims: list[Obj], retention: dict[str, str] | None = None) -> Self:
         self.template["volumeClaimTemplates"] = claims
         if retention is not None:

@@ -104,3 +104,30 @@ def test_no_note_once_the_wait_is_over_or_without_a_ledger() -> None:
     assert "backing off" not in _text(render(_snapshot(_configmap(), NOW + 60)), 200)
     assert "backing off" not in _text(render(_snapshot(None, NOW)), 200)
     assert document(_snapshot(None, NOW))["groups"][0]["backoff"] is None
+
+
+def test_the_ledger_names_the_back_off_in_force_and_its_source() -> None:
+    both = (
+        cached_lws("lws").restart_backoff(10, 60).annotation("leaderworkerset.dev/restart-backoff", "base=1s")
+    )
+    configmap = _configmap()
+    configmap["data"]["backoff"] = encode_backoff(
+        {"0": GroupBackoff(2, T0.timestamp(), "u2", source="field").to_json()}
+    )
+    doc = failures.document("default", "lws", configmap, NOW, both.obj())
+    assert doc["restartBackoff"] == {
+        "source": "field",
+        "overriddenAnnotation": True,
+        "baseSeconds": 10.0,
+        "capSeconds": 60.0,
+        "resetSeconds": 120.0,
+    }
+    assert doc["backoff"]["0"]["source"] == "field"
+    text = _text(failures.table("default", "lws", configmap, both.obj()), 200)
+    assert (
+        "restart back-off from spec.leaderWorkerTemplate.restartBackoff: base 10s, cap 1m, reset 2m" in text
+    )
+    assert "annotation leaderworkerset.dev/restart-backoff is overridden" in text
+    assert "restartBackoff" not in failures.document(
+        "default", "lws", configmap, NOW, cached_lws("lws").obj()
+    )

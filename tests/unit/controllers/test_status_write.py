@@ -129,3 +129,33 @@ async def test_a_bad_annotation_is_flagged_in_the_rounds_status() -> None:
     [(body, _)] = client.updates
     assert _conditions(body) == [ext.CONDITION_RESTART_BACKOFF_INVALID]
     assert recorder.events == [ext.EVENT_INVALID_RESTART_BACKOFF]
+
+
+async def test_an_unusable_restart_backoff_field_is_flagged_with_its_own_reason() -> None:
+    client = FakeClient()
+    writer, recorder, round_ = _setup(client)
+    round_.lws["spec"]["leaderWorkerTemplate"]["restartBackoff"] = {"baseSeconds": 600, "capSeconds": 300}
+    assert writer.flag_annotations(round_)
+    assert await writer.persist(round_)
+    [(body, _)] = client.updates
+    [condition] = body["status"]["conditions"]
+    assert (condition["type"], condition["reason"]) == (
+        ext.CONDITION_RESTART_BACKOFF_INVALID,
+        ext.REASON_INVALID_FIELD,
+    )
+    assert "baseSeconds must not be greater than capSeconds" in condition["message"]
+    assert recorder.events == [ext.EVENT_INVALID_RESTART_BACKOFF]
+
+
+async def test_an_annotation_overridden_by_the_field_is_flagged_once() -> None:
+    client = FakeClient()
+    writer, recorder, round_ = _setup(client)
+    round_.lws["spec"]["leaderWorkerTemplate"]["restartBackoff"] = {"baseSeconds": 10, "capSeconds": 300}
+    round_.lws["metadata"]["annotations"] = {ext.ANNOTATION_RESTART_BACKOFF: "base=1s"}
+    assert writer.flag_annotations(round_)
+    assert await writer.persist(round_)
+    [(body, _)] = client.updates
+    assert _conditions(body) == [ext.CONDITION_RESTART_BACKOFF_OVERRIDDEN]
+    assert recorder.events == [ext.EVENT_RESTART_BACKOFF_OVERRIDDEN]
+    round_.lws["status"] = body["status"]
+    assert not writer.flag_annotations(round_)  # already said: no second write, no second event

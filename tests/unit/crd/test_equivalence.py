@@ -33,14 +33,15 @@ ALLOWED_CHANGES: Final = {
     ),
 }
 
-# v1.0 fields of LeaderWorkerSetSpec / LeaderWorkerTemplate and the unconfirmed
-# podTerminationPolicy, relative to an LWS spec.
+# v1.0 fields of LeaderWorkerSetSpec / LeaderWorkerTemplate, the unconfirmed podTerminationPolicy and
+# upstream main's restartBackoff, relative to an LWS spec.
 _LWS_SPEC_ADDITIONS: Final = (
     ".groupIdentity",
     ".groupReplacementPolicy",
     ".scheduling",
     ".podTerminationPolicy",
     ".leaderWorkerTemplate.maxGroupRestarts",
+    ".leaderWorkerTemplate.restartBackoff",
 )
 
 # Fields that Kubernetes 1.37's PodTemplateSpec / PersistentVolumeClaim have and the k8s.io/api

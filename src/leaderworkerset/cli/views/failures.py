@@ -13,6 +13,7 @@ from typing import Any
 from rich.table import Table
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.core.lifecycle import backoffsource
 from leaderworkerset.core.lifecycle.backoff import GroupBackoff, format_seconds
 from leaderworkerset.core.lifecycle.ledger import (
     Action,
@@ -74,11 +75,15 @@ def _what(entry: LedgerEntry) -> str:
     return str(entry.action)
 
 
-def table(namespace: str, name: str, configmap: Obj | None) -> Table:
-    """Newest first: what an operator reads first is what just happened."""
+def table(namespace: str, name: str, configmap: Obj | None, lws: Obj | None = None) -> Table:
+    """Newest first: what an operator reads first is what just happened. The caption names the
+    restart back-off in force and where it comes from (typed field or annotation)."""
     entries = entries_of(configmap)
     title = f"Failure ledger of LeaderWorkerSet {namespace}/{name}: {len(entries)} entries"
-    grid = Table(title=title, title_justify="left", expand=False)
+    caption = "\n".join(backoffsource.backoff_notes(lws)) if lws is not None else ""
+    grid = Table(
+        title=title, title_justify="left", caption=caption or None, caption_justify="left", expand=False
+    )
     for column in ("time", "group", "action", "cause", "exit", "pod", "container", "node", "detail"):
         grid.add_column(column, overflow="fold")
     for entry in reversed(entries):
@@ -97,15 +102,35 @@ def table(namespace: str, name: str, configmap: Obj | None) -> Table:
     return grid
 
 
-def document(namespace: str, name: str, configmap: Obj | None, now: float) -> dict[str, Any]:
-    """`-o json`: entries oldest first (as stored), and each group's back-off state."""
+def policy_document(lws: Obj) -> dict[str, Any] | None:
+    """The restart back-off in force: its source, base, cap and reset in seconds, and whether an
+    annotation is overridden by the field; None when the set asks for none."""
+    effective = backoffsource.effective_backoff(lws)
+    if effective.source is None:
+        return None
+    doc: dict[str, Any] = {"source": effective.source, "overriddenAnnotation": effective.overridden}
+    if effective.policy is None:
+        doc["problem"] = effective.problem
+    else:
+        p = effective.policy
+        doc.update(baseSeconds=p.base, capSeconds=p.cap, resetSeconds=p.reset)
+    return doc
+
+
+def document(
+    namespace: str, name: str, configmap: Obj | None, now: float, lws: Obj | None = None
+) -> dict[str, Any]:
+    """`-o json`: entries oldest first (as stored), the back-off in force and each group's state."""
+    policy = policy_document(lws) if lws is not None else None
     return {
         "kind": c.LWS_KIND,
         "namespace": namespace,
         "name": name,
         "failures": [entry.to_json() for entry in entries_of(configmap)],
+        **({"restartBackoff": policy} if policy is not None else {}),
         "backoff": {
             group: {
+                **({"source": state.source} if state.source else {}),
                 "streak": state.streak,
                 "waiting": state.waiting_until is not None and state.waiting_until > now,
                 "nextRecreationInSeconds": (

@@ -26,6 +26,7 @@ from leaderworkerset.core import objects
 from leaderworkerset.core.disruptionbudget.decision import budget_notes
 from leaderworkerset.core.groups import state as core_groups
 from leaderworkerset.core.groups.state import GroupView
+from leaderworkerset.core.lifecycle import backoffsource
 from leaderworkerset.core.objects import MutableObj, labels_of
 from leaderworkerset.core.observe.diagnosis import Diagnosis, diagnose_group, scheduling_failures
 from leaderworkerset.core.rollout.control import rollout_notes
@@ -157,6 +158,8 @@ class Overview:
     groups: list[Group]
     rollout: list[str] = field(default_factory=list)  # rollout-control notes (opt-in annotations)
     disruption: list[str] = field(default_factory=list)  # the disruption budget's state (opt-in)
+    # The restart back-off in force, its source (typed field or annotation), an overridden annotation.
+    restart_backoff: list[str] = field(default_factory=list)
 
 
 def overview(snapshot: Snapshot) -> Overview:
@@ -218,6 +221,7 @@ def overview(snapshot: Snapshot) -> Overview:
         disruption=budget_notes(
             lws, snapshot.pods, snapshot.cordoned, snapshot.budgets, snapshot.leader_deployment
         ),
+        restart_backoff=backoffsource.backoff_notes(lws),
     )
 
 
@@ -238,6 +242,8 @@ def render(snapshot: Snapshot) -> Tree:
         + (f"  [cyan]{conditions}[/cyan]" if conditions else "")
     )
     for note in info.rollout:
+        root.add(f"[yellow]{escape(note)}[/yellow]")
+    for note in info.restart_backoff:
         root.add(f"[yellow]{escape(note)}[/yellow]")
     quarantine_view.add_branch(root, snapshot.lws, snapshot.now)
     for note in info.disruption:
@@ -276,6 +282,7 @@ def document(snapshot: Snapshot) -> dict[str, Any]:
         **({"rollout": info.rollout} if info.rollout else {}),
         **({"quarantinedNodes": q} if (q := quarantine_view.document(snapshot.lws, snapshot.now)) else {}),
         **({"disruptionBudget": info.disruption} if info.disruption else {}),
+        **({"restartBackoff": info.restart_backoff} if info.restart_backoff else {}),
         "groups": [
             {
                 "name": group.view.name,

@@ -41,6 +41,7 @@ from leaderworkerset.core.disaggregated.current import (
     ScaleChild,
     SetInitialReplicas,
     SyncGroupReplacementPolicy,
+    SyncRestartBackoff,
     plan_current_revision,
 )
 from leaderworkerset.core.disaggregated.naming import role_names, slice_count, slice_of
@@ -214,6 +215,12 @@ class DisaggregatedSetReconciler:
             elif isinstance(action, SyncGroupReplacementPolicy):
                 patch = {"spec": {"groupReplacementPolicy": action.policy}}
                 await self.children.patch(ds, by_name[action.lws], patch)
+            elif isinstance(action, SyncRestartBackoff):
+                backoff = None if action.restart_backoff is None else dict(action.restart_backoff)
+                lwt_patch: dict[str, Any] = {"restartBackoff": backoff}
+                await self.children.patch(
+                    ds, by_name[action.lws], {"spec": {"leaderWorkerTemplate": lwt_patch}}
+                )
 
     # ----- step 5 ---------------------------------------------------------------------------------
     async def _update_status(

@@ -27,7 +27,14 @@ from leaderworkerset.controllers.informers import SharedInformers
 from leaderworkerset.controllers.quarantine.writes import NodeQuarantine
 from leaderworkerset.controllers.restartbudget import mutate_restart_counts
 from leaderworkerset.core.groups.state import is_leader_pod
-from leaderworkerset.core.lifecycle import backoff, inplacerestart, ledger, recreation, restartbudget
+from leaderworkerset.core.lifecycle import (
+    backoff,
+    backoffsource,
+    inplacerestart,
+    ledger,
+    recreation,
+    restartbudget,
+)
 from leaderworkerset.core.lifecycle.recreation import RecreationStep
 from leaderworkerset.core.lifecycle.restart import (
     RestartAction,
@@ -270,13 +277,15 @@ class Recovery:
     async def _backoff_gate(
         self, lws: MutableObj, leader: MutableObj, trigger: ledger.Trigger, *, now: float
     ) -> _Gate:
-        """Whether the LWS's restart back-off lets this recreation happen `now`."""
-        try:
-            policy = backoff.backoff_policy(lws)
-        except backoff.BackoffError as err:
+        """Whether the LWS's restart back-off (its typed field, else our annotation) lets this
+        recreation happen `now`."""
+        effective = backoffsource.effective_backoff(lws)
+        invalid = backoffsource.unusable_event(effective)
+        if invalid is not None:
             # Admitted with the webhooks off: recreate as upstream does, and say why not backing off.
-            record(self._recorder, lws, backoff.invalid_backoff_event(err))
+            record(self._recorder, lws, invalid)
             return _Gate()
+        policy = effective.policy
         if policy is None:
             return _Gate()
         group = ledger.group_of(leader)
@@ -284,7 +293,9 @@ class Recovery:
         decision = backoff.decide_backoff(policy, state, now=now, leader_uid=uid_of(leader))
         if decision.recreate:
             # A recreation that waited for nothing records no delay (the first of a streak).
-            state = backoff.recreated_state(decision, now=now, leader_uid=uid_of(leader))
+            state = backoff.recreated_state(
+                decision, now=now, leader_uid=uid_of(leader), source=effective.source or ""
+            )
             return _Gate(state=state, delay=decision.delay or None)
         assert state is not None  # decide_backoff only waits after a previous recreation
         if state.waiting_until != decision.not_before:

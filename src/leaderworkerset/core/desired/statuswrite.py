@@ -22,7 +22,7 @@ from leaderworkerset.core.conditions import (
     invalid_annotation_conditions,
     invalid_spec_conditions,
 )
-from leaderworkerset.core.lifecycle import inplacerestart
+from leaderworkerset.core.lifecycle import backoffsource, inplacerestart
 from leaderworkerset.core.objects import ControllerEvent, Obj
 from leaderworkerset.core.quarantine.taint import refusal_message
 from leaderworkerset.core.rollout.control import OUR_CONDITIONS, RolloutControl, Stall, rollout_conditions
@@ -49,14 +49,18 @@ def write_body(lws: Obj) -> dict[str, Any]:
 def annotation_status(
     lws: Obj, now: datetime, restart: inplacerestart.Prerequisites = NO_MISSING_PREREQUISITES
 ) -> tuple[Status, list[ControllerEvent]] | None:
-    """Each of our annotations whose value cannot be used (the set-annotation table's rows: restart
-    back-off, not-ready events, surge fallback, disruption budget, node quarantine, update and
+    """Each of our annotations whose value cannot be used (the set-annotation table's rows: not-ready
+    events, surge fallback, disruption budget, node quarantine, update and
     restart strategies) or cannot be honoured (node quarantine's taints where nodes may not be
-    patched, an in-place restart strategy without its `restart` prerequisites) flagged, or cleared,
+    patched, an in-place restart strategy without its `restart` prerequisites), and the restart
+    back-off in force (annotation or typed field) when unusable or overriding, flagged, or cleared,
     in a condition of our own, with the events of the new flags; None when nothing changes (always,
     for an LWS without such a value now or before)."""
     checks = [*setannotations.flag_checks(lws, c.LWS_KIND), _taint_refusal(lws)]
     reasons = {ext.CONDITION_QUARANTINE_TAINT_REFUSED: ext.REASON_NODE_PATCH_FORBIDDEN}
+    for condition_type, message, event, reason in backoffsource.condition_checks(lws):
+        checks.append((condition_type, message, event))
+        reasons[condition_type] = reason
     unavailable = inplacerestart.unavailable(lws, restart)
     if unavailable is None:
         checks.append((ext.CONDITION_IN_PLACE_RESTART_UNAVAILABLE, None, None))

@@ -2,7 +2,8 @@
 
 For every spec role the slice must hold the target-revision child at the desired replicas, with
 `initial-replicas` equal to the desired count (it follows replica-only and scaler changes while
-the revision is current) and the role's groupReplacementPolicy (the one live-synced field).
+the revision is current) and the role's groupReplacementPolicy and restartBackoff (the live-synced
+fields, no part of the revision).
 """
 
 from collections.abc import Mapping, Sequence
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 from leaderworkerset.core.disaggregated.children import group_replacement_policy, initial_replicas
 from leaderworkerset.core.disaggregated.naming import child_lws_name, role_of
-from leaderworkerset.core.objects import Obj, lws_replicas, metadata, name_of
+from leaderworkerset.core.objects import Obj, lws_replicas, metadata, name_of, spec_restart_backoff
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,13 @@ class SyncGroupReplacementPolicy:
     policy: str
 
 
-ChildAction = CreateChild | SetInitialReplicas | ScaleChild | SyncGroupReplacementPolicy
+@dataclass(frozen=True)
+class SyncRestartBackoff:
+    lws: str
+    restart_backoff: Mapping[str, int] | None  # every member written out; None removes it
+
+
+ChildAction = CreateChild | SetInitialReplicas | ScaleChild | SyncGroupReplacementPolicy | SyncRestartBackoff
 
 
 def plan_current_revision(
@@ -67,4 +74,10 @@ def plan_current_revision(
         wanted = group_replacement_policy(role.get("spec") or {})
         if group_replacement_policy(existing.get("spec") or {}) != wanted:
             actions.append(SyncGroupReplacementPolicy(name, wanted))
+        # restartBackoff is no part of the revision (the DS's, like the LWS's, hashes v1.0's types):
+        # a changed role value reaches its children in place. Compared with defaults filled, as the
+        # child's defaulting webhook stores it.
+        backoff = spec_restart_backoff(role.get("spec") or {})
+        if spec_restart_backoff(existing.get("spec") or {}) != backoff:
+            actions.append(SyncRestartBackoff(name, backoff))
     return actions

@@ -24,7 +24,7 @@ from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.objects import ControllerEvent, Obj, annotations_of, is_hash, labels_of, name_of
 
 DEFAULT_CAP_SECONDS = 300.0
-_HASH_RULE = "restart back-off is supported with groupIdentity Ordinal only"
+HASH_RULE = "restart back-off is supported with groupIdentity Ordinal only"
 _KEYS = ("base", "cap", "reset")
 
 
@@ -91,7 +91,7 @@ def backoff_policy(lws: Obj) -> BackoffPolicy | None:
         return None
     policy = parse_backoff(raw)
     if is_hash(lws):
-        raise BackoffError("hash-identity", _HASH_RULE)
+        raise BackoffError("hash-identity", HASH_RULE)
     return policy
 
 
@@ -101,7 +101,7 @@ def _broken(value: str, lws: Obj) -> BackoffError | None:
         parse_backoff(value)
     except BackoffError as err:
         return err
-    return BackoffError("hash-identity", _HASH_RULE) if is_hash(lws) else None
+    return BackoffError("hash-identity", HASH_RULE) if is_hash(lws) else None
 
 
 def backoff_problem(value: str, lws: Obj) -> str | None:
@@ -134,11 +134,14 @@ class GroupBackoff:
     last: float
     leader_uid: str
     waiting_until: float | None = None  # set while a failure waits out its delay
+    source: str = ""  # where the policy of the last recreation came from: "field" or "annotation"
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"streak": self.streak, "last": self.last, "leaderUID": self.leader_uid}
         if self.waiting_until is not None:
             doc["waitingUntil"] = self.waiting_until
+        if self.source:
+            doc["source"] = self.source
         return doc
 
     @classmethod
@@ -150,6 +153,7 @@ class GroupBackoff:
                 float(doc["last"]),
                 str(doc.get("leaderUID") or ""),
                 None if waiting is None else float(waiting),
+                str(doc.get("source") or ""),
             )
         except (KeyError, TypeError, ValueError):
             return None  # unreadable state: the group starts a fresh streak
@@ -181,13 +185,15 @@ def decide_backoff(
     return BackoffDecision(now >= not_before, state.streak + 1, delay, not_before)
 
 
-def recreated_state(decision: BackoffDecision, *, now: float, leader_uid: str) -> GroupBackoff:
+def recreated_state(
+    decision: BackoffDecision, *, now: float, leader_uid: str, source: str = ""
+) -> GroupBackoff:
     """The state to store just before the recreation `decision` allowed is carried out."""
-    return GroupBackoff(decision.streak, now, leader_uid)
+    return GroupBackoff(decision.streak, now, leader_uid, source=source)
 
 
 def waiting_state(state: GroupBackoff, decision: BackoffDecision) -> GroupBackoff:
-    return GroupBackoff(state.streak, state.last, state.leader_uid, decision.not_before)
+    return GroupBackoff(state.streak, state.last, state.leader_uid, decision.not_before, state.source)
 
 
 def format_seconds(seconds: float) -> str:
@@ -217,11 +223,3 @@ def backoff_event(leader: Obj, decision: BackoffDecision, *, now: float) -> Cont
 def ignored_message(error: AnnotationError) -> str:
     """What the condition and the event say of a bad value (admitted with the webhooks off)."""
     return f"annotation {ext.ANNOTATION_RESTART_BACKOFF} ignored ({error.part}): {error.rule}"
-
-
-def invalid_backoff_event(err: BackoffError) -> ControllerEvent:
-    """The event of a recreation that does not back off because the value is unusable."""
-    error = AnnotationError(ext.ANNOTATION_RESTART_BACKOFF, "", str(err), err.rule)
-    return ControllerEvent(
-        c.EVENT_TYPE_WARNING, ext.EVENT_INVALID_RESTART_BACKOFF, c.EVENT_ACTION_DELETE, ignored_message(error)
-    )

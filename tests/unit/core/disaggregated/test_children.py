@@ -11,6 +11,7 @@ from leaderworkerset.core.disaggregated.current import (
     ScaleChild,
     SetInitialReplicas,
     SyncGroupReplacementPolicy,
+    SyncRestartBackoff,
     plan_current_revision,
 )
 from tests.support.builders import DisaggregatedSetBuilder
@@ -192,6 +193,46 @@ def test_plan_current_revision(children: list[dict[str, Any]], grp: str | None, 
     ds = builder.obj()
     targets = ch.resolve_targets(ds, {})
     assert plan_current_revision(ds, 0, REV, targets, children) == want
+
+
+@pytest.mark.parametrize(
+    ("role_backoff", "child_backoff", "want"),
+    [
+        pytest.param(None, None, None, id="neither"),
+        pytest.param(
+            {"baseSeconds": 5}, None, {"baseSeconds": 5, "capSeconds": 300}, id="added: written out"
+        ),
+        pytest.param(
+            {"baseSeconds": 5},
+            {"baseSeconds": 5, "capSeconds": 300},
+            None,
+            id="the child's defaults are no change",
+        ),
+        pytest.param({}, {"baseSeconds": 10, "capSeconds": 300}, None, id="empty {} is the defaults"),
+        pytest.param(
+            {"baseSeconds": 5, "capSeconds": 60},
+            {"baseSeconds": 10, "capSeconds": 300},
+            {"baseSeconds": 5, "capSeconds": 60},
+            id="changed",
+        ),
+        pytest.param(None, {"baseSeconds": 10, "capSeconds": 300}, "remove", id="removed"),
+    ],
+)
+def test_restart_backoff_is_live_synced_to_the_current_children(
+    role_backoff: dict[str, int] | None,
+    child_backoff: dict[str, int] | None,
+    want: dict[str, int] | str | None,
+) -> None:
+    ds = ds_builder().obj()
+    if role_backoff is not None:
+        ds["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["restartBackoff"] = role_backoff
+    prefill, decode = _existing("prefill", spec=2, initial="2"), _existing("decode", spec=1, initial="1")
+    if child_backoff is not None:
+        prefill["spec"]["leaderWorkerTemplate"] = {"restartBackoff": child_backoff}
+    plan = plan_current_revision(ds, 0, REV, ch.resolve_targets(ds, {}), [prefill, decode])
+    name = f"test-ds-0-{REV}-prefill"
+    expected = [SyncRestartBackoff(name, want if isinstance(want, dict) else None)] if want else []
+    assert plan == expected
 
 
 def test_role_targets_carry_budgets_and_the_external_flag_for_the_planner() -> None:

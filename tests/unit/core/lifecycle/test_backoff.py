@@ -1,5 +1,5 @@
 """core/lifecycle/backoff: the annotation's rules, the delay arithmetic, the decision and the
-condition (written from the set-annotation table's row)."""
+condition (the back-off's own check, core/lifecycle/backoffsource.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
 from leaderworkerset.core.conditions import Condition, invalid_annotation_conditions
 from leaderworkerset.core.lifecycle.backoff import (
@@ -21,17 +20,18 @@ from leaderworkerset.core.lifecycle.backoff import (
     parse_backoff,
     recreated_state,
 )
+from leaderworkerset.core.lifecycle.backoffsource import condition_checks
 from leaderworkerset.core.objects import Obj
-from leaderworkerset.core.setannotations import flag_checks
 from tests.support.builders import cached_lws
 
 
 def backoff_conditions(lws: Obj, now: str) -> list[Condition] | None:
-    """The LWS's conditions as the controller writes `RestartBackoffInvalid` from the table's row."""
-    [(_, message, _)] = [
-        check for check in flag_checks(lws, c.LWS_KIND) if check[0] == ext.CONDITION_RESTART_BACKOFF_INVALID
+    """The LWS's conditions as the controller writes `RestartBackoffInvalid` (the back-off's own
+    check, which the typed field may take over)."""
+    [(_, message, _, reason)] = [
+        check for check in condition_checks(lws) if check[0] == ext.CONDITION_RESTART_BACKOFF_INVALID
     ]
-    return invalid_annotation_conditions(lws, ext.CONDITION_RESTART_BACKOFF_INVALID, message, now)
+    return invalid_annotation_conditions(lws, ext.CONDITION_RESTART_BACKOFF_INVALID, message, now, reason)
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,53 @@ def test_a_revision_that_differs_by_more_than_the_budget_is_a_new_revision() -> 
     assert [revision_key_of(created) for created, _ in plan.create] == [key_of(with_budget(1, "nginx:2.0"))]
 
 
+# --------------------------------------------------------------------------------------------------
+# restartBackoff (upstream main after v1.0) is a live setting too
+# --------------------------------------------------------------------------------------------------
+
+
+def with_backoff(backoff: dict[str, int] | None, image: str | None = None) -> dict[str, Any]:
+    lws = sample(image)
+    if backoff is not None:
+        lws["spec"]["leaderWorkerTemplate"]["restartBackoff"] = backoff
+    return lws
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(None, {"baseSeconds": 10, "capSeconds": 300}, id="back-off set"),
+        pytest.param(
+            {"baseSeconds": 10, "capSeconds": 300}, {"baseSeconds": 5, "capSeconds": 60}, id="changed"
+        ),
+        pytest.param({"baseSeconds": 10}, None, id="back-off unset"),
+    ],
+)
+def test_changing_the_backoff_changes_neither_patch_key_nor_name(
+    before: dict[str, int] | None, after: dict[str, int] | None
+) -> None:
+    first, second = with_backoff(before), with_backoff(after)
+    assert revision_patch(first) == revision_patch(second)
+    assert b"restartBackoff" not in revision_patch(second)
+    assert new_revision(first, "", [])["metadata"] == new_revision(second, "", [])["metadata"]
+    plan = plan_revision(second, leader_sts(key_of(first)), [current_revision(first)], RevisionMatchCache())
+    assert (plan.create, plan.updated) == ((), False)
+
+
+def test_a_template_change_still_changes_the_key_with_a_backoff() -> None:
+    backoff = {"baseSeconds": 10, "capSeconds": 300}
+    assert key_of(with_backoff(backoff, "nginx:1.0")) != key_of(with_backoff(backoff, "nginx:2.0"))
+
+
+def test_applying_a_revision_keeps_the_live_backoff() -> None:
+    stored = current_revision(with_backoff({"baseSeconds": 10, "capSeconds": 300}, "nginx:1.0"))
+    live = {"baseSeconds": 5, "capSeconds": 60}
+    template = revision_spec(with_backoff(live, "nginx:2.0"), stored)["leaderWorkerTemplate"]
+    assert template["restartBackoff"] == live
+    assert template["workerTemplate"]["spec"]["containers"][0]["image"] == "nginx:1.0"
+    assert "restartBackoff" not in revision_spec(with_backoff(None), stored)["leaderWorkerTemplate"]
+
+
 @pytest.mark.parametrize(
     "change",
     [
