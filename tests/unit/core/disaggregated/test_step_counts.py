@@ -1,5 +1,5 @@
-"""How many steps a rollout takes (issue #8: a 3-role DS with 10 replicas per role rolls out in no
-more steps than upstream's planner takes for the same change)."""
+"""How many steps a rollout takes: a 3-role DS with 10 replicas per role rolls out in no more steps
+than upstream's planner takes for the same change."""
 
 from __future__ import annotations
 
