@@ -91,7 +91,10 @@ def outside_citations(text: str) -> list[str]:
 
 
 def test_the_citation_scan_tells_ours_from_upstreams() -> None:
-    ours = "see design.md §4\nspec §3.C C12\n(issue 25)\nIssue 27's promise\nfixed (#31)\nfeatures.md §2.6\n(issue #8)\n"
+    ours = (
+        "see design.md §4\nspec §3.C C12\n(issue 25)\nIssue 27's promise\nfixed (#31)\nfeatures.md §2.6\n"
+        "(issue #8)\n"
+    )
     upstream = "kubernetes-sigs/lws#1048\nlws#1048\nRFC 8446 §5.1\nthe issuer\nissue a certificate\n"
     assert len(outside_citations(ours)) == 7
     assert outside_citations(upstream) == []
