@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.devcluster.cluster import LocalCluster
 from leaderworkerset.devcluster.nodes import TOPOLOGY_ZONE
 from leaderworkerset.runtime.client import KubeClient
@@ -214,7 +215,7 @@ async def test_a_target_lowered_mid_rollout_applies_at_once_and_keeps_the_lower_
     3 to 1 right after an image rollout of every role starts; the rollout completes at exactly the
     new targets without any role's Ready groups falling below its (lower) target."""
     ds = three_roles(ns).obj()
-    ds["spec"]["scalingPolicy"] = {"duringRollout": c.SCALING_ADVANCE_ROLLOUT}
+    ds["spec"]["scalingPolicy"] = {"duringRollout": um.SCALING_ADVANCE_ROLLOUT}
     ds = await create(api, ds)
     before = {"prefill": 3, "decode": 2, "encode": 1}
     await expect_ds_available(api, ns, before)

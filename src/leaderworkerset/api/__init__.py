@@ -2,6 +2,7 @@
 
 * ``constants`` — every label, annotation, env var, gate, condition, event and default name.
 * ``extensions`` — this project's own ``leaderworkerset.dev/`` annotations, conditions and events.
+* ``upstreammain`` — names from upstream's main branch after v1.0 that we speak or refuse.
 * ``leaderworkerset``, ``disaggregatedset``, ``scheduling`` — msgspec models of the three CRDs.
 * ``codec`` — lossless decode/encode between JSON-shaped dicts and the models.
 * ``config`` and ``tls`` — the manager's Configuration file (v1, v1alpha1) and its TLS options.

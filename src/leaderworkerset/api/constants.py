@@ -119,8 +119,6 @@ POD_DELETION_COST_WAITING_LEADER: Final = "-100"
 
 # DisaggregatedSet annotations.
 ANNOTATION_DS_INITIAL_REPLICAS: Final = _DS_PREFIX + "initial-replicas"
-# Upstream main after v1.0: which revision hash a set uses (absent: v1.0's, "legacy"; "v2").
-ANNOTATION_DS_REVISION_HASH_VERSION: Final = _DS_PREFIX + "revision-hash-version"
 
 # Values used with the annotations above.
 ANNOTATION_TRUE: Final = "true"
@@ -207,12 +205,6 @@ POD_TERMINATION_POLICY_DEFAULT: Final = "Default"
 POD_TERMINATION_POLICY_PARALLEL: Final = "Parallel"
 POD_TERMINATION_POLICIES: Final = (POD_TERMINATION_POLICY_DEFAULT, POD_TERMINATION_POLICY_PARALLEL)
 
-# `leaderWorkerTemplate.restartBackoff` (upstream main after v1.0): what a missing baseSeconds or
-# capSeconds means, and what the defaulting webhook writes into them. Upstream's names; its values were
-# not readable, so these are ours: the pair its webhook tests use as a valid back-off.
-DEFAULT_RESTART_BACKOFF_BASE_SECONDS: Final = 10
-DEFAULT_RESTART_BACKOFF_CAP_SECONDS: Final = 300
-
 # Workload-aware scheduling: levels / modes, disruption modes.
 SCHEDULING_MODE_LWS: Final = "lws"
 SCHEDULING_MODE_REPLICA: Final = "replica"
@@ -239,12 +231,6 @@ PVC_RETENTION_POLICIES: Final = (PVC_RETENTION_RETAIN, PVC_RETENTION_DELETE)
 ROLE_SCALING_STATIC: Final = "Static"
 ROLE_SCALING_EXTERNAL: Final = "External"
 ROLE_SCALING_MODES: Final = (ROLE_SCALING_STATIC, ROLE_SCALING_EXTERNAL)
-
-# spec.scalingPolicy.duringRollout (upstream main after v1.0, KEP-1022): whether a new replica target
-# waits for the rollout (RolloutCoupled, v1.0's behaviour and the default) or applies mid-rollout.
-SCALING_ROLLOUT_COUPLED: Final = "RolloutCoupled"
-SCALING_ADVANCE_ROLLOUT: Final = "AdvanceRollout"
-SCALING_DURING_ROLLOUT_POLICIES: Final = (SCALING_ROLLOUT_COUPLED, SCALING_ADVANCE_ROLLOUT)
 
 PLACEMENT_NONE: Final = "None"
 PLACEMENT_EXCLUSIVE_SLICE: Final = "ExclusiveSlice"

@@ -10,6 +10,7 @@ import msgspec
 from lightkube.models.meta_v1 import ObjectMeta
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.api._base import ApiStruct, Int32, Int64, crd, enum_of, list_map, required_list
 from leaderworkerset.api.leaderworkerset import Conditions, LeaderWorkerSetSpec, Metadata
 
@@ -33,7 +34,9 @@ class DisaggregatedRoleSpec(ApiStruct):
 
 
 class DisaggregatedSetScalingPolicy(ApiStruct):
-    during_rollout: Annotated[str, enum_of(c.SCALING_DURING_ROLLOUT_POLICIES, c.SCALING_ROLLOUT_COUPLED)] = ""
+    during_rollout: Annotated[
+        str, enum_of(um.SCALING_DURING_ROLLOUT_POLICIES, um.SCALING_ROLLOUT_COUPLED)
+    ] = ""
 
 
 class PlacementPolicy(ApiStruct):

@@ -109,11 +109,6 @@ EVENT_SURGE_FALLBACK: Final = "SurgeFallback"
 EVENT_SURGE_RESUMED: Final = "SurgeResumed"
 EVENT_INVALID_SURGE_FALLBACK: Final = "InvalidSurgeFallback"
 
-# A DisaggregatedSet asking for upstream main's revision hash v2, which this controller does not
-# compute (core/disaggregated/revision.py): refused at admission, flagged with the webhooks off.
-CONDITION_REVISION_HASH_VERSION_UNSUPPORTED: Final = "RevisionHashVersionUnsupported"
-EVENT_UNSUPPORTED_REVISION_HASH_VERSION: Final = "UnsupportedRevisionHashVersion"
-
 # Node quarantine (docs/node-quarantine.md, core/quarantine/): a node implicated in that many ledger
 # failures of the set within the window is avoided by the set's new pods for a cool-down.
 ANNOTATION_QUARANTINE_AFTER: Final = _PREFIX + "quarantine-after"

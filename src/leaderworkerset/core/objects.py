@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 
 # An object as read from a cache or the API server: never changed in place.
 Obj = Mapping[str, Any]
@@ -51,8 +52,8 @@ def spec_size(spec: Obj) -> int:
 
 
 RESTART_BACKOFF_DEFAULTS: Mapping[str, int] = {
-    "baseSeconds": c.DEFAULT_RESTART_BACKOFF_BASE_SECONDS,
-    "capSeconds": c.DEFAULT_RESTART_BACKOFF_CAP_SECONDS,
+    "baseSeconds": um.DEFAULT_RESTART_BACKOFF_BASE_SECONDS,
+    "capSeconds": um.DEFAULT_RESTART_BACKOFF_CAP_SECONDS,
 }
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from leaderworkerset.api import constants as c
 from leaderworkerset.api import extensions as ext
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.core.conditions import AnnotationError
 from leaderworkerset.core.disaggregated.revision import revision_hash_version_problem
 from leaderworkerset.core.disruptionbudget import annotation as disruptionbudget
@@ -139,11 +140,11 @@ RULES: tuple[SetAnnotationRule, ...] = (
         ignored="failed groups are recreated (as upstream)",
     ),
     SetAnnotationRule(
-        key=c.ANNOTATION_DS_REVISION_HASH_VERSION,
+        key=um.ANNOTATION_DS_REVISION_HASH_VERSION,
         kinds=frozenset({c.DS_KIND}),
         problem=revision_hash_version_problem,
-        condition=ext.CONDITION_REVISION_HASH_VERSION_UNSUPPORTED,
-        event_reason=ext.EVENT_UNSUPPORTED_REVISION_HASH_VERSION,
+        condition=um.CONDITION_REVISION_HASH_VERSION_UNSUPPORTED,
+        event_reason=um.EVENT_UNSUPPORTED_REVISION_HASH_VERSION,
         ignored="the set keeps the v1.0 revision hash",
         code="revision-hash-version",
     ),

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.runtime.client import KubeClient
 from leaderworkerset.runtime.errors import ApiStatusError
 from leaderworkerset.runtime.resources import DISAGGREGATEDSETS, LEADERWORKERSETS
@@ -46,7 +47,7 @@ async def _initial_of(api: KubeClient, ns: str, name: str) -> str | None:
     return value
 
 
-@pytest.mark.parametrize("policy", [c.SCALING_ADVANCE_ROLLOUT, c.SCALING_ROLLOUT_COUPLED])
+@pytest.mark.parametrize("policy", [um.SCALING_ADVANCE_ROLLOUT, um.SCALING_ROLLOUT_COUPLED])
 async def test_a_lower_target_reaches_the_new_revision_mid_rollout_only_when_advancing(
     api: KubeClient, ns: str, policy: str
 ) -> None:
@@ -74,7 +75,7 @@ async def test_a_lower_target_reaches_the_new_revision_mid_rollout_only_when_adv
         return True
 
     await eventually(target_seen)
-    if policy == c.SCALING_ADVANCE_ROLLOUT:
+    if policy == um.SCALING_ADVANCE_ROLLOUT:
         # The old revision alone keeps the floor of 1: it may not drain, so the new one gives back
         # its unready surplus now, down to target + maxSurge - old = 1.
         await expect_children(api, ns, {old: 1, new: 1})
@@ -98,7 +99,7 @@ async def test_a_lower_target_reaches_the_new_revision_mid_rollout_only_when_adv
 
 async def test_the_policy_is_defaulted_validated_and_rolls_nothing(api: KubeClient, ns: str) -> None:
     ds = await create(api, _ds(ns, {}))
-    assert ds["spec"]["scalingPolicy"] == {"duringRollout": c.SCALING_ROLLOUT_COUPLED}
+    assert ds["spec"]["scalingPolicy"] == {"duringRollout": um.SCALING_ROLLOUT_COUPLED}
     child = f"{DS}-0-{revision_of(ds)}-{ROLE}"
     await expect_children(api, ns, {child: 1})
 
@@ -109,7 +110,7 @@ async def test_the_policy_is_defaulted_validated_and_rolls_nothing(api: KubeClie
     assert "spec.scalingPolicy.duringRollout" in str(refused.value)
     assert '"RolloutCoupled", "AdvanceRollout"' in str(refused.value)
 
-    patch = {"spec": {"scalingPolicy": {"duringRollout": c.SCALING_ADVANCE_ROLLOUT}}}
+    patch = {"spec": {"scalingPolicy": {"duringRollout": um.SCALING_ADVANCE_ROLLOUT}}}
     changed = await api.merge_patch(DISAGGREGATEDSETS, ns, DS, patch)
     assert revision_of(changed) == revision_of(ds)
 

@@ -5,6 +5,7 @@ from typing import Any
 from rich.console import Console
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.cli.views import ds as ds_status
 from leaderworkerset.cli.views.lws import Snapshot
 from leaderworkerset.core.disaggregated.revision import disaggregated_revision
@@ -65,11 +66,11 @@ def test_external_role_without_scaler_says_so() -> None:
 def test_the_scaling_policy_is_shown_while_a_rollout_runs_and_always_in_json() -> None:
     ds = DisaggregatedSetBuilder(NS).uid(DS_UID).role("prefill", 1).obj()
     ds["metadata"]["name"] = "test-ds"
-    ds["spec"]["scalingPolicy"] = {"duringRollout": c.SCALING_ADVANCE_ROLLOUT}
+    ds["spec"]["scalingPolicy"] = {"duringRollout": um.SCALING_ADVANCE_ROLLOUT}
     target = disaggregated_revision(ds["spec"]["roles"])
     settled = ds_status.DSSnapshot(ds, [], [Snapshot(child("prefill", revision=target), [], [])])
     assert "scaling during rollout" not in text(ds_status.render(settled))
-    assert ds_status.document(settled)["scalingDuringRollout"] == c.SCALING_ADVANCE_ROLLOUT
+    assert ds_status.document(settled)["scalingDuringRollout"] == um.SCALING_ADVANCE_ROLLOUT
     rolling = ds_status.DSSnapshot(
         ds, [], [Snapshot(lws, [], []) for lws in (child("prefill", revision=target), child("prefill"))]
     )

@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.webhooks.disaggregatedset import validate
 from tests.support.builders import ds, ds_role
 
@@ -267,11 +268,11 @@ def test_upstream_mains_revision_hash_version_is_refused_naming_the_annotation_a
     computes only v1.0's hash, so honouring neither silently is the rule (core/setannotations.py)."""
     body = ds("test", ds_role("prefill"), ds_role("decode"))
     assert validate(body)[1] == []
-    body["metadata"]["annotations"] = {c.ANNOTATION_DS_REVISION_HASH_VERSION: "v2"}
+    body["metadata"]["annotations"] = {um.ANNOTATION_DS_REVISION_HASH_VERSION: "v2"}
     (error,) = validate(body)[1]
     assert error.rule == "revision-hash-version"
     assert error.error() == (
-        f'metadata.annotations.{c.ANNOTATION_DS_REVISION_HASH_VERSION}: Invalid value: "v2": must be '
+        f'metadata.annotations.{um.ANNOTATION_DS_REVISION_HASH_VERSION}: Invalid value: "v2": must be '
         "absent: this controller computes the v1.0 revision hash only (upstream main's later algorithm "
         "is not implemented)"
     )

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping
 
-from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.core.disaggregated.children import initial_replicas, is_external, status_count
 from leaderworkerset.core.disaggregated.naming import revision_of, role_of
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget
@@ -45,12 +45,12 @@ def role_targets(ds: Obj, targets: Mapping[str, int]) -> list[RoleTarget]:
 def during_rollout_policy(ds: Obj) -> str:
     """`spec.scalingPolicy.duringRollout`; absent and `{}` are `RolloutCoupled`, v1.0's rollout."""
     policy = (ds.get("spec") or {}).get("scalingPolicy") or {}
-    return str(policy.get("duringRollout") or c.SCALING_ROLLOUT_COUPLED)
+    return str(policy.get("duringRollout") or um.SCALING_ROLLOUT_COUPLED)
 
 
 def scales_during_rollout(ds: Obj) -> bool:
     """`AdvanceRollout`: a new target applies mid-rollout (planner.py)."""
-    return during_rollout_policy(ds) == c.SCALING_ADVANCE_ROLLOUT
+    return during_rollout_policy(ds) == um.SCALING_ADVANCE_ROLLOUT
 
 
 def child_views(children: Iterable[Obj]) -> list[ChildView]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from leaderworkerset.api import constants as c
+from leaderworkerset.api import upstreammain as um
 from leaderworkerset.core.disaggregated.planner import Budget, RoleSnapshot, next_step
 from leaderworkerset.core.disaggregated.rollout import ChildView, RoleTarget, decide_rollout
 from leaderworkerset.core.disaggregated.rollout_inputs import scales_during_rollout
@@ -120,8 +120,8 @@ def test_rollout_coupled_never_shrinks_the_new_revision(case: Case) -> None:
     [
         (None, False),
         ({}, False),
-        ({"duringRollout": c.SCALING_ROLLOUT_COUPLED}, False),
-        ({"duringRollout": c.SCALING_ADVANCE_ROLLOUT}, True),
+        ({"duringRollout": um.SCALING_ROLLOUT_COUPLED}, False),
+        ({"duringRollout": um.SCALING_ADVANCE_ROLLOUT}, True),
     ],
 )
 def test_only_advance_rollout_scales_during_the_rollout(
